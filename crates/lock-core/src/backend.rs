@@ -1,0 +1,230 @@
+//! The [`KvBackend`] trait: the Redis commands a SETNX-family lock needs.
+
+use std::future::Future;
+
+use crate::{Clock, Result, Script, Value};
+
+/// SET's existence condition.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SetCondition {
+    /// Set whether or not the key exists.
+    #[default]
+    Always,
+    /// `NX`: only if the key does not exist.
+    IfNotExists,
+    /// `XX`: only if the key exists.
+    IfExists,
+}
+
+/// SET's expiry argument.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SetExpiry {
+    /// No expiry argument: the key's old TTL, if any, is discarded.
+    #[default]
+    Clear,
+    /// `KEEPTTL`: keep the key's current TTL.
+    KeepTtl,
+    /// `EX seconds` (must be > 0).
+    Ex(i64),
+    /// `PX milliseconds` (must be > 0).
+    Px(i64),
+    /// `EXAT unix-seconds` (must be > 0).
+    ExAt(i64),
+    /// `PXAT unix-milliseconds` (must be > 0).
+    PxAt(i64),
+}
+
+/// Options of one SET command; build with the chained methods.
+///
+/// ```
+/// # use lock_core::SetOptions;
+/// let lock = SetOptions::new().nx().px(30_000); // SET key value NX PX 30000
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SetOptions {
+    /// NX / XX.
+    pub condition: SetCondition,
+    /// EX / PX / EXAT / PXAT / KEEPTTL.
+    pub expiry: SetExpiry,
+    /// `GET`: reply with the old value instead of OK/nil.
+    pub get: bool,
+}
+
+impl SetOptions {
+    /// Plain `SET key value`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Adds `NX`.
+    pub fn nx(mut self) -> Self {
+        self.condition = SetCondition::IfNotExists;
+        self
+    }
+    /// Adds `XX`.
+    pub fn xx(mut self) -> Self {
+        self.condition = SetCondition::IfExists;
+        self
+    }
+    /// Adds `PX milliseconds`.
+    pub fn px(mut self, milliseconds: i64) -> Self {
+        self.expiry = SetExpiry::Px(milliseconds);
+        self
+    }
+    /// Adds `EX seconds`.
+    pub fn ex(mut self, seconds: i64) -> Self {
+        self.expiry = SetExpiry::Ex(seconds);
+        self
+    }
+    /// Adds `PXAT unix-milliseconds`.
+    pub fn pxat(mut self, unix_ms: i64) -> Self {
+        self.expiry = SetExpiry::PxAt(unix_ms);
+        self
+    }
+    /// Adds `EXAT unix-seconds`.
+    pub fn exat(mut self, unix_seconds: i64) -> Self {
+        self.expiry = SetExpiry::ExAt(unix_seconds);
+        self
+    }
+    /// Adds `KEEPTTL`.
+    pub fn keep_ttl(mut self) -> Self {
+        self.expiry = SetExpiry::KeepTtl;
+        self
+    }
+    /// Adds `GET`.
+    pub fn get(mut self) -> Self {
+        self.get = true;
+        self
+    }
+}
+
+/// What SET answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SetReply {
+    /// `OK`: the value was written.
+    Applied,
+    /// nil: NX or XX did not hold, nothing was written.
+    NotApplied,
+    /// With `GET`: the old value (nil if the key was absent). Whether the write happened
+    /// is not part of Redis's reply in this form.
+    OldValue(Option<Vec<u8>>),
+}
+
+/// PEXPIRE's condition (Redis 7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExpireCondition {
+    /// No condition.
+    #[default]
+    Always,
+    /// `NX`: only if the key has no TTL.
+    IfNoExpiry,
+    /// `XX`: only if the key has a TTL.
+    IfHasExpiry,
+    /// `GT`: only if the new expiry is later; a key without TTL counts as infinite.
+    IfGreater,
+    /// `LT`: only if the new expiry is earlier; a key without TTL counts as infinite.
+    IfLess,
+}
+
+/// A key-value store with Redis 7 semantics: the commands SETNX-family locks use.
+///
+/// # Contract
+///
+/// Every implementation behaves like Redis 7.0 for the commands below; the
+/// `lock-conformance` crate checks this, case by case.
+///
+/// - Keys and values are binary-safe byte strings.
+/// - A key whose expiry time has passed is absent to every command (lazy expiry), even
+///   if it is still in memory. A key expires when `now > expiry` (strictly).
+/// - TTLs are in milliseconds; the backend's clock ([`KvBackend::clock`]) is the one
+///   expiries are measured against.
+/// - Errors carry Redis's reply text byte for byte where Redis has one, and an
+///   [`ErrorKind`](crate::ErrorKind) that says what kind of failure it is; connection
+///   failures and timeouts are their own kinds, distinct from server replies.
+/// - Every method is one command: one round trip on a network backend.
+/// - Implementations are `Send + Sync` and usable from many tasks on a multi-threaded
+///   tokio runtime; the returned futures are `Send`.
+pub trait KvBackend: Send + Sync {
+    /// `SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT|KEEPTTL]`.
+    ///
+    /// Without an expiry argument the key's old TTL is discarded; `KEEPTTL` keeps it.
+    /// An expire of 0 or less is `ERR invalid expire time in 'set' command`.
+    fn set(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        options: SetOptions,
+    ) -> impl Future<Output = Result<SetReply>> + Send;
+
+    /// `SETNX key value`: true if the key was set. Never sets a TTL.
+    fn setnx(&self, key: &[u8], value: &[u8]) -> impl Future<Output = Result<bool>> + Send;
+
+    /// `GET key`.
+    fn get(&self, key: &[u8]) -> impl Future<Output = Result<Option<Vec<u8>>>> + Send;
+
+    /// `GETSET key value`: the old value; the new value has no TTL.
+    fn getset(
+        &self,
+        key: &[u8],
+        value: &[u8],
+    ) -> impl Future<Output = Result<Option<Vec<u8>>>> + Send;
+
+    /// `GETDEL key`: the value, and the key is gone.
+    fn getdel(&self, key: &[u8]) -> impl Future<Output = Result<Option<Vec<u8>>>> + Send;
+
+    /// `DEL key [key ...]`: how many of the keys existed (each counted once) and were removed.
+    fn del(&self, keys: &[&[u8]]) -> impl Future<Output = Result<i64>> + Send;
+
+    /// `EXISTS key [key ...]`: how many of the named keys exist; a key named twice counts twice.
+    fn exists(&self, keys: &[&[u8]]) -> impl Future<Output = Result<i64>> + Send;
+
+    /// `PEXPIRE key milliseconds [NX|XX|GT|LT]`: true if the TTL was set.
+    ///
+    /// A TTL of 0 or less deletes the key (and answers true when the condition held).
+    /// `GT`/`LT` treat a key without TTL as having an infinite one.
+    fn pexpire(
+        &self,
+        key: &[u8],
+        milliseconds: i64,
+        condition: ExpireCondition,
+    ) -> impl Future<Output = Result<bool>> + Send;
+
+    /// `PEXPIREAT key unix-milliseconds [NX|XX|GT|LT]`; a time in the past deletes the key.
+    fn pexpireat(
+        &self,
+        key: &[u8],
+        unix_ms: i64,
+        condition: ExpireCondition,
+    ) -> impl Future<Output = Result<bool>> + Send;
+
+    /// `PTTL key`: -2 if the key is missing, -1 if it has no TTL, else milliseconds left.
+    fn pttl(&self, key: &[u8]) -> impl Future<Output = Result<i64>> + Send;
+
+    /// `TTL key`: like PTTL in seconds, rounded to the nearest second.
+    fn ttl(&self, key: &[u8]) -> impl Future<Output = Result<i64>> + Send;
+
+    /// `PERSIST key`: true if a TTL was removed.
+    fn persist(&self, key: &[u8]) -> impl Future<Output = Result<bool>> + Send;
+
+    /// `INCR key`: the new value; a missing key counts as 0 and the TTL is kept.
+    fn incr(&self, key: &[u8]) -> impl Future<Output = Result<i64>> + Send;
+
+    /// Runs `script` atomically: nothing else touches the store while it runs, and time
+    /// stands still inside it.
+    ///
+    /// A Redis server runs [`Script::lua`] (EVALSHA, falling back to EVAL); an in-process
+    /// double runs [`Script::native`].
+    fn eval(
+        &self,
+        script: &Script,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+    ) -> impl Future<Output = Result<Value>> + Send;
+
+    /// The clock a client of this backend should use for timestamps and retry sleeps.
+    ///
+    /// For a real server this is the system clock; a double returns its own (virtual)
+    /// clock so that expiry and client-side waiting move together in tests.
+    fn clock(&self) -> Clock {
+        Clock::system()
+    }
+}

@@ -1,0 +1,187 @@
+//! Time as a lock sees it: the real clock, or a virtual one for tests.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// A shareable clock giving Unix time in milliseconds, and sleeps measured on it.
+///
+/// Clones share one clock. Two sources exist:
+///
+/// - [`Clock::system`]: the wall clock. For clients of real servers.
+/// - [`Clock::tokio`]: anchored to the wall clock once, then driven by
+///   [`tokio::time::Instant`]. Under `tokio::time::pause()` it is virtual:
+///   `tokio::time::advance` (or the runtime's auto-advance while every task sleeps) moves
+///   it together with every `tokio::time::sleep`.
+///
+/// Either can also be moved by hand with [`Clock::advance`], which wakes sleepers in
+/// [`Clock::sleep`] so that retry loops see the jump at once (the memory backend's
+/// equivalent of miniredis's `FastForward`).
+#[derive(Clone)]
+pub struct Clock {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    source: Source,
+    /// Manual advance, in microseconds, so that sub-millisecond advances add up.
+    offset_us: AtomicI64,
+    advanced: Notify,
+}
+
+enum Source {
+    System,
+    Tokio {
+        anchor_unix_us: i64,
+        anchor: Instant,
+    },
+}
+
+fn system_unix_us() -> i64 {
+    let since_epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO);
+    i64::try_from(since_epoch.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn duration_us(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+impl Clock {
+    fn with_source(source: Source) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                source,
+                offset_us: AtomicI64::new(0),
+                advanced: Notify::new(),
+            }),
+        }
+    }
+
+    /// The system wall clock.
+    pub fn system() -> Self {
+        Self::with_source(Source::System)
+    }
+
+    /// A clock driven by tokio's time, so `tokio::time::pause()` makes it virtual.
+    pub fn tokio() -> Self {
+        Self::with_source(Source::Tokio {
+            anchor_unix_us: system_unix_us(),
+            anchor: Instant::now(),
+        })
+    }
+
+    /// Unix time in microseconds.
+    pub fn now_us(&self) -> i64 {
+        let base = match &self.inner.source {
+            Source::System => system_unix_us(),
+            Source::Tokio {
+                anchor_unix_us,
+                anchor,
+            } => anchor_unix_us.saturating_add(duration_us(anchor.elapsed())),
+        };
+        base.saturating_add(self.inner.offset_us.load(Ordering::Acquire))
+    }
+
+    /// Unix time in milliseconds: the unit of Redis expiry times.
+    pub fn now_ms(&self) -> i64 {
+        self.now_us().div_euclid(1000)
+    }
+
+    /// Moves this clock (and every clone) forward by `by`, waking [`Clock::sleep`]ers.
+    pub fn advance(&self, by: Duration) {
+        self.inner
+            .offset_us
+            .fetch_add(duration_us(by), Ordering::AcqRel);
+        self.inner.advanced.notify_waiters();
+    }
+
+    /// Sleeps until `duration` has passed on this clock: real (or tokio-virtual) time plus
+    /// any [`Clock::advance`] made meanwhile.
+    pub async fn sleep(&self, duration: Duration) {
+        let start = Instant::now();
+        let start_offset = self.inner.offset_us.load(Ordering::Acquire);
+        loop {
+            let notified = self.inner.advanced.notified();
+            tokio::pin!(notified);
+            // Register before reading the offset, so an advance in between is not missed.
+            notified.as_mut().enable();
+            let advanced_us = self.inner.offset_us.load(Ordering::Acquire) - start_offset;
+            let advanced = Duration::from_micros(u64::try_from(advanced_us).unwrap_or(0));
+            let Some(left) = duration
+                .checked_sub(start.elapsed())
+                .and_then(|d| d.checked_sub(advanced))
+            else {
+                return;
+            };
+            if left.is_zero() {
+                return;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(left) => return,
+                _ = &mut notified => {}
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Clock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let source = match self.inner.source {
+            Source::System => "system",
+            Source::Tokio { .. } => "tokio",
+        };
+        f.debug_struct("Clock")
+            .field("source", &source)
+            .field("now_ms", &self.now_ms())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn tokio_clock_follows_paused_time() {
+        let clock = Clock::tokio();
+        let t0 = clock.now_ms();
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert_eq!(clock.now_ms() - t0, 30_000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn manual_advance_wakes_a_sleeper() {
+        let clock = Clock::tokio();
+        let sleeper = {
+            let clock = clock.clone();
+            tokio::spawn(async move { clock.sleep(Duration::from_secs(3600)).await })
+        };
+        let t0 = Instant::now();
+        tokio::task::yield_now().await;
+        assert!(!sleeper.is_finished());
+        clock.advance(Duration::from_secs(3600));
+        sleeper.await.unwrap();
+        // Paused tokio time would have auto-advanced an hour had the sleeper not woken.
+        assert_eq!(t0.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn partial_advance_leaves_the_rest_to_sleep() {
+        let clock = Clock::tokio();
+        let t0 = Instant::now();
+        let sleeper = {
+            let clock = clock.clone();
+            tokio::spawn(async move { clock.sleep(Duration::from_secs(10)).await })
+        };
+        tokio::task::yield_now().await;
+        clock.advance(Duration::from_secs(4));
+        sleeper.await.unwrap();
+        assert_eq!(t0.elapsed(), Duration::from_secs(6));
+    }
+}

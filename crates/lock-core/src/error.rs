@@ -1,0 +1,108 @@
+//! The one error type every backend returns.
+
+use std::fmt;
+
+/// What went wrong, as something a caller can match on.
+///
+/// New kinds may be added; match with a wildcard arm.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// An expire time Redis rejects (`ERR invalid expire time in 'set' command`).
+    InvalidExpire,
+    /// A value that is not a 64-bit integer (`ERR value is not an integer or out of range`).
+    NotInteger,
+    /// An increment that would overflow (`ERR increment or decrement would overflow`).
+    Overflow,
+    /// A malformed command (`ERR syntax error`).
+    Syntax,
+    /// An operation against a key holding the wrong kind of value (`WRONGTYPE …`).
+    WrongType,
+    /// EVALSHA of a script the server does not know (`NOSCRIPT …`).
+    NoScript,
+    /// A script raised an error, or returned something its caller cannot use.
+    Script,
+    /// The connection to the backend failed or was lost (I/O, refused, reset).
+    Connection,
+    /// The backend did not answer within the configured time.
+    Timeout,
+    /// The backend cannot do this at all (for example a script without a native body
+    /// on the memory backend).
+    Unsupported,
+    /// Any other error reply from the server; the text says which.
+    Response,
+}
+
+/// A backend error: its [`ErrorKind`] and the server's exact message.
+///
+/// Where Redis has an error reply for the situation, [`Error::message`] is that reply
+/// byte for byte (for example `ERR invalid expire time in 'set' command`), so tests can
+/// compare doubles against real servers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Error {
+    /// An error of `kind` with the given message text.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The kind of error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message, exactly as the server (or the double) phrased it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// `ERR invalid expire time in '<command>' command`.
+    pub fn invalid_expire(command: &str) -> Self {
+        Self::new(
+            ErrorKind::InvalidExpire,
+            format!("ERR invalid expire time in '{command}' command"),
+        )
+    }
+
+    /// `ERR value is not an integer or out of range`.
+    pub fn not_integer() -> Self {
+        Self::new(
+            ErrorKind::NotInteger,
+            "ERR value is not an integer or out of range",
+        )
+    }
+
+    /// `ERR increment or decrement would overflow`.
+    pub fn overflow() -> Self {
+        Self::new(
+            ErrorKind::Overflow,
+            "ERR increment or decrement would overflow",
+        )
+    }
+
+    /// `NOSCRIPT No matching script. Please use EVAL.`
+    pub fn no_script() -> Self {
+        Self::new(
+            ErrorKind::NoScript,
+            "NOSCRIPT No matching script. Please use EVAL.",
+        )
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Result with the backend [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,42 @@
+//! # lock-core
+//!
+//! The heart of nxlock: the [`KvBackend`] trait (the Redis commands a SETNX-family lock
+//! needs, with exact Redis 7 semantics), [`Script`]s (atomic operations written once in Lua
+//! for servers and once in Rust for in-process doubles), a [`Clock`] that can be virtual,
+//! and the lock algorithms of the seed documents, generic over any backend:
+//!
+//! | algorithm | seed | acquire | release |
+//! |---|---|---|---|
+//! | [`TokenLock`] | 000 | `SET NX PX` + random token | compare-and-delete script |
+//! | [`LegacyLock`] | 002-004 | `SETNX` stamp, `GET`, `GETSET` recovery | `DEL` if our stamp has not passed |
+//! | [`ScriptedLock`] | 001 | one script: SETNX/GET/GETSET, codes 0-3 | script: our stamp, not passed |
+//! | [`ReentrantLock`] | 000 | script: `<owner>:<count>` | script: decrement, delete at 0 |
+//!
+//! Every algorithm implements [`LockAlgorithm`]; [`LockAlgorithm::acquire`] retries by the
+//! lock's [`AcquirePolicy`] and never forever unless asked ([`Retry::Forever`]).
+
+mod algorithms;
+mod backend;
+mod clock;
+mod error;
+mod keys;
+mod lock;
+mod outcome;
+mod policy;
+mod script;
+pub mod scripts;
+mod value;
+
+pub use algorithms::{
+    LegacyGuard, LegacyLock, LockOwner, ReentrantGuard, ReentrantLock, ScriptedGuard, ScriptedLock,
+    TokenGuard, TokenLock,
+};
+pub use backend::{ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOptions, SetReply};
+pub use clock::Clock;
+pub use error::{Error, ErrorKind, Result};
+pub use keys::{LockName, hash_slot};
+pub use lock::{LockAlgorithm, LockGuard, LockOptions};
+pub use outcome::{Attempt, LockError};
+pub use policy::{AcquirePolicy, Backoff, Retry};
+pub use script::{NativeScript, Script, ScriptContext, integer_arg, nth};
+pub use value::Value;

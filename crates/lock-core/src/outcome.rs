@@ -1,0 +1,82 @@
+//! What lock operations report: attempts, and the errors of the lock layer.
+
+use std::time::Duration;
+
+use crate::Error;
+
+/// The result of one acquisition attempt.
+#[derive(Debug)]
+pub enum Attempt<G> {
+    /// We hold the lock.
+    Acquired(G),
+    /// Someone else holds it. `holder_ttl` is how long their hold has left, when the
+    /// backend reported it (seed 000: a failed SET NX is followed by the holder's PTTL).
+    Held {
+        /// Time left on the current holder's lock, if known.
+        holder_ttl: Option<Duration>,
+    },
+    /// The attempt raced with another client (seed 001's codes 1 and 3): retry at once.
+    Contended,
+}
+
+impl<G> Attempt<G> {
+    /// The guard, if the attempt acquired the lock.
+    pub fn acquired(self) -> Option<G> {
+        match self {
+            Attempt::Acquired(guard) => Some(guard),
+            _ => None,
+        }
+    }
+}
+
+/// Errors of the lock layer. Each outcome a caller may want to handle is its own variant.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// The acquire policy gave up before the lock became free.
+    #[error("timed out waiting for lock {key:?} after {attempts} attempts over {waited:?}")]
+    Timeout {
+        /// The lock key, lossily decoded for display.
+        key: String,
+        /// How many attempts were made.
+        attempts: u32,
+        /// How long the policy waited (on the lock's clock).
+        waited: Duration,
+    },
+    /// The backend failed; the inner error has its kind and exact text.
+    #[error("backend error: {0}")]
+    Backend(#[from] Error),
+    /// A script replied in a shape its caller does not expect.
+    #[error("script {script} replied unexpectedly: {reply}")]
+    UnexpectedReply {
+        /// The script's name.
+        script: &'static str,
+        /// The reply, debug-formatted.
+        reply: String,
+    },
+    /// The algorithm cannot do this operation.
+    #[error("{algorithm} locks do not support {operation}")]
+    Unsupported {
+        /// The algorithm's name.
+        algorithm: &'static str,
+        /// The operation asked for.
+        operation: &'static str,
+    },
+    /// A lock name or option that cannot work (an empty name, a TTL of zero, …).
+    #[error("invalid lock configuration: {0}")]
+    InvalidConfig(String),
+}
+
+impl LockError {
+    /// The backend error inside, if this is one.
+    pub fn backend(&self) -> Option<&Error> {
+        match self {
+            LockError::Backend(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}

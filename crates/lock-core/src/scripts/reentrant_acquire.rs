@@ -1,0 +1,45 @@
+use std::sync::LazyLock;
+
+use super::{owner_count, split_owner_count};
+use crate::script::{integer_arg, nth};
+use crate::{Script, SetOptions, Value};
+
+/// Acquire or re-enter a reentrant lock whose value is `<owner>:<count>`.
+///
+/// `ARGV[1]` owner, `ARGV[2]` TTL ms. Replies `{1, count}` when acquired or re-entered
+/// (the TTL is refreshed), `{0, pttl}` when another owner holds it.
+pub static REENTRANT_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "reentrant-acquire",
+        r#"local current = redis.call('GET', KEYS[1])
+if not current then
+  redis.call('SET', KEYS[1], ARGV[1] .. ':1', 'PX', ARGV[2])
+  return {1, 1}
+end
+local owner, count = string.match(current, '^(.*):(%d+)$')
+if owner == ARGV[1] then
+  count = tonumber(count) + 1
+  redis.call('SET', KEYS[1], owner .. ':' .. count, 'PX', ARGV[2])
+  return {1, count}
+end
+return {0, redis.call('PTTL', KEYS[1])}"#,
+    )
+    .with_native(|store, keys, args| {
+        let key = nth(keys, 0)?;
+        let pair = |a, b| Ok(Value::Array(vec![Value::Int(a), Value::Int(b)]));
+        let ttl = integer_arg(args, 1)?;
+        let count = match store.get(key)? {
+            None => 1,
+            Some(current) => match split_owner_count(&current) {
+                Some((owner, count)) if owner == nth(args, 0)? => count + 1,
+                _ => return pair(0, store.pttl(key)?),
+            },
+        };
+        store.set(
+            key,
+            &owner_count(nth(args, 0)?, count),
+            SetOptions::new().px(ttl),
+        )?;
+        pair(1, count)
+    })
+});

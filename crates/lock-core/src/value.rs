@@ -1,0 +1,30 @@
+//! Script replies.
+
+/// A reply from a script, in the shapes Redis converts Lua values to.
+///
+/// Lua `false` and `nil` become [`Value::Nil`], `true` becomes `Int(1)`, numbers are
+/// truncated to integers, strings are [`Value::Data`], `{ok=...}` tables are
+/// [`Value::Status`], and arrays stop at the first nil.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// Nil bulk reply.
+    Nil,
+    /// Integer reply.
+    Int(i64),
+    /// Bulk string reply (binary-safe).
+    Data(Vec<u8>),
+    /// Status reply (`+OK`).
+    Status(String),
+    /// Array reply.
+    Array(Vec<Value>),
+}
+
+impl Value {
+    /// The integer, when this is an integer reply.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        }
+    }
+}

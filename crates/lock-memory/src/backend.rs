@@ -1,0 +1,204 @@
+//! [`MemoryBackend`]: the [`KvBackend`] implementation over the in-process store.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use lock_core::{
+    Clock, Error, ErrorKind, ExpireCondition, KvBackend, Result, Script, SetOptions, SetReply,
+    Value,
+};
+use parking_lot::Mutex;
+
+use crate::dump::{Dump, KeyDump};
+use crate::faults::Faults;
+use crate::store::Store;
+
+/// An in-process Redis double with exact Redis 7 semantics for the lock command set.
+///
+/// Clones share one keyspace, one clock and one set of faults. Every command takes the
+/// store's lock for the duration of that command only (never across an `.await`), so the
+/// backend is safe from any number of tasks on a multi-threaded runtime. Scripts run their
+/// native body under the same lock, which makes them atomic, and see one frozen time.
+///
+/// # Time
+///
+/// By default the clock is [`Clock::tokio`]: in a test with `tokio::time::pause()` (or
+/// `#[tokio::test(start_paused = true)]`), `tokio::time::advance` moves key expiry and every
+/// lock's retry sleeps together, and a test that waits out a 30 s TTL takes milliseconds.
+/// [`MemoryBackend::advance`] moves this backend's clock directly (like miniredis's
+/// `FastForward`), also waking retry sleeps on it.
+#[derive(Clone, Debug)]
+pub struct MemoryBackend {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    store: Mutex<Store>,
+    clock: Clock,
+    faults: Faults,
+    commands: AtomicU64,
+}
+
+/// Counters of one [`MemoryBackend`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Commands received (scripts count as one), failed ones included.
+    pub commands: u64,
+    /// Keys held in memory, including expired keys not yet reaped.
+    pub stored_keys: usize,
+    /// Slots allocated by the key map.
+    pub capacity: usize,
+}
+
+impl Default for MemoryBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemoryBackend {
+    /// An empty backend on [`Clock::tokio`].
+    pub fn new() -> Self {
+        Self::with_clock(Clock::tokio())
+    }
+
+    /// An empty backend whose expiry follows `clock`.
+    pub fn with_clock(clock: Clock) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                store: Mutex::new(Store::default()),
+                clock,
+                faults: Faults::default(),
+                commands: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Moves the backend's clock forward (keys expire, clock sleeps wake).
+    pub fn advance(&self, by: Duration) {
+        self.shared.clock.advance(by);
+    }
+
+    /// The fault injector.
+    pub fn faults(&self) -> &Faults {
+        &self.shared.faults
+    }
+
+    /// Every live key with its value and PTTL.
+    pub fn dump(&self) -> Dump {
+        let mut store = self.shared.store.lock();
+        store.begin(self.shared.clock.now_ms());
+        let now_ms = store.now();
+        let keys = store
+            .live_entries()
+            .into_iter()
+            .map(|(key, entry)| KeyDump {
+                key: key.to_vec(),
+                value: entry.value.clone(),
+                pttl: entry.expires_at.map_or(-1, |at| (at - now_ms).max(0)),
+            })
+            .collect();
+        Dump { now_ms, keys }
+    }
+
+    /// Counters, for tests of memory use and benchmarks of command counts.
+    pub fn stats(&self) -> MemoryStats {
+        let store = self.shared.store.lock();
+        MemoryStats {
+            commands: self.shared.commands.load(Ordering::Relaxed),
+            stored_keys: store.stored_keys(),
+            capacity: store.capacity(),
+        }
+    }
+
+    /// Removes every key (FLUSHALL).
+    pub fn flush(&self) {
+        self.shared.store.lock().flush();
+    }
+
+    /// Runs one command: latency, then injected faults, then the command under the lock.
+    async fn run<T>(
+        &self,
+        command: &'static str,
+        f: impl FnOnce(&mut Store) -> Result<T>,
+    ) -> Result<T> {
+        let shared = &*self.shared;
+        shared.commands.fetch_add(1, Ordering::Relaxed);
+        if let Some(latency) = shared.faults.latency() {
+            shared.clock.sleep(latency).await;
+        }
+        if let Some(error) = shared.faults.take(command) {
+            return Err(error);
+        }
+        let mut store = shared.store.lock();
+        store.begin(shared.clock.now_ms());
+        f(&mut store)
+    }
+}
+
+fn no_native_body(script: &Script) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        format!(
+            "ERR script '{}' has no native body; the memory backend does not run Lua",
+            script.name()
+        ),
+    )
+}
+
+impl KvBackend for MemoryBackend {
+    async fn set(&self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply> {
+        self.run("SET", |s| s.set(key, value, options)).await
+    }
+    async fn setnx(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.run("SETNX", |s| s.setnx(key, value)).await
+    }
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.run("GET", |s| s.get(key)).await
+    }
+    async fn getset(&self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.run("GETSET", |s| s.getset(key, value)).await
+    }
+    async fn getdel(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.run("GETDEL", |s| s.getdel(key)).await
+    }
+    async fn del(&self, keys: &[&[u8]]) -> Result<i64> {
+        self.run("DEL", |s| s.del(keys)).await
+    }
+    async fn exists(&self, keys: &[&[u8]]) -> Result<i64> {
+        self.run("EXISTS", |s| s.exists(keys)).await
+    }
+    async fn pexpire(&self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool> {
+        self.run("PEXPIRE", |s| s.pexpire(key, ms, condition)).await
+    }
+    async fn pexpireat(
+        &self,
+        key: &[u8],
+        unix_ms: i64,
+        condition: ExpireCondition,
+    ) -> Result<bool> {
+        self.run("PEXPIREAT", |s| s.pexpireat(key, unix_ms, condition))
+            .await
+    }
+    async fn pttl(&self, key: &[u8]) -> Result<i64> {
+        self.run("PTTL", |s| s.pttl(key)).await
+    }
+    async fn ttl(&self, key: &[u8]) -> Result<i64> {
+        self.run("TTL", |s| s.ttl(key)).await
+    }
+    async fn persist(&self, key: &[u8]) -> Result<bool> {
+        self.run("PERSIST", |s| s.persist(key)).await
+    }
+    async fn incr(&self, key: &[u8]) -> Result<i64> {
+        self.run("INCR", |s| s.incr(key)).await
+    }
+    async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
+        let native = script.native().ok_or_else(|| no_native_body(script))?;
+        self.run("EVALSHA", |s| native(s, keys, args)).await
+    }
+    fn clock(&self) -> Clock {
+        self.shared.clock.clone()
+    }
+}

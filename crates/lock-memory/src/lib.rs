@@ -1,0 +1,36 @@
+//! # lock-memory
+//!
+//! [`MemoryBackend`]: an in-process double of Redis for unit-testing lock code without a
+//! server. It implements [`lock_core::KvBackend`] with Redis 7.0's exact observable
+//! behaviour (lazy expiry, PTTL -2/-1, error texts byte for byte), runs
+//! [`Script`](lock_core::Script)s atomically through their native bodies, follows a
+//! [`Clock`](lock_core::Clock) that can be virtual, injects [`Faults`], and can
+//! [`dump`](MemoryBackend::dump) its keyspace when a test fails.
+//!
+//! ```
+//! use std::time::Duration;
+//! use lock_core::{LockAlgorithm, LockGuard, TokenLock};
+//! use lock_memory::MemoryBackend;
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), lock_core::LockError> {
+//! let backend = MemoryBackend::new();
+//! let lock = TokenLock::new(backend.clone(), "orders:42");
+//! let guard = lock.acquire().await?;
+//! // The holder crashes; 30 virtual seconds later its lock has expired.
+//! std::mem::forget(guard);
+//! tokio::time::advance(Duration::from_secs(31)).await;
+//! assert!(lock.try_acquire().await?.acquired().is_some());
+//! # Ok(()) }
+//! ```
+
+mod backend;
+mod commands;
+mod dump;
+mod faults;
+mod script_context;
+mod store;
+
+pub use backend::{MemoryBackend, MemoryStats};
+pub use dump::{Dump, KeyDump};
+pub use faults::{COMMANDS, Faults, injected_error};

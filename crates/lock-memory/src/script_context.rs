@@ -1,0 +1,40 @@
+//! Native scripts call the store's commands directly, inside the backend's lock.
+
+use lock_core::{ExpireCondition, Result, ScriptContext, SetOptions, SetReply};
+
+use crate::store::Store;
+
+impl ScriptContext for Store {
+    fn set(&mut self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply> {
+        Store::set(self, key, value, options)
+    }
+    fn setnx(&mut self, key: &[u8], value: &[u8]) -> Result<bool> {
+        Store::setnx(self, key, value)
+    }
+    fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Store::get(self, key)
+    }
+    fn getset(&mut self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+        Store::getset(self, key, value)
+    }
+    fn del(&mut self, keys: &[&[u8]]) -> Result<i64> {
+        Store::del(self, keys)
+    }
+    fn pexpire(
+        &mut self,
+        key: &[u8],
+        milliseconds: i64,
+        condition: ExpireCondition,
+    ) -> Result<bool> {
+        Store::pexpire(self, key, milliseconds, condition)
+    }
+    fn pttl(&mut self, key: &[u8]) -> Result<i64> {
+        Store::pttl(self, key)
+    }
+    fn incr(&mut self, key: &[u8]) -> Result<i64> {
+        Store::incr(self, key)
+    }
+    fn now_ms(&self) -> i64 {
+        self.now()
+    }
+}
