@@ -1,1 +1,29 @@
-//! placeholder
+//! # nxlock
+//!
+//! Test, validate and benchmark Redis-style (SETNX family) distributed locks.
+//!
+//! - [`lock_core`] (re-exported at the top level): the [`KvBackend`] trait, [`Script`]s,
+//!   the [`Clock`], and the lock algorithms of the seed documents.
+//! - [`MemoryBackend`]: an in-process Redis double with virtual time and fault injection.
+//! - [`conformance`]: the suite every backend runs; [`MemoryHarness`] runs it on the double.
+//!
+//! ```
+//! use std::time::Duration;
+//! use nxlock::{LockAlgorithm, LockGuard, MemoryBackend, TokenLock};
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), nxlock::LockError> {
+//! let redis = MemoryBackend::new();
+//! let lock = TokenLock::new(redis.clone(), "jobs:nightly");
+//! let guard = lock.acquire().await?;
+//! assert!(lock.try_acquire().await?.acquired().is_none());
+//! assert!(guard.release().await?);
+//! # Ok(()) }
+//! ```
+
+mod memory_harness;
+
+pub use lock_conformance as conformance;
+pub use lock_core::*;
+pub use lock_memory::{Dump, Faults, KeyDump, MemoryBackend, MemoryStats};
+pub use memory_harness::MemoryHarness;

@@ -1,1 +1,221 @@
+//! # lock-conformance
+//!
+//! One conformance suite for every [`KvBackend`](lock_core::KvBackend): Redis 7 semantics
+//! of the lock command set, nxlock's scripts, every lock algorithm's guarantees, and the
+//! seed documents' races replayed step by step.
+//!
+//! ## For backend authors
+//!
+//! Implement [`Harness`] (a fresh backend, and a way to let time pass), then either get a
+//! [`Report`] without panicking:
+//!
+//! ```no_run
+//! # use lock_conformance::Harness;
+//! # async fn demo(my_harness: impl Harness) {
+//! let report = lock_conformance::run_all(&my_harness).await;
+//! println!("{report}");
+//! assert_eq!(report.failed(), 0);
+//! # }
+//! ```
+//!
+//! or one named `#[test]` per case, in a test file:
+//!
+//! ```ignore
+//! lock_conformance::conformance_tests!(MyHarness::new());
+//! ```
+//!
+//! ## Expected failures
+//!
+//! Some cases exist to show that an algorithm from the seeds is broken (the naive
+//! DEL-then-SETNX recovery, the unchecked late DEL). They pass by reproducing the failure
+//! and are reported as `xfail` with what was seen, never hidden.
 
+mod check;
+mod detector;
+mod harness;
+mod report;
+pub mod runner;
+
+pub mod cases;
+
+pub use check::{CaseResult, Failure, Verdict};
+pub use detector::{Inside, OverlapDetector};
+pub use harness::{Ctx, Harness};
+pub use report::{CaseReport, Outcome, Report};
+
+/// Calls `$callback! { ($args) group { case, ... } ... }` with the whole case list: the one
+/// place cases are registered.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_cases {
+    ([$($callback:tt)+] $args:tt) => {
+        $($callback)+! { $args
+            strings {
+                set_nx_sets_only_missing_keys,
+                setnx_never_sets_a_ttl,
+                set_xx_sets_only_existing_keys,
+                set_px_and_ex_set_the_ttl,
+                set_without_expiry_clears_the_ttl,
+                set_keepttl_keeps_the_ttl,
+                set_get_replies_with_the_old_value,
+                set_rejects_invalid_expire_times,
+                values_and_keys_are_binary_safe,
+                getset_returns_the_old_value_and_clears_the_ttl,
+                getdel_returns_and_removes,
+            }
+            keys {
+                del_counts_only_live_keys,
+                exists_counts_repeated_keys,
+                incr_counts_from_zero_and_keeps_the_ttl,
+                incr_rejects_non_integers_and_overflow,
+            }
+            expiry {
+                pttl_is_minus_two_when_missing_and_minus_one_without_ttl,
+                ttl_rounds_to_the_nearest_second,
+                expired_keys_are_absent_to_every_command,
+                keys_expire_after_their_ttl,
+                pexpire_non_positive_deletes_the_key,
+                pexpire_nx_and_xx_look_at_the_current_ttl,
+                pexpire_gt_and_lt_treat_no_ttl_as_infinite,
+                pexpire_overflow_is_an_invalid_expire,
+                pexpireat_sets_absolute_time_and_past_deletes,
+                persist_removes_the_ttl,
+            }
+            scripts {
+                compare_and_delete_only_deletes_the_matching_token,
+                compare_and_pexpire_only_extends_the_matching_token,
+                legacy_acquire_reports_seed_001_codes,
+                legacy_release_and_extend_check_stamp_and_time,
+                reentrant_scripts_count_holds,
+            }
+            token {
+                mutual_exclusion,
+                second_client_is_refused_while_held,
+                expiry_frees_a_crashed_holder,
+                release_frees_the_lock,
+                stale_release_leaves_the_new_holder,
+                extend_keeps_the_lock_and_stale_extend_fails,
+                acquire_gives_up_with_a_timeout,
+                dropped_guard_is_released_in_the_background,
+            }
+            legacy {
+                mutual_exclusion,
+                second_client_is_refused_while_held,
+                expiry_frees_a_crashed_holder,
+                release_frees_the_lock,
+                stale_release_leaves_the_new_holder,
+                extend_keeps_the_lock_and_stale_extend_fails,
+                acquire_gives_up_with_a_timeout,
+                dropped_guard_is_released_in_the_background,
+            }
+            scripted {
+                mutual_exclusion,
+                second_client_is_refused_while_held,
+                expiry_frees_a_crashed_holder,
+                release_frees_the_lock,
+                stale_release_leaves_the_new_holder,
+                extend_keeps_the_lock_and_stale_extend_fails,
+                acquire_gives_up_with_a_timeout,
+                dropped_guard_is_released_in_the_background,
+            }
+            reentrant {
+                mutual_exclusion,
+                second_client_is_refused_while_held,
+                expiry_frees_a_crashed_holder,
+                release_frees_the_lock,
+                stale_release_leaves_the_new_holder,
+                extend_keeps_the_lock_and_stale_extend_fails,
+                acquire_gives_up_with_a_timeout,
+                dropped_guard_is_released_in_the_background,
+                holds_are_counted_per_owner,
+                other_owner_cannot_release,
+            }
+            races {
+                naive_del_then_setnx_recovery_lets_two_clients_hold,
+                getset_recovery_keeps_exclusion,
+                unchecked_late_del_removes_another_clients_lock,
+                checked_release_leaves_the_new_holder,
+            }
+        }
+    };
+}
+
+/// Runs one case by group and name, returning its report line (used by the macros).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __run_case {
+    ($harness:expr, $group:ident, $case:ident) => {{
+        let name = concat!(stringify!($group), "::", stringify!($case));
+        match $crate::Ctx::new($harness, name).await {
+            Ok(ctx) => $crate::runner::judge(
+                name,
+                $crate::runner::guarded($crate::cases::$group::$case(&ctx)).await,
+            ),
+            Err(setup) => {
+                $crate::runner::judge(name, Err($crate::Failure(format!("setup failed: {setup}"))))
+            }
+        }
+    }};
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __push_cases {
+    (($harness:expr, $report:ident) $($group:ident { $($case:ident),* $(,)? })*) => {
+        $($( $report.cases.push($crate::__run_case!($harness, $group, $case)); )*)*
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __emit_tests {
+    (($harness:expr) $($group:ident { $($case:ident),* $(,)? })*) => {
+        $(
+            #[allow(missing_docs)]
+            mod $group {
+                #[allow(unused_imports)]
+                use super::*;
+                $(
+                    #[test]
+                    fn $case() {
+                        $crate::runner::block_on(async {
+                            let harness = $harness;
+                            let report = $crate::__run_case!(&harness, $group, $case);
+                            $crate::runner::assert_case(&report);
+                        });
+                    }
+                )*
+            }
+        )*
+    };
+}
+
+/// Expands to one `#[test]` per case (in modules named after the groups, e.g.
+/// `token::mutual_exclusion`), each running against the harness built by `$harness`.
+#[macro_export]
+macro_rules! conformance_tests {
+    ($harness:expr) => {
+        $crate::__with_cases! { [$crate::__emit_tests] ($harness) }
+    };
+}
+
+/// Runs every case against `harness` and collects the results; never panics.
+pub async fn run_all<H: Harness>(harness: &H) -> Report {
+    let mut report = Report {
+        target: harness.name(),
+        cases: Vec::new(),
+    };
+    __with_cases! { [__push_cases] (harness, report) }
+    report
+}
+
+macro_rules! __names {
+    (() $($group:ident { $($case:ident),* $(,)? })*) => {
+        &[$($(concat!(stringify!($group), "::", stringify!($case)),)*)*]
+    };
+}
+
+/// The names of every case, in suite order.
+pub fn case_names() -> &'static [&'static str] {
+    __with_cases! { [__names] () }
+}

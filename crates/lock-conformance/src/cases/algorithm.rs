@@ -1,0 +1,337 @@
+//! Behaviours every lock algorithm must have, written once and instantiated per algorithm
+//! by [`algorithm_cases!`]. A "client" is a fresh lock object from the algorithm's factory
+//! (for reentrant locks, with its own owner).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use lock_core::{
+    AcquirePolicy, Attempt, Backoff, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions,
+    Retry,
+};
+
+use crate::{CaseResult, Ctx, Failure, Harness, OverlapDetector, Verdict, check, check_eq};
+
+const MS: Duration = Duration::from_millis(1);
+
+/// Tasks fighting for one key in [`mutual_exclusion`].
+pub const CONTENDING_TASKS: usize = 16;
+/// Critical sections each of them enters.
+pub const ROUNDS_PER_TASK: usize = 8;
+
+fn short(ttl: Duration) -> LockOptions {
+    LockOptions::new()
+        .ttl(ttl)
+        .policy(AcquirePolicy::try_once())
+}
+
+async fn acquired<G>(attempt: Result<Attempt<G>, LockError>, who: &str) -> Result<G, Failure> {
+    match attempt? {
+        Attempt::Acquired(guard) => Ok(guard),
+        other => Err(Failure(format!(
+            "{who} did not acquire: {}",
+            describe(&other)
+        ))),
+    }
+}
+
+fn describe<G>(attempt: &Attempt<G>) -> String {
+    match attempt {
+        Attempt::Acquired(_) => "acquired".into(),
+        Attempt::Held { holder_ttl } => format!("held (holder ttl {holder_ttl:?})"),
+        Attempt::Contended => "contended".into(),
+    }
+}
+
+/// 16 tasks × 8 rounds on one key: never two inside at once, and a counter incremented
+/// with a yield between read and write ends exact.
+pub async fn mutual_exclusion<A, F>(client: F) -> CaseResult
+where
+    A: LockAlgorithm + 'static,
+    A::Guard: 'static,
+    F: Fn(LockOptions) -> A,
+{
+    let detector = Arc::new(OverlapDetector::new());
+    let counter = Arc::new(AtomicU64::new(0));
+    let policy = AcquirePolicy::retry(Retry::For(Duration::from_secs(30))).with_backoff(
+        Backoff::Exponential {
+            initial: Duration::from_micros(100),
+            max: 5 * MS,
+            jitter: true,
+        },
+    );
+    let mut tasks = Vec::new();
+    for _ in 0..CONTENDING_TASKS {
+        let lock = client(
+            LockOptions::new()
+                .ttl(Duration::from_secs(10))
+                .policy(policy),
+        );
+        let (detector, counter) = (detector.clone(), counter.clone());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..ROUNDS_PER_TASK {
+                let guard = lock.acquire().await?;
+                {
+                    let _inside = detector.enter();
+                    let seen = counter.load(Ordering::Acquire);
+                    tokio::task::yield_now().await;
+                    counter.store(seen + 1, Ordering::Release);
+                }
+                if !guard.release().await? {
+                    return Err(Failure("release said the lock was no longer held".into()));
+                }
+            }
+            Ok::<(), Failure>(())
+        }));
+    }
+    for task in tasks {
+        task.await
+            .map_err(|e| Failure(format!("a contending task panicked: {e}")))??;
+    }
+    check_eq!(detector.violations(), 0, "overlapping critical sections");
+    check_eq!(
+        counter.load(Ordering::Acquire),
+        (CONTENDING_TASKS * ROUNDS_PER_TASK) as u64,
+        "counter after {CONTENDING_TASKS}x{ROUNDS_PER_TASK} increments"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// A second client is refused while the first holds the lock, and learns roughly how long
+/// the holder has left.
+pub async fn second_client_is_refused_while_held<A: LockAlgorithm>(
+    client: impl Fn(LockOptions) -> A,
+) -> CaseResult {
+    let ttl = Duration::from_secs(5);
+    let (a, b) = (client(short(ttl)), client(short(ttl)));
+    let guard = acquired(a.try_acquire().await, "A").await?;
+    match b.try_acquire().await? {
+        Attempt::Held {
+            holder_ttl: Some(left),
+        } => check!(
+            left <= ttl && left > ttl / 2,
+            "B was told the holder has {left:?} of {ttl:?} left"
+        ),
+        other => check!(false, "B while A holds: {}", describe(&other)),
+    }
+    check_eq!(guard.release().await?, true, "A's release");
+    acquired(b.try_acquire().await, "B after A released").await?;
+    Ok(Verdict::Passed)
+}
+
+/// A holder that crashes (never releases) loses the lock when its TTL runs out.
+pub async fn expiry_frees_a_crashed_holder<H: Harness, A: LockAlgorithm>(
+    ctx: &Ctx<'_, H>,
+    client: impl Fn(LockOptions) -> A,
+) -> CaseResult {
+    let (a, b) = (client(short(200 * MS)), client(short(200 * MS)));
+    let crashed = acquired(a.try_acquire().await, "A").await?;
+    std::mem::forget(crashed);
+    check!(
+        b.try_acquire().await?.acquired().is_none(),
+        "B acquired while the crashed A's TTL was running"
+    );
+    ctx.advance(300 * MS).await;
+    acquired(b.try_acquire().await, "B after A's TTL").await?;
+    Ok(Verdict::Passed)
+}
+
+/// Releasing answers true and frees the lock at once.
+pub async fn release_frees_the_lock<A: LockAlgorithm>(
+    client: impl Fn(LockOptions) -> A,
+) -> CaseResult {
+    let (a, b) = (
+        client(short(Duration::from_secs(10))),
+        client(short(Duration::from_secs(10))),
+    );
+    let guard = acquired(a.try_acquire().await, "A").await?;
+    check_eq!(guard.release().await?, true, "release of a held lock");
+    let guard = acquired(b.try_acquire().await, "B right after A's release").await?;
+    check_eq!(guard.release().await?, true, "B's release");
+    Ok(Verdict::Passed)
+}
+
+/// A holder whose TTL ran out, and whose lock was taken by another, gets `false` from
+/// release and does not touch the new holder's key.
+pub async fn stale_release_leaves_the_new_holder<H: Harness, A: LockAlgorithm>(
+    ctx: &Ctx<'_, H>,
+    key: &[u8],
+    client: impl Fn(LockOptions) -> A,
+) -> CaseResult {
+    let (a, b) = (
+        client(short(100 * MS)),
+        client(short(Duration::from_secs(10))),
+    );
+    let stale = acquired(a.try_acquire().await, "A").await?;
+    ctx.advance(200 * MS).await;
+    let holder = acquired(b.try_acquire().await, "B after A expired").await?;
+    let before = ctx.backend.get(key).await?;
+    check_eq!(stale.release().await?, false, "A's release after expiry");
+    check_eq!(
+        ctx.backend.get(key).await?,
+        before,
+        "B's lock value after A's stale release"
+    );
+    check_eq!(holder.release().await?, true, "B's release");
+    Ok(Verdict::Passed)
+}
+
+/// Extending keeps the lock past its original TTL; a stale holder's extend answers false
+/// and leaves the new holder's TTL alone. Algorithms without extend must say so with
+/// [`LockError::Unsupported`].
+pub async fn extend_keeps_the_lock_and_stale_extend_fails<H: Harness, A: LockAlgorithm>(
+    ctx: &Ctx<'_, H>,
+    key: &[u8],
+    client: impl Fn(LockOptions) -> A,
+) -> CaseResult {
+    let (a, b) = (
+        client(short(300 * MS)),
+        client(short(Duration::from_secs(10))),
+    );
+    let mut guard = acquired(a.try_acquire().await, "A").await?;
+    ctx.advance(200 * MS).await;
+    match guard.extend(Duration::from_secs(2)).await {
+        Err(LockError::Unsupported { .. }) => return Ok(Verdict::Passed),
+        extended => check_eq!(extended?, true, "A's extend while holding"),
+    }
+    ctx.advance(200 * MS).await;
+    check!(
+        b.try_acquire().await?.acquired().is_none(),
+        "B acquired although A extended"
+    );
+    ctx.advance(Duration::from_secs(2)).await;
+    let holder = acquired(b.try_acquire().await, "B after A's extension ran out").await?;
+    check_eq!(
+        guard.extend(Duration::from_secs(60)).await?,
+        false,
+        "A's stale extend"
+    );
+    let pttl = ctx.backend.pttl(key).await?;
+    check!(
+        pttl <= 11_000,
+        "B's lock TTL is {pttl} ms after A's stale extend (A extended it)"
+    );
+    drop(guard);
+    check_eq!(holder.release().await?, true, "B's release");
+    Ok(Verdict::Passed)
+}
+
+/// The acquire policy gives up with [`LockError::Timeout`], after the number of attempts or
+/// the time it was given.
+pub async fn acquire_gives_up_with_a_timeout<A: LockAlgorithm>(
+    client: impl Fn(LockOptions) -> A,
+) -> CaseResult {
+    let holder = client(short(Duration::from_secs(10)));
+    let _held = acquired(holder.try_acquire().await, "holder").await?;
+    let three = client(
+        LockOptions::new()
+            .policy(AcquirePolicy::retry(Retry::Attempts(3)).with_backoff(Backoff::Fixed(MS))),
+    );
+    match three.acquire().await {
+        Err(LockError::Timeout { attempts, .. }) => {
+            check_eq!(attempts, 3, "attempts before giving up")
+        }
+        Err(e) => check!(
+            false,
+            "Retry::Attempts(3) failed with {e} instead of a timeout"
+        ),
+        Ok(_) => check!(false, "acquired a held lock"),
+    }
+    let deadline =
+        client(LockOptions::new().policy(
+            AcquirePolicy::retry(Retry::For(50 * MS)).with_backoff(Backoff::Fixed(10 * MS)),
+        ));
+    match deadline.acquire().await {
+        Err(LockError::Timeout {
+            waited, attempts, ..
+        }) => {
+            check!(
+                waited >= 50 * MS,
+                "gave up after {waited:?}, before its 50 ms"
+            );
+            check!(attempts >= 2, "gave up after {attempts} attempt(s)");
+        }
+        Err(e) => check!(
+            false,
+            "Retry::For(50ms) failed with {e} instead of a timeout"
+        ),
+        Ok(_) => check!(false, "acquired a held lock"),
+    }
+    Ok(Verdict::Passed)
+}
+
+/// Dropping a guard without releasing it releases it in the background.
+pub async fn dropped_guard_is_released_in_the_background<A: LockAlgorithm>(
+    client: impl Fn(LockOptions) -> A,
+) -> CaseResult {
+    let (a, b) = (
+        client(short(Duration::from_secs(30))),
+        client(short(Duration::from_secs(30))),
+    );
+    drop(acquired(a.try_acquire().await, "A").await?);
+    for _ in 0..400 {
+        if let Some(guard) = b.try_acquire().await?.acquired() {
+            guard.release().await?;
+            return Ok(Verdict::Passed);
+        }
+        tokio::time::sleep(5 * MS).await;
+    }
+    Err(Failure(
+        "the dropped guard's lock was still held 2 s later".into(),
+    ))
+}
+
+/// Expands to one `pub async fn` per behaviour above for the algorithm built by
+/// `client(ctx, options)` in the invoking module.
+macro_rules! algorithm_cases {
+    () => {
+        /// Mutual exclusion under contention (see [`algorithm::mutual_exclusion`]).
+        pub async fn mutual_exclusion<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+            algorithm::mutual_exclusion(|o| client(ctx, o)).await
+        }
+        /// See [`algorithm::second_client_is_refused_while_held`].
+        pub async fn second_client_is_refused_while_held<H: Harness>(
+            ctx: &Ctx<'_, H>,
+        ) -> CaseResult {
+            algorithm::second_client_is_refused_while_held(|o| client(ctx, o)).await
+        }
+        /// See [`algorithm::expiry_frees_a_crashed_holder`].
+        pub async fn expiry_frees_a_crashed_holder<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+            algorithm::expiry_frees_a_crashed_holder(ctx, |o| client(ctx, o)).await
+        }
+        /// See [`algorithm::release_frees_the_lock`].
+        pub async fn release_frees_the_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+            algorithm::release_frees_the_lock(|o| client(ctx, o)).await
+        }
+        /// See [`algorithm::stale_release_leaves_the_new_holder`].
+        pub async fn stale_release_leaves_the_new_holder<H: Harness>(
+            ctx: &Ctx<'_, H>,
+        ) -> CaseResult {
+            algorithm::stale_release_leaves_the_new_holder(ctx, &ctx.key("lock"), |o| {
+                client(ctx, o)
+            })
+            .await
+        }
+        /// See [`algorithm::extend_keeps_the_lock_and_stale_extend_fails`].
+        pub async fn extend_keeps_the_lock_and_stale_extend_fails<H: Harness>(
+            ctx: &Ctx<'_, H>,
+        ) -> CaseResult {
+            algorithm::extend_keeps_the_lock_and_stale_extend_fails(ctx, &ctx.key("lock"), |o| {
+                client(ctx, o)
+            })
+            .await
+        }
+        /// See [`algorithm::acquire_gives_up_with_a_timeout`].
+        pub async fn acquire_gives_up_with_a_timeout<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+            algorithm::acquire_gives_up_with_a_timeout(|o| client(ctx, o)).await
+        }
+        /// See [`algorithm::dropped_guard_is_released_in_the_background`].
+        pub async fn dropped_guard_is_released_in_the_background<H: Harness>(
+            ctx: &Ctx<'_, H>,
+        ) -> CaseResult {
+            algorithm::dropped_guard_is_released_in_the_background(|o| client(ctx, o)).await
+        }
+    };
+}
+pub(crate) use algorithm_cases;

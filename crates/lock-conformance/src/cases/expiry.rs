@@ -1,0 +1,286 @@
+//! Expiry: lazy expiry, PTTL/TTL, PEXPIRE and its conditions, PEXPIREAT, PERSIST.
+
+use std::time::Duration;
+
+use lock_core::{ErrorKind, ExpireCondition, KvBackend, SetOptions};
+
+use crate::{CaseResult, Ctx, Harness, Verdict, check, check_eq};
+
+const MS: Duration = Duration::from_millis(1);
+
+/// PTTL and TTL are -2 for a missing key and -1 for a key without TTL.
+pub async fn pttl_is_minus_two_when_missing_and_minus_one_without_ttl<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let (b, k) = (&ctx.backend, ctx.key("k"));
+    check_eq!(b.pttl(&k).await?, -2, "PTTL of a missing key");
+    check_eq!(b.ttl(&k).await?, -2, "TTL of a missing key");
+    b.set(&k, b"v", SetOptions::new()).await?;
+    check_eq!(b.pttl(&k).await?, -1, "PTTL of a key without TTL");
+    check_eq!(b.ttl(&k).await?, -1, "TTL of a key without TTL");
+    Ok(Verdict::Passed)
+}
+
+/// TTL rounds the remaining milliseconds to the nearest second.
+pub async fn ttl_rounds_to_the_nearest_second<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, k) = (&ctx.backend, ctx.key("k"));
+    b.set(&k, b"v", SetOptions::new().px(10_000)).await?;
+    check_eq!(b.ttl(&k).await?, 10, "TTL of PX 10000");
+    b.set(&k, b"v", SetOptions::new().px(1_400)).await?;
+    check_eq!(b.ttl(&k).await?, 1, "TTL of PX 1400");
+    b.set(&k, b"v", SetOptions::new().px(2_700)).await?;
+    check_eq!(b.ttl(&k).await?, 3, "TTL of PX 2700");
+    Ok(Verdict::Passed)
+}
+
+/// A key whose TTL has run out is absent to every command, even before anything reaps it.
+pub async fn expired_keys_are_absent_to_every_command<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let b = &ctx.backend;
+    let k = ctx.key("k");
+    let expire = || b.set(&k, b"7", SetOptions::new().px(50));
+    let pass = || ctx.advance(120 * MS);
+    expire().await?;
+    pass().await;
+    check_eq!(b.get(&k).await?, None, "GET of an expired key");
+    check_eq!(b.exists(&[&k]).await?, 0, "EXISTS of an expired key");
+    check_eq!(b.pttl(&k).await?, -2, "PTTL of an expired key");
+    check_eq!(b.persist(&k).await?, false, "PERSIST of an expired key");
+    check_eq!(
+        b.pexpire(&k, 10_000, ExpireCondition::Always).await?,
+        false,
+        "PEXPIRE of an expired key"
+    );
+    check_eq!(b.getset(&k, b"1").await?, None, "GETSET of an expired key");
+    expire().await?;
+    pass().await;
+    check_eq!(b.getdel(&k).await?, None, "GETDEL of an expired key");
+    expire().await?;
+    pass().await;
+    check_eq!(
+        b.incr(&k).await?,
+        1,
+        "INCR of an expired key (counts from 0, not 7)"
+    );
+    check_eq!(b.pttl(&k).await?, -1, "PTTL of the key INCR re-created");
+    expire().await?;
+    pass().await;
+    check_eq!(
+        b.setnx(&k, b"new").await?,
+        true,
+        "SETNX over an expired key"
+    );
+    check_eq!(
+        b.pttl(&k).await?,
+        -1,
+        "PTTL after SETNX over an expired key"
+    );
+    expire().await?;
+    pass().await;
+    check_eq!(
+        b.set(&k, b"x", SetOptions::new().xx()).await?,
+        lock_core::SetReply::NotApplied,
+        "SET XX over an expired key"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// PEXPIRE with 0 or a negative TTL deletes the key and answers 1; on a missing key, 0.
+pub async fn pexpire_non_positive_deletes_the_key<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, k) = (&ctx.backend, ctx.key("k"));
+    for ttl in [0, -1, -10_000] {
+        b.set(&k, b"v", SetOptions::new()).await?;
+        check_eq!(
+            b.pexpire(&k, ttl, ExpireCondition::Always).await?,
+            true,
+            "PEXPIRE {ttl} on an existing key"
+        );
+        check_eq!(b.exists(&[&k]).await?, 0, "EXISTS after PEXPIRE {ttl}");
+    }
+    check_eq!(
+        b.pexpire(&k, 0, ExpireCondition::Always).await?,
+        false,
+        "PEXPIRE 0 on a missing key"
+    );
+    check_eq!(
+        b.pexpire(&k, 1_000, ExpireCondition::Always).await?,
+        false,
+        "PEXPIRE on a missing key"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// PEXPIRE NX sets only without a TTL, XX only with one.
+pub async fn pexpire_nx_and_xx_look_at_the_current_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, k) = (&ctx.backend, ctx.key("k"));
+    b.set(&k, b"v", SetOptions::new()).await?;
+    check_eq!(
+        b.pexpire(&k, 5_000, ExpireCondition::IfHasExpiry).await?,
+        false,
+        "PEXPIRE XX without TTL"
+    );
+    check_eq!(b.pttl(&k).await?, -1, "PTTL after a refused PEXPIRE XX");
+    check_eq!(
+        b.pexpire(&k, 5_000, ExpireCondition::IfNoExpiry).await?,
+        true,
+        "PEXPIRE NX without TTL"
+    );
+    check_eq!(
+        b.pexpire(&k, 9_000, ExpireCondition::IfNoExpiry).await?,
+        false,
+        "PEXPIRE NX with TTL"
+    );
+    check_eq!(
+        b.pexpire(&k, 9_000, ExpireCondition::IfHasExpiry).await?,
+        true,
+        "PEXPIRE XX with TTL"
+    );
+    let pttl = b.pttl(&k).await?;
+    check!(
+        (8_000..=9_000).contains(&pttl),
+        "PTTL after PEXPIRE XX 9000 is {pttl}"
+    );
+    check_eq!(
+        b.pexpire(&k, -1, ExpireCondition::IfNoExpiry).await?,
+        false,
+        "PEXPIRE NX -1 with TTL"
+    );
+    check_eq!(
+        b.exists(&[&k]).await?,
+        1,
+        "a refused negative PEXPIRE does not delete"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// PEXPIRE GT and LT compare with the current TTL, a key without TTL counting as infinite.
+pub async fn pexpire_gt_and_lt_treat_no_ttl_as_infinite<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let (b, k) = (&ctx.backend, ctx.key("k"));
+    b.set(&k, b"v", SetOptions::new()).await?;
+    check_eq!(
+        b.pexpire(&k, 5_000, ExpireCondition::IfGreater).await?,
+        false,
+        "PEXPIRE GT without TTL"
+    );
+    check_eq!(
+        b.pexpire(&k, 5_000, ExpireCondition::IfLess).await?,
+        true,
+        "PEXPIRE LT without TTL"
+    );
+    check_eq!(
+        b.pexpire(&k, 1_000, ExpireCondition::IfGreater).await?,
+        false,
+        "PEXPIRE GT with a shorter TTL"
+    );
+    check_eq!(
+        b.pexpire(&k, 9_000, ExpireCondition::IfLess).await?,
+        false,
+        "PEXPIRE LT with a longer TTL"
+    );
+    check_eq!(
+        b.pexpire(&k, 9_000, ExpireCondition::IfGreater).await?,
+        true,
+        "PEXPIRE GT with a longer TTL"
+    );
+    check_eq!(
+        b.pexpire(&k, 2_000, ExpireCondition::IfLess).await?,
+        true,
+        "PEXPIRE LT with a shorter TTL"
+    );
+    let pttl = b.pttl(&k).await?;
+    check!(
+        (1_000..=2_000).contains(&pttl),
+        "PTTL after PEXPIRE LT 2000 is {pttl}"
+    );
+    check_eq!(
+        b.pexpire(&k, -1, ExpireCondition::IfLess).await?,
+        true,
+        "PEXPIRE LT -1"
+    );
+    check_eq!(b.exists(&[&k]).await?, 0, "EXISTS after PEXPIRE LT -1");
+    Ok(Verdict::Passed)
+}
+
+/// A PEXPIRE whose expiry overflows is `ERR invalid expire time in 'pexpire' command`.
+pub async fn pexpire_overflow_is_an_invalid_expire<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, k) = (&ctx.backend, ctx.key("k"));
+    b.set(&k, b"v", SetOptions::new()).await?;
+    match b
+        .pexpire(&k, i64::MAX - 1000, ExpireCondition::Always)
+        .await
+    {
+        Err(e) => {
+            check_eq!(e.kind(), ErrorKind::InvalidExpire, "error kind");
+            check_eq!(
+                e.message(),
+                "ERR invalid expire time in 'pexpire' command",
+                "error text"
+            );
+        }
+        Ok(set) => check!(false, "PEXPIRE near i64::MAX answered {set}"),
+    }
+    check_eq!(b.pttl(&k).await?, -1, "PTTL after the rejected PEXPIRE");
+    Ok(Verdict::Passed)
+}
+
+/// PEXPIREAT sets an absolute expiry; one in the past deletes the key.
+pub async fn pexpireat_sets_absolute_time_and_past_deletes<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let (b, k) = (&ctx.backend, ctx.key("k"));
+    b.set(&k, b"v", SetOptions::new()).await?;
+    let at = ctx.clock().now_ms() + 20_000;
+    check_eq!(
+        b.pexpireat(&k, at, ExpireCondition::Always).await?,
+        true,
+        "PEXPIREAT now+20000"
+    );
+    let pttl = b.pttl(&k).await?;
+    check!(
+        (19_000..=20_000).contains(&pttl),
+        "PTTL after PEXPIREAT now+20000 is {pttl}"
+    );
+    check_eq!(
+        b.pexpireat(&k, 1, ExpireCondition::Always).await?,
+        true,
+        "PEXPIREAT 1 (the past)"
+    );
+    check_eq!(
+        b.exists(&[&k]).await?,
+        0,
+        "EXISTS after PEXPIREAT in the past"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// PERSIST removes a TTL (1), and answers 0 without one.
+pub async fn persist_removes_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, k) = (&ctx.backend, ctx.key("k"));
+    check_eq!(b.persist(&k).await?, false, "PERSIST of a missing key");
+    b.set(&k, b"v", SetOptions::new().px(100)).await?;
+    check_eq!(b.persist(&k).await?, true, "PERSIST of a key with TTL");
+    check_eq!(b.persist(&k).await?, false, "PERSIST of a key without TTL");
+    ctx.advance(200 * MS).await;
+    check_eq!(
+        b.get(&k).await?,
+        Some(b"v".to_vec()),
+        "the persisted key outlives its old TTL"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// A key lives until its TTL has passed, then is gone.
+pub async fn keys_expire_after_their_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, k) = (&ctx.backend, ctx.key("k"));
+    b.set(&k, b"v", SetOptions::new().px(300)).await?;
+    ctx.advance(100 * MS).await;
+    check_eq!(
+        b.get(&k).await?,
+        Some(b"v".to_vec()),
+        "GET before the TTL has passed"
+    );
+    ctx.advance(300 * MS).await;
+    check_eq!(b.get(&k).await?, None, "GET after the TTL has passed");
+    Ok(Verdict::Passed)
+}

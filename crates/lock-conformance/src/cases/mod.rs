@@ -1,0 +1,15 @@
+//! Every case of the suite, one `pub async fn` per behaviour, grouped by kind. A case takes
+//! a [`Ctx`](crate::Ctx) and returns a [`CaseResult`](crate::CaseResult); call any of them
+//! directly, or all of them through [`run_all`](crate::run_all) or
+//! [`conformance_tests!`](crate::conformance_tests).
+
+pub mod algorithm;
+pub mod expiry;
+pub mod keys;
+pub mod legacy;
+pub mod races;
+pub mod reentrant;
+pub mod scripted;
+pub mod scripts;
+pub mod strings;
+pub mod token;

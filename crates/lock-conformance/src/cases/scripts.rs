@@ -1,0 +1,223 @@
+//! nxlock's built-in scripts, called directly: what a server runs as Lua and a double runs
+//! natively must give these replies.
+
+use lock_core::{KvBackend, SetOptions, Value, scripts};
+
+use crate::{CaseResult, Ctx, Harness, Verdict, check, check_eq};
+
+fn pair(a: i64, b: i64) -> Value {
+    Value::Array(vec![Value::Int(a), Value::Int(b)])
+}
+
+fn ms(n: i64) -> Vec<u8> {
+    n.to_string().into_bytes()
+}
+
+/// Compare-and-delete removes the key only for the matching token.
+pub async fn compare_and_delete_only_deletes_the_matching_token<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
+    let s = &*scripts::COMPARE_AND_DELETE;
+    check_eq!(
+        b.eval(s, &[k], &[b"t1"]).await?,
+        Value::Int(0),
+        "on a missing key"
+    );
+    b.set(k, b"t1", SetOptions::new().px(10_000)).await?;
+    check_eq!(
+        b.eval(s, &[k], &[b"t2"]).await?,
+        Value::Int(0),
+        "with another token"
+    );
+    check_eq!(
+        b.get(k).await?,
+        Some(b"t1".to_vec()),
+        "value after a wrong-token delete"
+    );
+    check_eq!(
+        b.eval(s, &[k], &[b"t1"]).await?,
+        Value::Int(1),
+        "with the holder's token"
+    );
+    check_eq!(b.exists(&[k]).await?, 0, "EXISTS after compare-and-delete");
+    Ok(Verdict::Passed)
+}
+
+/// Compare-and-pexpire extends only for the matching token.
+pub async fn compare_and_pexpire_only_extends_the_matching_token<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
+    let s = &*scripts::COMPARE_AND_PEXPIRE;
+    check_eq!(
+        b.eval(s, &[k], &[b"t1", b"50000"]).await?,
+        Value::Int(0),
+        "on a missing key"
+    );
+    b.set(k, b"t1", SetOptions::new().px(10_000)).await?;
+    check_eq!(
+        b.eval(s, &[k], &[b"t2", b"50000"]).await?,
+        Value::Int(0),
+        "with another token"
+    );
+    let pttl = b.pttl(k).await?;
+    check!(pttl <= 10_000, "PTTL {pttl} after a wrong-token extend");
+    check_eq!(
+        b.eval(s, &[k], &[b"t1", b"50000"]).await?,
+        Value::Int(1),
+        "with the holder's token"
+    );
+    let pttl = b.pttl(k).await?;
+    check!(
+        (49_000..=50_000).contains(&pttl),
+        "PTTL {pttl} after extending to 50000"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// Seed 001's acquire script: 0 on a free key (with a safety TTL), `{2, left}` on a live
+/// stamp, 0 over an expired stamp, `{2, 0}` over a value that is not a stamp.
+pub async fn legacy_acquire_reports_seed_001_codes<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
+    let s = &*scripts::LEGACY_ACQUIRE;
+    let now = ctx.clock().now_ms();
+    let acquire =
+        |stamp: i64| async move { b.eval(s, &[k], &[&ms(stamp), &ms(5_000), &ms(now)]).await };
+    check_eq!(acquire(now + 5_000).await?, pair(0, 0), "on a free key");
+    let pttl = b.pttl(k).await?;
+    check!(
+        (5_000..=6_000).contains(&pttl),
+        "safety PTTL {pttl}, expected TTL + 1 s"
+    );
+    check_eq!(
+        acquire(now + 5_000).await?,
+        pair(2, 5_000),
+        "over a live stamp"
+    );
+    b.set(k, &ms(now - 1), SetOptions::new()).await?;
+    check_eq!(
+        acquire(now + 7_000).await?,
+        pair(0, 0),
+        "over an expired stamp"
+    );
+    check_eq!(
+        b.get(k).await?,
+        Some(ms(now + 7_000)),
+        "value after recovering an expired stamp"
+    );
+    b.set(k, b"not-a-stamp", SetOptions::new()).await?;
+    check_eq!(
+        acquire(now + 5_000).await?,
+        pair(2, 0),
+        "over a value that is not a stamp"
+    );
+    check_eq!(
+        b.get(k).await?,
+        Some(b"not-a-stamp".to_vec()),
+        "a foreign value is never stolen"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// The scripted lock's release and extend act only on our own, unexpired stamp.
+pub async fn legacy_release_and_extend_check_stamp_and_time<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
+    let now = ctx.clock().now_ms();
+    let (ours, theirs) = (ms(now + 5_000), ms(now + 6_000));
+    b.set(k, &theirs, SetOptions::new()).await?;
+    check_eq!(
+        b.eval(&scripts::LEGACY_RELEASE, &[k], &[&ours, &ms(now)])
+            .await?,
+        Value::Int(0),
+        "release with another's stamp"
+    );
+    check_eq!(
+        b.eval(
+            &scripts::LEGACY_EXTEND,
+            &[k],
+            &[&ours, &ms(now + 9_000), b"9000", &ms(now)]
+        )
+        .await?,
+        Value::Int(0),
+        "extend with another's stamp"
+    );
+    check_eq!(
+        b.get(k).await?,
+        Some(theirs),
+        "value after refused release and extend"
+    );
+    b.set(k, &ours, SetOptions::new()).await?;
+    check_eq!(
+        b.eval(&scripts::LEGACY_RELEASE, &[k], &[&ours, &ms(now + 5_000)])
+            .await?,
+        Value::Int(0),
+        "release once our stamp has passed"
+    );
+    check_eq!(
+        b.eval(
+            &scripts::LEGACY_EXTEND,
+            &[k],
+            &[&ours, &ms(now + 9_000), b"9000", &ms(now)]
+        )
+        .await?,
+        Value::Int(1),
+        "extend with our live stamp"
+    );
+    let pttl = b.pttl(k).await?;
+    check!(
+        (9_000..=10_000).contains(&pttl),
+        "safety PTTL {pttl} after extend"
+    );
+    let new = ms(now + 9_000);
+    check_eq!(
+        b.eval(&scripts::LEGACY_RELEASE, &[k], &[&new, &ms(now)])
+            .await?,
+        Value::Int(1),
+        "release with our live stamp"
+    );
+    check_eq!(b.exists(&[k]).await?, 0, "EXISTS after release");
+    Ok(Verdict::Passed)
+}
+
+/// The reentrant scripts count holds in `<owner>:<count>` and delete at zero.
+pub async fn reentrant_scripts_count_holds<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
+    let acquire = |owner: &'static [u8]| async move {
+        b.eval(&scripts::REENTRANT_ACQUIRE, &[k], &[owner, b"10000"])
+            .await
+    };
+    let release = |owner: &'static [u8]| async move {
+        b.eval(&scripts::REENTRANT_RELEASE, &[k], &[owner]).await
+    };
+    check_eq!(acquire(b"me").await?, pair(1, 1), "first hold");
+    check_eq!(acquire(b"me").await?, pair(1, 2), "re-entry");
+    check_eq!(
+        b.get(k).await?,
+        Some(b"me:2".to_vec()),
+        "value after re-entry"
+    );
+    match acquire(b"you").await? {
+        Value::Array(items) if items.first() == Some(&Value::Int(0)) => {}
+        other => check!(false, "another owner's acquire answered {other:?}"),
+    }
+    check_eq!(
+        b.eval(&scripts::REENTRANT_EXTEND, &[k], &[b"you", b"50000"])
+            .await?,
+        Value::Int(0),
+        "another owner's extend"
+    );
+    check_eq!(release(b"me").await?, Value::Int(1), "first release");
+    let pttl = b.pttl(k).await?;
+    check!(pttl > 0, "PTTL {pttl}: a partial release must keep the TTL");
+    check_eq!(release(b"me").await?, Value::Int(0), "last release");
+    check_eq!(b.exists(&[k]).await?, 0, "EXISTS after the last release");
+    check_eq!(
+        release(b"me").await?,
+        Value::Int(-1),
+        "release of a free lock"
+    );
+    Ok(Verdict::Passed)
+}

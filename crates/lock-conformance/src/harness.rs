@@ -1,0 +1,80 @@
+//! What a backend author implements to run the suite: [`Harness`].
+
+use std::future::Future;
+use std::time::Duration;
+
+use lock_core::{Clock, KvBackend};
+
+/// Connects the suite to one backend.
+///
+/// ```
+/// use std::time::Duration;
+/// use lock_conformance::Harness;
+/// use lock_memory::MemoryBackend;
+///
+/// struct Memory;
+///
+/// impl Harness for Memory {
+///     type Backend = MemoryBackend;
+///     fn name(&self) -> String {
+///         "memory".into()
+///     }
+///     async fn backend(&self) -> Result<MemoryBackend, String> {
+///         Ok(MemoryBackend::new())
+///     }
+///     async fn advance(&self, backend: &MemoryBackend, by: Duration) {
+///         backend.advance(by); // virtual time: instant
+///     }
+/// }
+/// ```
+pub trait Harness: Send + Sync {
+    /// The backend under test.
+    type Backend: KvBackend + Clone + 'static;
+
+    /// A name for reports, e.g. `memory` or `redis://127.0.0.1:6379`.
+    fn name(&self) -> String;
+
+    /// A backend for one case. Every case namespaces its keys (see [`Ctx::key`]), so a
+    /// shared server may return the same connection every time.
+    fn backend(&self) -> impl Future<Output = Result<Self::Backend, String>> + Send;
+
+    /// Lets `by` pass for `backend` and for the clock its clients use: a virtual advance
+    /// for doubles, a real sleep for servers. Cases keep such waits under a second.
+    fn advance(&self, backend: &Self::Backend, by: Duration) -> impl Future<Output = ()> + Send;
+}
+
+/// What one case gets: the backend, its own key namespace, and the harness's time.
+pub struct Ctx<'h, H: Harness> {
+    harness: &'h H,
+    /// The backend under test.
+    pub backend: H::Backend,
+    prefix: String,
+}
+
+impl<'h, H: Harness> Ctx<'h, H> {
+    /// A context for the case `case`, with a fresh backend and a unique key prefix.
+    pub async fn new(harness: &'h H, case: &str) -> Result<Self, String> {
+        let backend = harness.backend().await?;
+        let unique = uuid::Uuid::new_v4().simple();
+        Ok(Self {
+            harness,
+            backend,
+            prefix: format!("nxlock-check:{case}:{unique}:"),
+        })
+    }
+
+    /// The namespaced key for `name`.
+    pub fn key(&self, name: &str) -> Vec<u8> {
+        format!("{}{name}", self.prefix).into_bytes()
+    }
+
+    /// Lets `by` pass (see [`Harness::advance`]).
+    pub async fn advance(&self, by: Duration) {
+        self.harness.advance(&self.backend, by).await;
+    }
+
+    /// The clock clients of this backend use.
+    pub fn clock(&self) -> Clock {
+        self.backend.clock()
+    }
+}

@@ -1,0 +1,30 @@
+//! Subcommands of the `nxlock` binary, one file each.
+
+mod check;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Test, validate and benchmark Redis-style (SETNX family) distributed locks.
+#[derive(Debug, Parser)]
+#[command(name = "nxlock", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the conformance suite and print a table (or JSON); exits 1 if any case fails.
+    Check(check::CheckArgs),
+}
+
+impl Cli {
+    /// Runs the chosen subcommand.
+    pub fn run(self) -> ExitCode {
+        match self.command {
+            Command::Check(args) => check::run(args),
+        }
+    }
+}
