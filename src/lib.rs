@@ -27,3 +27,8 @@ pub use lock_conformance as conformance;
 pub use lock_core::*;
 pub use lock_memory::{Dump, Faults, KeyDump, MemoryBackend, MemoryStats};
 pub use memory_harness::MemoryHarness;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

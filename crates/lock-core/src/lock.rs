@@ -111,10 +111,10 @@ async fn acquire_with_policy<A: LockAlgorithm + ?Sized>(lock: &A) -> Result<A::G
     let mut attempts = 0u32;
     loop {
         attempts = attempts.saturating_add(1);
-        let holder_ttl = match lock.try_acquire().await? {
+        let held = match lock.try_acquire().await? {
             Attempt::Acquired(guard) => return Ok(guard),
-            Attempt::Held { holder_ttl } => holder_ttl,
-            Attempt::Contended => Some(Duration::ZERO),
+            Attempt::Held { holder_ttl } => Some(holder_ttl),
+            Attempt::Contended => None,
         };
         if !policy.allows_another(attempts, waited()) {
             return Err(LockError::Timeout {
@@ -123,8 +123,14 @@ async fn acquire_with_policy<A: LockAlgorithm + ?Sized>(lock: &A) -> Result<A::G
                 waited: waited(),
             });
         }
-        let delay = policy.delay(attempts, holder_ttl, waited());
-        if !delay.is_zero() {
+        let delay = held.map_or(Duration::ZERO, |holder_ttl| {
+            policy.delay(attempts, holder_ttl, waited())
+        });
+        if delay.is_zero() {
+            // Raced (seed 001's codes 1 and 3), or a zero backoff: retry at once, but let
+            // other tasks run first.
+            tokio::task::yield_now().await;
+        } else {
             clock.sleep(delay).await;
         }
     }

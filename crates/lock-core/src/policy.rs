@@ -103,7 +103,12 @@ impl AcquirePolicy {
 
     /// The sleep before attempt `attempts + 1`, given the holder's TTL if reported, and
     /// never past the policy's deadline.
+    ///
+    /// A key expires strictly *after* its expiry time, so a lock whose PTTL is `t` is free
+    /// only `t + 1 ms` from now; that is what holder-TTL sleeps and caps use. (Sleeping
+    /// exactly `t` would find PTTL 0 and spin.)
     pub fn delay(&self, attempts: u32, holder_ttl: Option<Duration>, waited: Duration) -> Duration {
+        let holder_ttl = holder_ttl.map(|ttl| ttl + Duration::from_millis(1));
         let mut delay = match self.backoff {
             Backoff::Fixed(d) => d,
             Backoff::Exponential {
@@ -167,11 +172,13 @@ mod tests {
     #[test]
     fn holder_ttl_caps_and_deadline_truncates() {
         let p = AcquirePolicy::retry(Retry::For(100 * MS)).with_backoff(Backoff::Fixed(50 * MS));
-        assert_eq!(p.delay(1, Some(7 * MS), Duration::ZERO), 7 * MS);
+        assert_eq!(p.delay(1, Some(7 * MS), Duration::ZERO), 8 * MS);
         assert_eq!(p.delay(1, None, 90 * MS), 10 * MS);
         let ttl =
             AcquirePolicy::retry(Retry::Forever).with_backoff(Backoff::HolderTtl { max: 5 * MS });
-        assert_eq!(ttl.delay(1, Some(3 * MS), Duration::ZERO), 3 * MS);
+        assert_eq!(ttl.delay(1, Some(3 * MS), Duration::ZERO), 4 * MS);
+        // PTTL 0: the key is still there for up to a millisecond; never a zero sleep.
+        assert_eq!(ttl.delay(1, Some(Duration::ZERO), Duration::ZERO), MS);
         assert_eq!(ttl.delay(1, Some(30 * MS), Duration::ZERO), 5 * MS);
         assert_eq!(ttl.delay(1, None, Duration::ZERO), 5 * MS);
     }

@@ -22,15 +22,30 @@ const MIN_SWEEP_INTERVAL: usize = 1024;
 /// The store behind one [`MemoryBackend`](crate::MemoryBackend).
 ///
 /// Expired keys are removed when touched (lazy expiry, as in Redis) and by a full sweep
-/// once every `max(len, 1024)` commands, which costs O(1) amortised per command and keeps
-/// memory within a small factor of the live keys, whatever the churn.
-#[derive(Debug, Default)]
+/// once every `max(len after the last sweep, 1024)` commands. A sweep then scans at most
+/// twice that many keys, so it costs O(1) amortised per command, and memory stays within a
+/// small factor of the live keys whatever the churn.
+#[derive(Debug)]
 pub(crate) struct Store {
     map: HashMap<Vec<u8>, Entry>,
     /// The current command's time. Set once per command (and per script, so time stands
     /// still inside scripts, as in Redis 7).
     now: i64,
     commands_since_sweep: usize,
+    /// Fixed at each sweep: measuring against the current length would never trigger when
+    /// every command inserts a key.
+    sweep_every: usize,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self {
+            map: HashMap::new(),
+            now: 0,
+            commands_since_sweep: 0,
+            sweep_every: MIN_SWEEP_INTERVAL,
+        }
+    }
 }
 
 impl Store {
@@ -38,7 +53,7 @@ impl Store {
     pub(crate) fn begin(&mut self, now: i64) {
         self.now = now;
         self.commands_since_sweep += 1;
-        if self.commands_since_sweep >= self.map.len().max(MIN_SWEEP_INTERVAL) {
+        if self.commands_since_sweep >= self.sweep_every {
             self.sweep();
         }
     }
@@ -50,6 +65,7 @@ impl Store {
             self.map.shrink_to(2 * self.map.len());
         }
         self.commands_since_sweep = 0;
+        self.sweep_every = self.map.len().max(MIN_SWEEP_INTERVAL);
     }
 
     pub(crate) fn now(&self) -> i64 {

@@ -1,0 +1,109 @@
+//! Fault injection surfaces typed errors through the KvBackend and through the lock API.
+
+use std::time::Duration;
+
+use lock_core::{
+    AcquirePolicy, ErrorKind, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions,
+    SetOptions, TokenLock,
+};
+use lock_memory::{MemoryBackend, injected_error};
+
+fn try_once() -> LockOptions {
+    LockOptions::new().policy(AcquirePolicy::try_once())
+}
+
+#[tokio::test]
+async fn a_connection_fault_fails_acquire_with_a_backend_error_of_that_kind() {
+    let backend = MemoryBackend::new();
+    backend.faults().fail_next(1, ErrorKind::Connection);
+    let lock = TokenLock::with_options(backend.clone(), "k", try_once());
+    match lock.try_acquire().await {
+        Err(LockError::Backend(e)) => {
+            assert_eq!(e.kind(), ErrorKind::Connection);
+            assert_eq!(e.message(), "injected fault: connection reset by peer");
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    // The failed SET had no effect, and the fault is spent.
+    assert_eq!(backend.get(b"k").await.unwrap(), None);
+    assert!(lock.try_acquire().await.unwrap().acquired().is_some());
+    assert_eq!(backend.faults().injected(), 1);
+}
+
+#[tokio::test]
+async fn a_release_that_times_out_is_an_error_and_the_lock_stays_until_its_ttl() {
+    let backend = MemoryBackend::new();
+    let lock =
+        TokenLock::with_options(backend.clone(), "k", try_once().ttl(Duration::from_secs(5)));
+    let guard = lock.try_acquire().await.unwrap().acquired().unwrap();
+    backend
+        .faults()
+        .fail_command("evalsha", 1, ErrorKind::Timeout);
+    match guard.release().await {
+        Err(e) => assert_eq!(e.backend().map(|e| e.kind()), Some(ErrorKind::Timeout)),
+        Ok(held) => panic!("release succeeded ({held}) through an injected timeout"),
+    }
+    let dump = backend.dump();
+    let entry = dump.get(b"k").expect("the lock is still there");
+    assert!(entry.pttl > 0 && entry.pttl <= 5_000, "{dump}");
+    backend.advance(Duration::from_secs(6));
+    assert!(lock.try_acquire().await.unwrap().acquired().is_some());
+}
+
+#[tokio::test]
+async fn faults_match_only_their_command_and_keep_their_count() {
+    let backend = MemoryBackend::new();
+    backend
+        .faults()
+        .fail_command("PTTL", 2, ErrorKind::Response);
+    backend.set(b"k", b"v", SetOptions::new()).await.unwrap();
+    assert_eq!(
+        backend.pttl(b"k").await.unwrap_err().kind(),
+        ErrorKind::Response
+    );
+    assert_eq!(backend.get(b"k").await.unwrap(), Some(b"v".to_vec()));
+    assert_eq!(
+        backend.pttl(b"k").await.unwrap_err(),
+        injected_error(ErrorKind::Response)
+    );
+    assert_eq!(backend.pttl(b"k").await.unwrap(), -1);
+}
+
+#[tokio::test]
+async fn a_contended_acquire_surfaces_a_fault_in_its_pttl_probe() {
+    let backend = MemoryBackend::new();
+    let lock = TokenLock::with_options(backend.clone(), "k", try_once());
+    let _held = lock.try_acquire().await.unwrap().acquired().unwrap();
+    backend
+        .faults()
+        .fail_command("PTTL", 1, ErrorKind::Connection);
+    let err = lock.try_acquire().await.unwrap_err();
+    assert_eq!(err.backend().map(|e| e.kind()), Some(ErrorKind::Connection));
+}
+
+#[tokio::test(start_paused = true)]
+async fn latency_is_added_on_the_virtual_clock() {
+    let backend = MemoryBackend::new();
+    backend.faults().set_latency(Duration::from_millis(250));
+    let start = tokio::time::Instant::now();
+    backend.get(b"k").await.unwrap();
+    backend.get(b"k").await.unwrap();
+    assert_eq!(start.elapsed(), Duration::from_millis(500));
+    backend.faults().clear();
+    let start = tokio::time::Instant::now();
+    backend.get(b"k").await.unwrap();
+    assert_eq!(start.elapsed(), Duration::ZERO);
+}
+
+#[tokio::test]
+async fn scripts_without_a_native_body_are_unsupported_not_a_panic() {
+    let backend = MemoryBackend::new();
+    let lua_only = lock_core::Script::new("lua-only", "return 1");
+    let err = backend.eval(&lua_only, &[], &[]).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unsupported);
+    let too_few_keys = backend
+        .eval(&lock_core::scripts::COMPARE_AND_DELETE, &[], &[])
+        .await
+        .unwrap_err();
+    assert_eq!(too_few_keys.kind(), ErrorKind::Script);
+}

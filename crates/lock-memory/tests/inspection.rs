@@ -1,0 +1,61 @@
+//! Dumps for failing tests, and guards dropped outside a runtime.
+
+use std::time::Duration;
+
+use lock_core::{AcquirePolicy, KvBackend, LockAlgorithm, LockOptions, SetOptions, TokenLock};
+use lock_memory::MemoryBackend;
+
+#[tokio::test(start_paused = true)]
+async fn dump_lists_live_keys_with_values_and_ttls() {
+    let backend = MemoryBackend::new();
+    backend
+        .set(b"b", b"2", SetOptions::new().px(1_500))
+        .await
+        .unwrap();
+    backend.set(b"a", b"1", SetOptions::new()).await.unwrap();
+    backend
+        .set(b"gone", b"x", SetOptions::new().px(1))
+        .await
+        .unwrap();
+    tokio::time::advance(Duration::from_millis(10)).await;
+    let dump = backend.dump();
+    let keys: Vec<_> = dump
+        .keys
+        .iter()
+        .map(|k| (k.key.as_slice(), k.value.as_slice(), k.pttl))
+        .collect();
+    assert_eq!(
+        keys,
+        [(&b"a"[..], &b"1"[..], -1), (&b"b"[..], &b"2"[..], 1_490)]
+    );
+    let text = dump.to_string();
+    assert!(text.contains(r#""a" = "1" (no ttl)"#), "{text}");
+    assert!(text.contains(r#""b" = "2" (pttl 1490 ms)"#), "{text}");
+}
+
+#[test]
+fn a_guard_dropped_without_a_runtime_leaves_the_lock_to_its_ttl() {
+    let backend = MemoryBackend::with_clock(lock_core::Clock::system());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let lock = TokenLock::with_options(
+        backend.clone(),
+        "k",
+        LockOptions::new()
+            .ttl(Duration::from_secs(5))
+            .policy(AcquirePolicy::try_once()),
+    );
+    let guard = runtime
+        .block_on(lock.try_acquire())
+        .unwrap()
+        .acquired()
+        .unwrap();
+    drop(runtime);
+    // No runtime here: the drop cannot release, and must not panic.
+    drop(guard);
+    assert!(backend.dump().get(b"k").is_some());
+    backend.advance(Duration::from_secs(6));
+    assert!(backend.dump().get(b"k").is_none());
+}

@@ -1,0 +1,87 @@
+//! Virtual time: expiry and lock-core's retry sleeps move together.
+
+use std::time::{Duration, Instant};
+
+use lock_core::{
+    AcquirePolicy, Backoff, KvBackend, LockAlgorithm, LockGuard, LockOptions, Retry, SetOptions,
+    TokenLock,
+};
+use lock_memory::MemoryBackend;
+
+fn waiting_policy() -> AcquirePolicy {
+    AcquirePolicy::retry(Retry::For(Duration::from_secs(60))).with_backoff(Backoff::HolderTtl {
+        max: Duration::from_secs(60),
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn waiting_out_a_30s_ttl_takes_no_wall_time_under_paused_tokio() {
+    let backend = MemoryBackend::new();
+    let options = LockOptions::new()
+        .ttl(Duration::from_secs(30))
+        .policy(waiting_policy());
+    let crashed = TokenLock::with_options(backend.clone(), "job", options.clone());
+    std::mem::forget(crashed.acquire().await.unwrap());
+
+    let (wall, virtual_start) = (Instant::now(), tokio::time::Instant::now());
+    let waiter = TokenLock::with_options(backend.clone(), "job", options);
+    let guard = waiter
+        .acquire()
+        .await
+        .expect("the waiter gets the lock once the TTL runs out");
+
+    let waited = virtual_start.elapsed();
+    assert!(waited >= Duration::from_secs(30), "virtual wait {waited:?}");
+    assert!(
+        waited < Duration::from_secs(31),
+        "slept past the expiry: {waited:?}"
+    );
+    // Had time been real, this would take 30 s.
+    assert!(
+        wall.elapsed() < Duration::from_secs(30),
+        "wall {:?}",
+        wall.elapsed()
+    );
+    println!("30 s TTL waited out in {:?} of wall time", wall.elapsed());
+    assert!(guard.release().await.unwrap());
+}
+
+#[tokio::test]
+async fn backend_advance_expires_keys_and_wakes_waiters_without_paused_tokio() {
+    let backend = MemoryBackend::new();
+    let options = LockOptions::new()
+        .ttl(Duration::from_secs(30))
+        .policy(waiting_policy());
+    let crashed = TokenLock::with_options(backend.clone(), "job", options.clone());
+    std::mem::forget(crashed.acquire().await.unwrap());
+
+    let waiter = TokenLock::with_options(backend.clone(), "job", options);
+    let wall = Instant::now();
+    let task = tokio::spawn(async move { waiter.acquire().await });
+    tokio::task::yield_now().await;
+    backend.advance(Duration::from_secs(31));
+    let guard = task.await.unwrap().expect("woken by the advance");
+    let value = backend.get(b"job").await.unwrap();
+    assert_eq!(value.as_deref(), Some(guard.token().as_bytes()));
+    assert!(
+        wall.elapsed() < Duration::from_secs(30),
+        "wall {:?}",
+        wall.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn pttl_counts_down_with_virtual_time() {
+    let backend = MemoryBackend::new();
+    backend
+        .set(b"k", b"v", SetOptions::new().px(30_000))
+        .await
+        .unwrap();
+    tokio::time::advance(Duration::from_millis(29_999)).await;
+    assert_eq!(backend.pttl(b"k").await.unwrap(), 1);
+    tokio::time::advance(Duration::from_millis(1)).await;
+    // Exactly at the expiry time the key still exists (Redis expires strictly after).
+    assert_eq!(backend.pttl(b"k").await.unwrap(), 0);
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert_eq!(backend.pttl(b"k").await.unwrap(), -2);
+}

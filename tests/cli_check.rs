@@ -1,0 +1,63 @@
+//! `nxlock check`: its table, its JSON contract and its exit code.
+
+use std::process::Command;
+
+fn nxlock(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args(args)
+        .output()
+        .expect("run nxlock")
+}
+
+#[test]
+fn check_json_has_exactly_the_documented_fields() {
+    let out = nxlock(&["check", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+    let mut fields: Vec<_> = json.as_object().unwrap().keys().cloned().collect();
+    fields.sort();
+    assert_eq!(fields, ["cases", "failed", "passed", "target"]);
+    assert_eq!(json["failed"], 0);
+    let cases = json["cases"].as_array().unwrap();
+    assert_eq!(json["passed"].as_u64().unwrap() as usize, cases.len());
+    assert_eq!(cases.len(), nxlock::conformance::case_names().len());
+    for case in cases {
+        let mut fields: Vec<_> = case.as_object().unwrap().keys().cloned().collect();
+        fields.sort();
+        assert_eq!(fields, ["detail", "name", "ok"]);
+    }
+    let naive = cases
+        .iter()
+        .find(|c| c["name"] == "races::naive_del_then_setnx_recovery_lets_two_clients_hold")
+        .unwrap();
+    assert_eq!(naive["ok"], true);
+    assert!(
+        naive["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("expected failure: "),
+        "{naive}"
+    );
+}
+
+#[test]
+fn check_prints_a_table_with_a_summary() {
+    let out = nxlock(&["check"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("token::mutual_exclusion"), "{text}");
+    assert!(text.contains("xfail"), "{text}");
+    assert!(text.lines().last().unwrap().ends_with("0 failed"), "{text}");
+}
+
+#[test]
+fn unknown_arguments_are_a_usage_error_not_a_panic() {
+    let out = nxlock(&["check", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
+}
