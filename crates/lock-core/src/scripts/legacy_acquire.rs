@@ -48,7 +48,7 @@ return {3, 0}"#,
         let key = nth(keys, 0)?;
         let reply =
             |code, remaining| Ok(Value::Array(vec![Value::Int(code), Value::Int(remaining)]));
-        let safety = integer_arg(args, 1)? + 1000;
+        let safety = integer_arg(args, 1)?.saturating_add(1000);
         let now = integer_arg(args, 2)?;
         if store.setnx(key, nth(args, 0)?)? {
             store.pexpire(key, safety, ExpireCondition::Always)?;
@@ -61,7 +61,7 @@ return {3, 0}"#,
             return reply(2, 0);
         };
         if stamp > now {
-            return reply(2, stamp - now);
+            return reply(2, stamp.saturating_sub(now));
         }
         if store.getset(key, nth(args, 0)?)?.as_deref() == Some(current.as_slice()) {
             store.pexpire(key, safety, ExpireCondition::Always)?;

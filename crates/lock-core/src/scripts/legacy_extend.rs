@@ -23,7 +23,7 @@ return 0"#,
         let current = store.get(key)?;
         let ours = current.as_deref() == Some(nth(args, 0)?);
         if ours && parse_integer(nth(args, 0)?).is_some_and(|stamp| stamp > now) {
-            let safety = integer_arg(args, 2)? + 1000;
+            let safety = integer_arg(args, 2)?.saturating_add(1000);
             store.set(key, nth(args, 1)?, SetOptions::new().px(safety))?;
             return Ok(Value::Int(1));
         }

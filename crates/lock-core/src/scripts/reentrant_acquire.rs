@@ -31,7 +31,7 @@ return {0, redis.call('PTTL', KEYS[1])}"#,
         let count = match store.get(key)? {
             None => 1,
             Some(current) => match split_owner_count(&current) {
-                Some((owner, count)) if owner == nth(args, 0)? => count + 1,
+                Some((owner, count)) if owner == nth(args, 0)? => count.saturating_add(1),
                 _ => return pair(0, store.pttl(key)?),
             },
         };

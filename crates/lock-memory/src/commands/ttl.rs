@@ -16,7 +16,11 @@ impl Store {
     pub(crate) fn ttl(&mut self, key: &[u8]) -> Result<i64> {
         let pttl = self.pttl(key)?;
         // Redis rounds to the nearest second: (ttl + 500) / 1000.
-        Ok(if pttl < 0 { pttl } else { (pttl + 500) / 1000 })
+        Ok(if pttl < 0 {
+            pttl
+        } else {
+            pttl.saturating_add(500) / 1000
+        })
     }
 
     pub(crate) fn persist(&mut self, key: &[u8]) -> Result<bool> {
