@@ -8,23 +8,31 @@ use lock_core::{
 };
 use lock_memory::MemoryBackend;
 
-fn waiting_policy() -> AcquirePolicy {
-    AcquirePolicy::retry(Retry::For(Duration::from_secs(60))).with_backoff(Backoff::HolderTtl {
-        max: Duration::from_secs(60),
-    })
+/// A 30 s lock whose acquire waits up to a minute, sleeping as long as the holder has left.
+fn options() -> LockOptions {
+    let policy = AcquirePolicy::retry(Retry::For(Duration::from_secs(60))).with_backoff(
+        Backoff::HolderTtl {
+            max: Duration::from_secs(60),
+        },
+    );
+    LockOptions::new()
+        .ttl(Duration::from_secs(30))
+        .policy(policy)
+}
+
+/// A holder takes "job" and crashes: never releases.
+async fn crash_while_holding(backend: &MemoryBackend) {
+    let crashed = TokenLock::with_options(backend.clone(), "job", options());
+    std::mem::forget(crashed.acquire().await.unwrap());
 }
 
 #[tokio::test(start_paused = true)]
 async fn waiting_out_a_30s_ttl_takes_no_wall_time_under_paused_tokio() {
     let backend = MemoryBackend::new();
-    let options = LockOptions::new()
-        .ttl(Duration::from_secs(30))
-        .policy(waiting_policy());
-    let crashed = TokenLock::with_options(backend.clone(), "job", options.clone());
-    std::mem::forget(crashed.acquire().await.unwrap());
+    crash_while_holding(&backend).await;
 
     let (wall, virtual_start) = (Instant::now(), tokio::time::Instant::now());
-    let waiter = TokenLock::with_options(backend.clone(), "job", options);
+    let waiter = TokenLock::with_options(backend.clone(), "job", options());
     let guard = waiter
         .acquire()
         .await
@@ -49,13 +57,9 @@ async fn waiting_out_a_30s_ttl_takes_no_wall_time_under_paused_tokio() {
 #[tokio::test]
 async fn backend_advance_expires_keys_and_wakes_waiters_without_paused_tokio() {
     let backend = MemoryBackend::new();
-    let options = LockOptions::new()
-        .ttl(Duration::from_secs(30))
-        .policy(waiting_policy());
-    let crashed = TokenLock::with_options(backend.clone(), "job", options.clone());
-    std::mem::forget(crashed.acquire().await.unwrap());
+    crash_while_holding(&backend).await;
 
-    let waiter = TokenLock::with_options(backend.clone(), "job", options);
+    let waiter = TokenLock::with_options(backend.clone(), "job", options());
     let wall = Instant::now();
     let task = tokio::spawn(async move { waiter.acquire().await });
     tokio::task::yield_now().await;

@@ -3,10 +3,9 @@
 
 use std::time::Duration;
 
-use lock_core::{
-    AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockOptions, TokenLock,
-};
+use lock_core::{AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockOptions, TokenLock};
 
+use super::algorithm;
 use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
 
 const MS: Duration = Duration::from_millis(1);
@@ -155,53 +154,14 @@ pub async fn unchecked_late_del_removes_another_clients_lock<H: Harness>(
 /// The same pause with checked releases: the token lock's compare-and-delete and the
 /// legacy lock's time check both leave C2's lock in place.
 pub async fn checked_release_leaves_the_new_holder<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (token, legacy) = (ctx.key("token"), ctx.key("legacy"));
     let b = &ctx.backend;
-    let short = LockOptions::new()
-        .ttl(100 * MS)
-        .policy(AcquirePolicy::try_once());
-    let long = short.clone().ttl(Duration::from_secs(10));
-
-    let k = ctx.key("token");
-    let c1 = TokenLock::with_options(b.clone(), k.clone(), short.clone());
-    let c2 = TokenLock::with_options(b.clone(), k.clone(), long.clone());
-    let paused = c1
-        .try_acquire()
-        .await?
-        .acquired()
-        .ok_or_else(|| Failure("token C1 refused".into()))?;
-    ctx.advance(200 * MS).await;
-    let holder = c2
-        .try_acquire()
-        .await?
-        .acquired()
-        .ok_or_else(|| Failure("token C2 refused".into()))?;
-    check_eq!(paused.release().await?, false, "token C1's late release");
-    let value = b.get(&k).await?;
-    check_eq!(
-        value.as_deref(),
-        Some(holder.token().as_bytes()),
-        "token lock value after C1's late release"
-    );
-
-    let k = ctx.key("legacy");
-    let c1 = LegacyLock::with_options(b.clone(), k.clone(), short);
-    let c2 = LegacyLock::with_options(b.clone(), k.clone(), long);
-    let paused = c1
-        .try_acquire()
-        .await?
-        .acquired()
-        .ok_or_else(|| Failure("legacy C1 refused".into()))?;
-    ctx.advance(200 * MS).await;
-    let holder = c2
-        .try_acquire()
-        .await?
-        .acquired()
-        .ok_or_else(|| Failure("legacy C2 refused".into()))?;
-    check_eq!(paused.release().await?, false, "legacy C1's late release");
-    check_eq!(
-        b.get(&k).await?,
-        Some(stamp(holder.expires_at_ms())),
-        "legacy lock value after C1's late release"
-    );
-    Ok(Verdict::Passed)
+    algorithm::stale_release_leaves_the_new_holder(ctx, &token, |o| {
+        TokenLock::with_options(b.clone(), token.clone(), o)
+    })
+    .await?;
+    algorithm::stale_release_leaves_the_new_holder(ctx, &legacy, |o| {
+        LegacyLock::with_options(b.clone(), legacy.clone(), o)
+    })
+    .await
 }
