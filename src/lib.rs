@@ -5,7 +5,9 @@
 //! - [`lock_core`] (re-exported at the top level): the [`KvBackend`] trait, [`Script`]s,
 //!   the [`Clock`], and the lock algorithms of the seed documents.
 //! - [`MemoryBackend`]: an in-process Redis double with virtual time and fault injection.
-//! - [`conformance`]: the suite every backend runs; [`MemoryHarness`] runs it on the double.
+//! - [`RedisBackend`]: the same trait on a real Redis-protocol server (redis-rs).
+//! - [`conformance`]: the suite every backend runs; [`MemoryHarness`] and [`RedisHarness`]
+//!   run it on the double and on a real server.
 //!
 //! ```
 //! use std::time::Duration;
@@ -22,11 +24,14 @@
 //! ```
 
 mod memory_harness;
+mod redis_harness;
 
 pub use lock_conformance as conformance;
 pub use lock_core::*;
 pub use lock_memory::{Dump, Faults, KeyDump, MemoryBackend, MemoryStats};
+pub use lock_redis::{RedisBackend, RedisOptions, RedisServer, RedisTarget};
 pub use memory_harness::MemoryHarness;
+pub use redis_harness::RedisHarness;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -3,10 +3,15 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use nxlock::MemoryHarness;
+use nxlock::conformance::{Report, run_all};
+use nxlock::{MemoryHarness, RedisHarness};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// Check the server at this URL (any Redis-protocol server: Redis, Valkey, KeyDB,
+    /// Dragonfly, Garnet, …) through RedisBackend, instead of the embedded double.
+    #[arg(long, value_name = "redis://HOST:PORT")]
+    url: Option<String>,
     /// Print `{"target", "passed", "failed", "cases": [{"name", "ok", "detail"}]}`.
     #[arg(long)]
     json: bool,
@@ -23,7 +28,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let report = runtime.block_on(nxlock::conformance::run_all(&MemoryHarness));
+    let report: Report = runtime.block_on(async {
+        match &args.url {
+            Some(url) => run_all(&RedisHarness::at(url)).await,
+            None => run_all(&MemoryHarness).await,
+        }
+    });
     if args.json {
         println!("{}", report.to_json());
     } else {

@@ -41,6 +41,12 @@ pub trait Harness: Send + Sync {
     /// Lets `by` pass for `backend` and for the clock its clients use: a virtual advance
     /// for doubles, a real sleep for servers. Cases keep such waits under a second.
     fn advance(&self, backend: &Self::Backend, by: Duration) -> impl Future<Output = ()> + Send;
+
+    /// Why this harness cannot run here (no server available, say); generated tests then
+    /// skip with a loud line instead of failing. `None` by default.
+    fn skip_reason(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What one case gets: the backend, its own key namespace, and the harness's time.

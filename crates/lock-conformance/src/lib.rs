@@ -180,6 +180,10 @@ macro_rules! __emit_tests {
                     fn $case() {
                         $crate::runner::block_on(async {
                             let harness = $harness;
+                            if let Some(why) = $crate::Harness::skip_reason(&harness) {
+                                $crate::runner::announce_skip(stringify!($group), stringify!($case), &why);
+                                return;
+                            }
                             let report = $crate::__run_case!(&harness, $group, $case);
                             $crate::runner::assert_case(&report);
                         });

@@ -71,6 +71,12 @@ pub fn block_on<F: Future>(f: F) -> F::Output {
         .block_on(f)
 }
 
+/// Says loudly, past the test runner's output capture, that a case was skipped.
+pub fn announce_skip(group: &str, case: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "*** SKIPPED {group}::{case}: {why} ***");
+}
+
 /// Panics with the case's detail if it failed (for generated tests); prints expected
 /// failures so they are visible in the test output.
 pub fn assert_case(report: &CaseReport) {

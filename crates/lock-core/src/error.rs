@@ -31,6 +31,8 @@ pub enum ErrorKind {
     Unsupported,
     /// Any other error reply from the server; the text says which.
     Response,
+    /// The backend was configured wrongly (an unparsable URL, say).
+    InvalidConfig,
 }
 
 /// A backend error: its [`ErrorKind`] and the server's exact message.
@@ -87,6 +89,32 @@ impl Error {
         )
     }
 
+    /// A server's error reply, classified by its text (the text is kept as is).
+    ///
+    /// Errors raised inside a Lua script carry Redis 7's ` script: <sha1>, on
+    /// @user_script:<line>.` suffix and are [`ErrorKind::Script`].
+    pub fn from_reply(text: impl Into<String>) -> Self {
+        let text = text.into();
+        let kind = if text.contains(" script: ") || text.starts_with("ERR user_script:") {
+            ErrorKind::Script
+        } else if text.starts_with("ERR invalid expire time") {
+            ErrorKind::InvalidExpire
+        } else if text == "ERR value is not an integer or out of range" {
+            ErrorKind::NotInteger
+        } else if text == "ERR increment or decrement would overflow" {
+            ErrorKind::Overflow
+        } else if text == "ERR syntax error" {
+            ErrorKind::Syntax
+        } else if text.starts_with("WRONGTYPE") {
+            ErrorKind::WrongType
+        } else if text.starts_with("NOSCRIPT") {
+            ErrorKind::NoScript
+        } else {
+            ErrorKind::Response
+        };
+        Self::new(kind, text)
+    }
+
     /// `NOSCRIPT No matching script. Please use EVAL.`
     pub fn no_script() -> Self {
         Self::new(
@@ -103,6 +131,46 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_are_classified_by_their_text() {
+        let kind = |t: &str| Error::from_reply(t).kind();
+        assert_eq!(
+            kind("ERR invalid expire time in 'set' command"),
+            ErrorKind::InvalidExpire
+        );
+        assert_eq!(
+            kind("ERR value is not an integer or out of range"),
+            ErrorKind::NotInteger
+        );
+        assert_eq!(
+            kind("ERR increment or decrement would overflow"),
+            ErrorKind::Overflow
+        );
+        assert_eq!(kind("ERR syntax error"), ErrorKind::Syntax);
+        assert_eq!(
+            kind("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            ErrorKind::WrongType
+        );
+        assert_eq!(
+            kind("NOSCRIPT No matching script. Please use EVAL."),
+            ErrorKind::NoScript
+        );
+        assert_eq!(
+            kind("ERR invalid expire time in 'pexpire' command script: 9f2c, on @user_script:3."),
+            ErrorKind::Script
+        );
+        assert_eq!(kind("ERR unknown command 'EVALSHA'"), ErrorKind::Response);
+        assert_eq!(
+            Error::from_reply("ERR syntax error").message(),
+            "ERR syntax error"
+        );
+    }
+}
 
 /// Result with the backend [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

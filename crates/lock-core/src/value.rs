@@ -17,6 +17,8 @@ pub enum Value {
     Status(String),
     /// Array reply.
     Array(Vec<Value>),
+    /// An error reply nested inside an array (a top-level error is an `Err`).
+    Error(String),
 }
 
 impl Value {

@@ -1,0 +1,247 @@
+//! [`RedisBackend`]: [`KvBackend`] over a real Redis-protocol server, through redis-rs.
+
+use std::time::Duration;
+
+use lock_core::{
+    Error, ErrorKind, ExpireCondition, KvBackend, Result, Script, SetCondition, SetExpiry,
+    SetOptions, SetReply, Value,
+};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Cmd, FromRedisValue};
+
+use crate::{errors, value};
+
+/// How [`RedisBackend`] connects and waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RedisOptions {
+    /// The longest one command may take, reconnection included; then the command fails
+    /// with [`ErrorKind::Timeout`]. Default 2 s.
+    pub command_timeout: Duration,
+    /// The longest a (re)connection attempt may take. Default 1 s.
+    pub connect_timeout: Duration,
+}
+
+impl Default for RedisOptions {
+    fn default() -> Self {
+        Self {
+            command_timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+/// A [`KvBackend`] on a Redis-protocol server (Redis, Valkey, KeyDB, …).
+///
+/// - Built from a URL: `redis://[:password@]host:port[/db]` (also `redis+unix://`).
+/// - One multiplexed connection shared by all clones (redis-rs's `ConnectionManager`); when
+///   the server goes away it reconnects in the background, without the caller rebuilding
+///   anything.
+/// - Every command is bounded by [`RedisOptions::command_timeout`].
+/// - Scripts run with `EVALSHA`; on `NOSCRIPT` (after `SCRIPT FLUSH` or a server restart)
+///   the same call is retried once with `EVAL`, which also caches the script again. No
+///   other hidden commands: acquire and release are one round trip each.
+/// - Server error replies keep their exact text and get an [`ErrorKind`] from it; lost
+///   connections are [`ErrorKind::Connection`], deadlines [`ErrorKind::Timeout`].
+#[derive(Clone)]
+pub struct RedisBackend {
+    connection: ConnectionManager,
+    options: RedisOptions,
+}
+
+impl std::fmt::Debug for RedisBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisBackend")
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl RedisBackend {
+    /// Connects to `url` with default [`RedisOptions`].
+    pub async fn connect(url: &str) -> Result<Self> {
+        Self::connect_with(url, RedisOptions::default()).await
+    }
+
+    /// Connects to `url`.
+    pub async fn connect_with(url: &str, options: RedisOptions) -> Result<Self> {
+        let client = redis::Client::open(url).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidConfig,
+                format!("invalid Redis URL {url:?}: {e}"),
+            )
+        })?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(options.connect_timeout))
+            .set_response_timeout(Some(options.command_timeout))
+            .set_number_of_retries(1);
+        let connecting = ConnectionManager::new_with_config(client, config);
+        let connection = tokio::time::timeout(options.command_timeout, connecting)
+            .await
+            .map_err(|_| errors::timed_out(options.command_timeout))?
+            .map_err(errors::from_redis)?;
+        Ok(Self {
+            connection,
+            options,
+        })
+    }
+
+    /// Sends one command and converts its reply.
+    pub async fn query<T: FromRedisValue>(&self, command: &Cmd) -> Result<T> {
+        let mut connection = self.connection.clone();
+        let limit = self.options.command_timeout;
+        match tokio::time::timeout(limit, command.query_async::<T>(&mut connection)).await {
+            Ok(reply) => reply.map_err(errors::from_redis),
+            Err(_) => Err(errors::timed_out(limit)),
+        }
+    }
+
+    /// `EVALSHA sha …` or `EVAL lua …`.
+    async fn run_script(
+        &self,
+        command: &str,
+        body: &str,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+    ) -> Result<Value> {
+        let mut cmd = redis::cmd(command);
+        cmd.arg(body).arg(keys.len());
+        for key in keys {
+            cmd.arg(*key);
+        }
+        for arg in args {
+            cmd.arg(*arg);
+        }
+        self.query::<redis::Value>(&cmd)
+            .await
+            .map(value::from_redis)
+    }
+}
+
+fn set_command(key: &[u8], value: &[u8], options: SetOptions) -> Cmd {
+    let mut cmd = redis::cmd("SET");
+    cmd.arg(key).arg(value);
+    match options.condition {
+        SetCondition::Always => {}
+        SetCondition::IfNotExists => {
+            cmd.arg("NX");
+        }
+        SetCondition::IfExists => {
+            cmd.arg("XX");
+        }
+    }
+    if options.get {
+        cmd.arg("GET");
+    }
+    match options.expiry {
+        SetExpiry::Clear => {}
+        SetExpiry::KeepTtl => {
+            cmd.arg("KEEPTTL");
+        }
+        SetExpiry::Ex(s) => {
+            cmd.arg("EX").arg(s);
+        }
+        SetExpiry::Px(ms) => {
+            cmd.arg("PX").arg(ms);
+        }
+        SetExpiry::ExAt(s) => {
+            cmd.arg("EXAT").arg(s);
+        }
+        SetExpiry::PxAt(ms) => {
+            cmd.arg("PXAT").arg(ms);
+        }
+    }
+    cmd
+}
+
+fn expire_command(name: &str, key: &[u8], when: i64, condition: ExpireCondition) -> Cmd {
+    let mut cmd = redis::cmd(name);
+    cmd.arg(key).arg(when);
+    let flag = match condition {
+        ExpireCondition::Always => None,
+        ExpireCondition::IfNoExpiry => Some("NX"),
+        ExpireCondition::IfHasExpiry => Some("XX"),
+        ExpireCondition::IfGreater => Some("GT"),
+        ExpireCondition::IfLess => Some("LT"),
+    };
+    if let Some(flag) = flag {
+        cmd.arg(flag);
+    }
+    cmd
+}
+
+fn key_command(name: &str, key: &[u8]) -> Cmd {
+    let mut cmd = redis::cmd(name);
+    cmd.arg(key);
+    cmd
+}
+
+fn keys_command(name: &str, keys: &[&[u8]]) -> Cmd {
+    let mut cmd = redis::cmd(name);
+    for key in keys {
+        cmd.arg(*key);
+    }
+    cmd
+}
+
+impl KvBackend for RedisBackend {
+    async fn set(&self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply> {
+        let reply: redis::Value = self.query(&set_command(key, value, options)).await?;
+        Ok(match (options.get, reply) {
+            (true, redis::Value::BulkString(old)) => SetReply::OldValue(Some(old)),
+            (true, _) => SetReply::OldValue(None),
+            (false, redis::Value::Nil) => SetReply::NotApplied,
+            (false, _) => SetReply::Applied,
+        })
+    }
+    async fn setnx(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.query(redis::cmd("SETNX").arg(key).arg(value)).await
+    }
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.query(&key_command("GET", key)).await
+    }
+    async fn getset(&self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.query(redis::cmd("GETSET").arg(key).arg(value)).await
+    }
+    async fn getdel(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.query(&key_command("GETDEL", key)).await
+    }
+    async fn del(&self, keys: &[&[u8]]) -> Result<i64> {
+        self.query(&keys_command("DEL", keys)).await
+    }
+    async fn exists(&self, keys: &[&[u8]]) -> Result<i64> {
+        self.query(&keys_command("EXISTS", keys)).await
+    }
+    async fn pexpire(&self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool> {
+        self.query(&expire_command("PEXPIRE", key, ms, condition))
+            .await
+    }
+    async fn pexpireat(
+        &self,
+        key: &[u8],
+        unix_ms: i64,
+        condition: ExpireCondition,
+    ) -> Result<bool> {
+        self.query(&expire_command("PEXPIREAT", key, unix_ms, condition))
+            .await
+    }
+    async fn pttl(&self, key: &[u8]) -> Result<i64> {
+        self.query(&key_command("PTTL", key)).await
+    }
+    async fn ttl(&self, key: &[u8]) -> Result<i64> {
+        self.query(&key_command("TTL", key)).await
+    }
+    async fn persist(&self, key: &[u8]) -> Result<bool> {
+        self.query(&key_command("PERSIST", key)).await
+    }
+    async fn incr(&self, key: &[u8]) -> Result<i64> {
+        self.query(&key_command("INCR", key)).await
+    }
+    async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
+        match self.run_script("EVALSHA", script.sha1(), keys, args).await {
+            Err(e) if e.kind() == ErrorKind::NoScript => {
+                self.run_script("EVAL", script.lua(), keys, args).await
+            }
+            reply => reply,
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! A real `redis-server` for tests: spawned from PATH on a free loopback port, killed on
+//! drop. `NXLOCK_REDIS_URL` points tests at an existing server instead.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Environment variable naming an existing server to test against instead of spawning one.
+pub const URL_VAR: &str = "NXLOCK_REDIS_URL";
+/// Environment variable that turns "no redis-server available" from a skip into a failure.
+pub const REQUIRE_VAR: &str = "NXLOCK_REQUIRE_REDIS";
+
+/// A `redis-server` child process on `127.0.0.1:<port>`, without persistence.
+#[derive(Debug)]
+pub struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+}
+
+/// Where real-Redis tests should run.
+#[derive(Debug)]
+pub enum RedisTarget {
+    /// A server this process spawned (killed when this value is dropped).
+    Spawned(RedisServer),
+    /// An existing server from `NXLOCK_REDIS_URL`.
+    External(String),
+}
+
+impl RedisTarget {
+    /// The server's URL.
+    pub fn url(&self) -> String {
+        match self {
+            RedisTarget::Spawned(server) => server.url(),
+            RedisTarget::External(url) => url.clone(),
+        }
+    }
+
+    /// The target tests should use: `NXLOCK_REDIS_URL` if set, else a freshly spawned
+    /// server. `Err` carries why neither is available (then tests skip, loudly).
+    ///
+    /// # Panics
+    ///
+    /// When no server is available and `NXLOCK_REQUIRE_REDIS=1`: CI must not pass
+    /// without having run the real-Redis tests.
+    pub fn from_env() -> Result<Self, String> {
+        if let Ok(url) = std::env::var(URL_VAR) {
+            return Ok(RedisTarget::External(url));
+        }
+        match RedisServer::spawn() {
+            Ok(server) => Ok(RedisTarget::Spawned(server)),
+            Err(why) if std::env::var(REQUIRE_VAR).as_deref() == Ok("1") => {
+                panic!("{REQUIRE_VAR}=1 but no Redis server is available: {why}")
+            }
+            Err(why) => Err(why),
+        }
+    }
+}
+
+/// Prints a line the test runner does not capture, so a skipped real-Redis test is seen.
+pub fn announce_skip(what: &str, why: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n*** SKIPPED {what}: {why}. Install redis-server (apt-get install redis-server) or set \
+         {URL_VAR}; {REQUIRE_VAR}=1 makes this a failure. ***"
+    );
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
+}
+
+fn answers_ping(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut reply = [0u8; 7];
+    stream.write_all(b"PING\r\n").is_ok()
+        && stream.read_exact(&mut reply).is_ok()
+        && &reply == b"+PONG\r\n"
+}
+
+impl RedisServer {
+    /// Spawns `redis-server` from PATH on a free port and waits until it answers PING.
+    pub fn spawn() -> Result<Self, String> {
+        let mut last_error = String::new();
+        // The port is free when we look and taken when redis binds it; rarely another
+        // process takes it in between, so try a few.
+        for _ in 0..3 {
+            let port = free_port().map_err(|e| format!("no free loopback port: {e}"))?;
+            let mut server = RedisServer { child: None, port };
+            match server.start() {
+                Ok(()) => return Ok(server),
+                Err(e) => last_error = e,
+            }
+        }
+        Err(last_error)
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run redis-server from PATH: {e}"))?;
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if answers_ping(self.port) {
+                return Ok(());
+            }
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+                self.child = None;
+                return Err(format!("redis-server exited at start: {status}"));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+        Err("redis-server did not answer PING within 10 s".into())
+    }
+
+    /// `redis://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Kills the server (SIGKILL: no shutdown, everything it held is lost).
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts a new, empty server on the same port (after [`RedisServer::kill`]).
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.kill();
+        self.start()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,0 +1,73 @@
+//! The conformance harness for [`RedisBackend`] on a real server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_conformance::Harness;
+use lock_redis::{RedisBackend, RedisTarget};
+
+/// Runs the conformance suite through [`RedisBackend`] on a real server. Time passes for
+/// real (`advance` sleeps), so cases keep their waits short.
+#[derive(Clone, Debug)]
+pub struct RedisHarness {
+    url: String,
+    /// Keeps a spawned server alive as long as any clone of the harness.
+    _server: Option<Arc<RedisTarget>>,
+    skip: Option<String>,
+}
+
+impl RedisHarness {
+    /// The server at `url` (for `nxlock check --url`).
+    pub fn at(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            _server: None,
+            skip: None,
+        }
+    }
+
+    /// `NXLOCK_REDIS_URL`, or a `redis-server` spawned from PATH for this harness; when
+    /// neither is available the harness reports a skip reason (and panics instead under
+    /// `NXLOCK_REQUIRE_REDIS=1`, see [`RedisTarget::from_env`]).
+    pub fn from_env() -> Self {
+        match RedisTarget::from_env() {
+            Ok(target) => Self {
+                url: target.url(),
+                _server: Some(Arc::new(target)),
+                skip: None,
+            },
+            Err(why) => Self {
+                url: String::new(),
+                _server: None,
+                skip: Some(format!("no Redis server: {why}")),
+            },
+        }
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Harness for RedisHarness {
+    type Backend = RedisBackend;
+
+    fn name(&self) -> String {
+        self.url.clone()
+    }
+
+    async fn backend(&self) -> Result<RedisBackend, String> {
+        RedisBackend::connect(&self.url)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn advance(&self, _backend: &RedisBackend, by: Duration) {
+        tokio::time::sleep(by).await;
+    }
+
+    fn skip_reason(&self) -> Option<String> {
+        self.skip.clone()
+    }
+}
