@@ -132,6 +132,9 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Result with the backend [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +174,3 @@ mod tests {
         );
     }
 }
-
-/// Result with the backend [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;

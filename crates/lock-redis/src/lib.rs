@@ -10,4 +10,6 @@ pub mod server;
 mod value;
 
 pub use backend::{RedisBackend, RedisOptions};
+/// The redis-rs crate this backend is built on, for raw commands through [`RedisBackend::query`].
+pub use redis;
 pub use server::{RedisServer, RedisTarget};
