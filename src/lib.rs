@@ -23,6 +23,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod bench;
 mod memory_harness;
 mod redis_harness;
 

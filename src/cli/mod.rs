@@ -1,5 +1,6 @@
 //! Subcommands of the `nxlock` binary, one file each.
 
+mod bench;
 mod check;
 
 use std::process::ExitCode;
@@ -18,6 +19,9 @@ pub struct Cli {
 enum Command {
     /// Run the conformance suite and print a table (or JSON); exits 1 if any case fails.
     Check(check::CheckArgs),
+    /// Contention benchmark: clients loop acquire -> hold -> release; prints throughput,
+    /// latency percentiles, fairness, commands per cycle and violations.
+    Bench(bench::BenchArgs),
 }
 
 impl Cli {
@@ -25,6 +29,7 @@ impl Cli {
     pub fn run(self) -> ExitCode {
         match self.command {
             Command::Check(args) => check::run(args),
+            Command::Bench(args) => bench::run_bench(args),
         }
     }
 }

@@ -18,6 +18,7 @@
 mod algorithms;
 mod backend;
 mod clock;
+mod counting;
 mod error;
 mod keys;
 mod lock;
@@ -33,6 +34,7 @@ pub use algorithms::{
 };
 pub use backend::{ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOptions, SetReply};
 pub use clock::Clock;
+pub use counting::CountingBackend;
 pub use error::{Error, ErrorKind, Result};
 pub use keys::{LockName, hash_slot};
 pub use lock::{LockAlgorithm, LockGuard, LockOptions};

@@ -1,0 +1,224 @@
+//! `cargo bench`: lock cycle latency per algorithm and backend, raw commands, contention.
+//! The Redis groups spawn a redis-server (or use NXLOCK_REDIS_URL) and are skipped with a
+//! clear line when there is none.
+
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use nxlock::{
+    AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockOptions, LockOwner,
+    MemoryBackend, RedisBackend, RedisTarget, ReentrantLock, ScriptedLock, SetOptions, TokenLock,
+    scripts,
+};
+use tokio::runtime::Runtime;
+
+fn current_thread() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn multi_thread() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn once() -> LockOptions {
+    LockOptions::new()
+        .ttl(Duration::from_secs(30))
+        .policy(AcquirePolicy::try_once())
+}
+
+/// One uncontended acquire + release.
+async fn cycle<A: LockAlgorithm>(lock: &A) {
+    let guard = lock
+        .try_acquire()
+        .await
+        .unwrap()
+        .acquired()
+        .expect("uncontended");
+    assert!(guard.release().await.unwrap());
+}
+
+fn bench_cycles<B: KvBackend + Clone + 'static>(
+    c: &mut Criterion,
+    group: &str,
+    rt: &Runtime,
+    backend: &B,
+) {
+    let mut g = c.benchmark_group(group);
+    let token = TokenLock::with_options(backend.clone(), "bench:token", once());
+    g.bench_function("token", |b| b.to_async(rt).iter(|| cycle(&token)));
+    let legacy = LegacyLock::with_options(backend.clone(), "bench:legacy", once());
+    g.bench_function("legacy", |b| b.to_async(rt).iter(|| cycle(&legacy)));
+    let scripted = ScriptedLock::with_options(backend.clone(), "bench:scripted", once());
+    g.bench_function("scripted", |b| b.to_async(rt).iter(|| cycle(&scripted)));
+    let reentrant =
+        ReentrantLock::with_options(backend.clone(), "bench:reentrant", LockOwner::new(), once());
+    g.bench_function("reentrant", |b| b.to_async(rt).iter(|| cycle(&reentrant)));
+    g.finish();
+}
+
+fn bench_ops<B: KvBackend + Clone + 'static>(
+    c: &mut Criterion,
+    group: &str,
+    rt: &Runtime,
+    backend: &B,
+) {
+    let mut g = c.benchmark_group(group);
+    g.bench_function("set_nx_px", |b| {
+        b.to_async(rt).iter(|| async {
+            backend
+                .set(b"bench:op", b"v", SetOptions::new().nx().px(30_000))
+                .await
+                .unwrap();
+        })
+    });
+    g.bench_function("pttl", |b| {
+        b.to_async(rt)
+            .iter(|| async { backend.pttl(b"bench:op").await.unwrap() })
+    });
+    g.bench_function("script_compare_and_delete", |b| {
+        b.to_async(rt).iter(|| async {
+            backend
+                .eval(
+                    &scripts::COMPARE_AND_DELETE,
+                    &[b"bench:op"],
+                    &[b"not-the-token"],
+                )
+                .await
+                .unwrap()
+        })
+    });
+    g.finish();
+}
+
+/// `n` tasks share `iters` cycles, on one key or on `n` keys; reports time per cycle.
+fn bench_contended(c: &mut Criterion) {
+    let rt = multi_thread();
+    for one_key in [true, false] {
+        let mut g = c.benchmark_group(if one_key {
+            "contended/memory/one_key"
+        } else {
+            "contended/memory/n_keys"
+        });
+        for n in [1usize, 4, 16, 64] {
+            g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, &n| {
+                b.to_async(&rt).iter_custom(|iters| async move {
+                    let backend = MemoryBackend::new();
+                    let per_task = iters.div_ceil(n as u64);
+                    let start = Instant::now();
+                    let tasks: Vec<_> = (0..n)
+                        .map(|i| {
+                            let key = if one_key {
+                                "bench:hot".to_string()
+                            } else {
+                                format!("bench:{i}")
+                            };
+                            let lock =
+                                TokenLock::with_options(backend.clone(), key, LockOptions::new());
+                            tokio::spawn(async move {
+                                for _ in 0..per_task {
+                                    let guard = lock.acquire().await.unwrap();
+                                    guard.release().await.unwrap();
+                                }
+                            })
+                        })
+                        .collect();
+                    for t in tasks {
+                        t.await.unwrap();
+                    }
+                    start
+                        .elapsed()
+                        .mul_f64(iters as f64 / (per_task * n as u64) as f64)
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
+/// The token-lock cycle written by hand on redis-rs: the floor nxlock should reach.
+fn bench_hand_written(c: &mut Criterion, group: &str, rt: &Runtime, url: &str) {
+    let mut conn = rt.block_on(async {
+        redis::Client::open(url)
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    });
+    let sha = scripts::COMPARE_AND_DELETE.sha1().to_string();
+    let _: String = rt
+        .block_on(
+            redis::cmd("SCRIPT")
+                .arg("LOAD")
+                .arg(scripts::COMPARE_AND_DELETE.lua())
+                .query_async(&mut conn),
+        )
+        .unwrap();
+    let mut g = c.benchmark_group(group);
+    g.bench_function("hand_written_redis_rs", |b| {
+        b.to_async(rt).iter(|| {
+            let (mut conn, sha) = (conn.clone(), sha.clone());
+            async move {
+                let token = uuid::Uuid::new_v4().to_string();
+                let _: Option<String> = redis::cmd("SET")
+                    .arg("bench:floor")
+                    .arg(&token)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(30_000)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                let released: i64 = redis::cmd("EVALSHA")
+                    .arg(&sha)
+                    .arg(1)
+                    .arg("bench:floor")
+                    .arg(&token)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                assert_eq!(released, 1);
+            }
+        })
+    });
+    g.finish();
+}
+
+fn memory(c: &mut Criterion) {
+    let rt = current_thread();
+    let backend = MemoryBackend::new();
+    bench_cycles(c, "cycle/memory", &rt, &backend);
+    bench_ops(c, "ops/memory", &rt, &backend);
+    bench_contended(c);
+}
+
+fn redis_groups(c: &mut Criterion) {
+    let target = match RedisTarget::from_env() {
+        Ok(target) => target,
+        Err(why) => {
+            eprintln!("*** SKIPPED the Redis benchmark groups: {why} ***");
+            return;
+        }
+    };
+    for (name, rt) in [
+        ("current_thread", current_thread()),
+        ("multi_thread", multi_thread()),
+    ] {
+        let backend = rt.block_on(RedisBackend::connect(&target.url())).unwrap();
+        bench_hand_written(c, &format!("cycle/redis/{name}"), &rt, &target.url());
+        bench_cycles(c, &format!("cycle/redis/{name}"), &rt, &backend);
+        bench_ops(c, &format!("ops/redis/{name}"), &rt, &backend);
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    targets = memory, redis_groups
+}
+criterion_main!(benches);

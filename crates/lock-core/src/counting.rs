@@ -1,0 +1,106 @@
+//! [`CountingBackend`]: counts the commands a workload sends, on any backend.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::{Clock, ExpireCondition, KvBackend, Result, Script, SetOptions, SetReply, Value};
+
+/// Wraps a backend and counts every command sent through it (a script counts as one), so
+/// benchmarks can report commands per lock cycle and tests can assert round trips.
+/// Clones share the counter.
+#[derive(Clone, Debug)]
+pub struct CountingBackend<B> {
+    inner: B,
+    commands: Arc<AtomicU64>,
+}
+
+impl<B> CountingBackend<B> {
+    /// Counts commands sent to `inner`, starting at 0.
+    pub fn new(inner: B) -> Self {
+        Self {
+            inner,
+            commands: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Commands sent so far.
+    pub fn commands(&self) -> u64 {
+        self.commands.load(Ordering::Relaxed)
+    }
+
+    /// The wrapped backend.
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    fn count(&self) {
+        self.commands.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl<B: KvBackend> KvBackend for CountingBackend<B> {
+    async fn set(&self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply> {
+        self.count();
+        self.inner.set(key, value, options).await
+    }
+    async fn setnx(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.count();
+        self.inner.setnx(key, value).await
+    }
+    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.count();
+        self.inner.get(key).await
+    }
+    async fn getset(&self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.count();
+        self.inner.getset(key, value).await
+    }
+    async fn getdel(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.count();
+        self.inner.getdel(key).await
+    }
+    async fn del(&self, keys: &[&[u8]]) -> Result<i64> {
+        self.count();
+        self.inner.del(keys).await
+    }
+    async fn exists(&self, keys: &[&[u8]]) -> Result<i64> {
+        self.count();
+        self.inner.exists(keys).await
+    }
+    async fn pexpire(&self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool> {
+        self.count();
+        self.inner.pexpire(key, ms, condition).await
+    }
+    async fn pexpireat(
+        &self,
+        key: &[u8],
+        unix_ms: i64,
+        condition: ExpireCondition,
+    ) -> Result<bool> {
+        self.count();
+        self.inner.pexpireat(key, unix_ms, condition).await
+    }
+    async fn pttl(&self, key: &[u8]) -> Result<i64> {
+        self.count();
+        self.inner.pttl(key).await
+    }
+    async fn ttl(&self, key: &[u8]) -> Result<i64> {
+        self.count();
+        self.inner.ttl(key).await
+    }
+    async fn persist(&self, key: &[u8]) -> Result<bool> {
+        self.count();
+        self.inner.persist(key).await
+    }
+    async fn incr(&self, key: &[u8]) -> Result<i64> {
+        self.count();
+        self.inner.incr(key).await
+    }
+    async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
+        self.count();
+        self.inner.eval(script, keys, args).await
+    }
+    fn clock(&self) -> Clock {
+        self.inner.clock()
+    }
+}

@@ -1,0 +1,194 @@
+//! [`BenchReport`]: what a benchmark run measured, as a table or as JSON.
+
+use std::fmt;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::workload::Workload;
+
+pub(crate) struct ClientResult {
+    pub(crate) cycles: u64,
+    pub(crate) errors: u64,
+    pub(crate) acquire_ns: Histogram<u64>,
+    pub(crate) cycle_ns: Histogram<u64>,
+}
+
+/// Acquire-wait percentiles in microseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Worst.
+    pub max: f64,
+}
+
+/// Full-cycle percentiles in microseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Latency {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// Cycles completed by the least and the most lucky client.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fairness {
+    /// Fewest cycles of any client.
+    pub min: u64,
+    /// Most cycles of any client.
+    pub max: u64,
+}
+
+/// One benchmark run. Serialises to exactly the documented JSON fields.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BenchReport {
+    /// `memory` or the server URL.
+    pub backend: String,
+    /// `token`, `legacy` or `scripted`.
+    pub algorithm: String,
+    /// Concurrent clients.
+    pub clients: usize,
+    /// Keys.
+    pub keys: usize,
+    /// Hold time per cycle, µs.
+    pub hold_us: u64,
+    /// Measured duration, seconds.
+    pub duration_s: f64,
+    /// Completed acquire → hold → release cycles.
+    pub cycles: u64,
+    /// Cycles per second.
+    pub cycles_per_sec: f64,
+    /// Time from starting to acquire until holding, µs.
+    pub acquire_us: Percentiles,
+    /// Time from starting to acquire until released, µs.
+    pub cycle_us: Latency,
+    /// Per-client cycle counts.
+    pub per_client_cycles: Fairness,
+    /// Backend commands per completed cycle (2 is the floor for the token lock; more is
+    /// polling).
+    pub commands_per_cycle: f64,
+    /// Times two holders were inside one key's critical section at once (must be 0).
+    pub violations: usize,
+    /// Failed acquires or releases that reported the lock lost (not part of the JSON).
+    #[serde(skip)]
+    pub errors: u64,
+}
+
+fn us(ns: u64) -> f64 {
+    (ns as f64 / 1_000.0 * 1_000.0).round() / 1_000.0
+}
+
+impl BenchReport {
+    pub(crate) fn collect(
+        backend: String,
+        workload: &Workload,
+        elapsed: Duration,
+        commands: u64,
+        violations: usize,
+        clients: Vec<ClientResult>,
+    ) -> Self {
+        let mut acquire = Histogram::<u64>::new_from(&clients[0].acquire_ns);
+        let mut cycle = Histogram::<u64>::new_from(&clients[0].cycle_ns);
+        for c in &clients {
+            let _ = acquire.add(&c.acquire_ns);
+            let _ = cycle.add(&c.cycle_ns);
+        }
+        let cycles: u64 = clients.iter().map(|c| c.cycles).sum();
+        let seconds = elapsed.as_secs_f64();
+        BenchReport {
+            backend,
+            algorithm: workload.algorithm.name().into(),
+            clients: workload.clients,
+            keys: workload.keys,
+            hold_us: u64::try_from(workload.hold.as_micros()).unwrap_or(u64::MAX),
+            duration_s: (seconds * 1000.0).round() / 1000.0,
+            cycles,
+            cycles_per_sec: (cycles as f64 / seconds).round(),
+            acquire_us: Percentiles {
+                p50: us(acquire.value_at_quantile(0.5)),
+                p99: us(acquire.value_at_quantile(0.99)),
+                p999: us(acquire.value_at_quantile(0.999)),
+                max: us(acquire.max()),
+            },
+            cycle_us: Latency {
+                p50: us(cycle.value_at_quantile(0.5)),
+                p99: us(cycle.value_at_quantile(0.99)),
+            },
+            per_client_cycles: Fairness {
+                min: clients.iter().map(|c| c.cycles).min().unwrap_or(0),
+                max: clients.iter().map(|c| c.cycles).max().unwrap_or(0),
+            },
+            commands_per_cycle: if cycles == 0 {
+                0.0
+            } else {
+                (commands as f64 / cycles as f64 * 1000.0).round() / 1000.0
+            },
+            violations,
+            errors: clients.iter().map(|c| c.errors).sum(),
+        }
+    }
+
+    /// The documented JSON object.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// `min / max` of per-client cycles (1.0 is perfectly fair).
+    pub fn fairness(&self) -> f64 {
+        if self.per_client_cycles.max == 0 {
+            return 0.0;
+        }
+        self.per_client_cycles.min as f64 / self.per_client_cycles.max as f64
+    }
+}
+
+impl fmt::Display for BenchReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let a = &self.acquire_us;
+        writeln!(f, "backend            {}", self.backend)?;
+        writeln!(
+            f,
+            "algorithm          {} ({} clients, {} keys, hold {} µs)",
+            self.algorithm, self.clients, self.keys, self.hold_us
+        )?;
+        writeln!(
+            f,
+            "cycles             {} in {:.2} s = {:.0} cycles/s",
+            self.cycles, self.duration_s, self.cycles_per_sec
+        )?;
+        writeln!(
+            f,
+            "acquire wait µs    p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
+            a.p50, a.p99, a.p999, a.max
+        )?;
+        writeln!(
+            f,
+            "cycle µs           p50 {:.1}  p99 {:.1}",
+            self.cycle_us.p50, self.cycle_us.p99
+        )?;
+        writeln!(
+            f,
+            "per-client cycles  min {}  max {}  (min/max {:.2})",
+            self.per_client_cycles.min,
+            self.per_client_cycles.max,
+            self.fairness()
+        )?;
+        writeln!(f, "commands/cycle     {:.3}", self.commands_per_cycle)?;
+        write!(f, "violations         {}", self.violations)?;
+        if self.errors > 0 {
+            write!(
+                f,
+                "\nerrors             {} (acquire timeouts or releases of lost locks)",
+                self.errors
+            )?;
+        }
+        Ok(())
+    }
+}
