@@ -15,6 +15,11 @@ pub trait ScriptContext {
     fn setnx(&mut self, key: &[u8], value: &[u8]) -> Result<bool>;
     /// See [`KvBackend::get`](crate::KvBackend::get).
     fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Whether `GET key` would answer exactly `expected`. The default calls
+    /// [`ScriptContext::get`]; a store can compare in place and skip the copy.
+    fn value_is(&mut self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        Ok(self.get(key)?.as_deref() == Some(expected))
+    }
     /// See [`KvBackend::getset`](crate::KvBackend::getset).
     fn getset(&mut self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>>;
     /// See [`KvBackend::del`](crate::KvBackend::del).

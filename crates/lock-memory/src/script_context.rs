@@ -14,6 +14,9 @@ impl ScriptContext for Store {
     fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Store::get(self, key)
     }
+    fn value_is(&mut self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        Ok(self.live(key).is_some_and(|entry| entry.value == expected))
+    }
     fn getset(&mut self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
         Store::getset(self, key, value)
     }

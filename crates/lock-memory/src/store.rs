@@ -2,6 +2,10 @@
 
 use std::collections::HashMap;
 
+/// foldhash instead of SipHash: the double is not exposed to untrusted keys, and hashing
+/// is a large part of a command's cost here.
+type Map = HashMap<Vec<u8>, Entry, foldhash::fast::RandomState>;
+
 /// One stored string and its absolute expiry (Unix ms), if any.
 #[derive(Clone, Debug)]
 pub(crate) struct Entry {
@@ -27,7 +31,7 @@ const MIN_SWEEP_INTERVAL: usize = 1024;
 /// small factor of the live keys whatever the churn.
 #[derive(Debug)]
 pub(crate) struct Store {
-    map: HashMap<Vec<u8>, Entry>,
+    map: Map,
     /// The current command's time. Set once per command (and per script, so time stands
     /// still inside scripts, as in Redis 7).
     now: i64,
@@ -40,7 +44,7 @@ pub(crate) struct Store {
 impl Default for Store {
     fn default() -> Self {
         Self {
-            map: HashMap::new(),
+            map: Map::default(),
             now: 0,
             commands_since_sweep: 0,
             sweep_every: MIN_SWEEP_INTERVAL,
@@ -118,6 +122,6 @@ impl Store {
     }
 
     pub(crate) fn flush(&mut self) {
-        self.map = HashMap::new();
+        self.map = Map::default();
     }
 }

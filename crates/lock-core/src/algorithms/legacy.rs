@@ -1,5 +1,6 @@
 //! Seeds 002-004: `SETNX key <expiry>` with GETSET recovery of expired locks.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, ms_arg};
@@ -112,7 +113,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for LegacyLock<B> {
 #[derive(Debug)]
 pub struct LegacyGuard<B: KvBackend + Clone + 'static> {
     backend: B,
-    key: Vec<u8>,
+    key: Arc<[u8]>,
     clock: Clock,
     expires_at_ms: i64,
     armed: bool,
@@ -163,7 +164,7 @@ impl<B: KvBackend + Clone + 'static> Drop for LegacyGuard<B> {
             return;
         }
         let backend = self.backend.clone();
-        let key = std::mem::take(&mut self.key);
+        let key = self.key.clone();
         let clock = self.clock.clone();
         let expires_at_ms = self.expires_at_ms;
         release_in_background(async move {

@@ -10,6 +10,7 @@ pub use reentrant::{LockOwner, ReentrantGuard, ReentrantLock};
 pub use scripted::{ScriptedGuard, ScriptedLock};
 pub use token::{TokenGuard, TokenLock};
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{Clock, KvBackend, LockError, LockOptions, Script, Value};
@@ -18,7 +19,8 @@ use crate::{Clock, KvBackend, LockError, LockOptions, Script, Value};
 #[derive(Clone, Debug)]
 struct Binding<B> {
     backend: B,
-    key: Vec<u8>,
+    /// Shared with every guard: acquiring clones a pointer, not the key.
+    key: Arc<[u8]>,
     options: LockOptions,
     clock: Clock,
 }
@@ -28,7 +30,7 @@ impl<B: KvBackend> Binding<B> {
         let clock = options.clock.clone().unwrap_or_else(|| backend.clock());
         Self {
             backend,
-            key: key.into(),
+            key: Arc::from(key.into()),
             options,
             clock,
         }

@@ -100,7 +100,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
         let reply = backend
             .eval(
                 &REENTRANT_ACQUIRE,
-                &[key],
+                &[&**key],
                 &[self.owner.id().as_bytes(), &ms_arg(ttl_ms)],
             )
             .await?;
@@ -124,7 +124,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
 #[derive(Debug)]
 pub struct ReentrantGuard<B: KvBackend + Clone + 'static> {
     backend: B,
-    key: Vec<u8>,
+    key: Arc<[u8]>,
     owner: LockOwner,
     depth: i64,
     armed: bool,
@@ -165,7 +165,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for ReentrantGuard<B> {
             .backend
             .eval(
                 &REENTRANT_EXTEND,
-                &[&self.key],
+                &[&*self.key],
                 &[self.owner.id().as_bytes(), &ms_arg(ttl_ms)],
             )
             .await?;
@@ -179,7 +179,7 @@ impl<B: KvBackend + Clone + 'static> Drop for ReentrantGuard<B> {
             return;
         }
         let backend = self.backend.clone();
-        let key = std::mem::take(&mut self.key);
+        let key = self.key.clone();
         let owner = self.owner.clone();
         release_in_background(async move {
             let _ = leave_once(&backend, &key, &owner).await;

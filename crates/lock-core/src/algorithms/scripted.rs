@@ -1,5 +1,6 @@
 //! Seed 001: the timestamp lock's SETNX / GET / GETSET steps in one atomic script.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, int_reply, ms_arg, pair_reply};
@@ -61,7 +62,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ScriptedLock<B> {
         let reply = backend
             .eval(
                 &LEGACY_ACQUIRE,
-                &[key],
+                &[&**key],
                 &[&ms_arg(stamp), &ms_arg(ttl_ms), &ms_arg(now)],
             )
             .await?;
@@ -92,7 +93,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ScriptedLock<B> {
 #[derive(Debug)]
 pub struct ScriptedGuard<B: KvBackend + Clone + 'static> {
     backend: B,
-    key: Vec<u8>,
+    key: Arc<[u8]>,
     clock: Clock,
     stamp: i64,
     armed: bool,
@@ -140,7 +141,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for ScriptedGuard<B> {
             .backend
             .eval(
                 &LEGACY_EXTEND,
-                &[&self.key],
+                &[&*self.key],
                 &[
                     &ms_arg(self.stamp),
                     &ms_arg(stamp),
@@ -163,7 +164,7 @@ impl<B: KvBackend + Clone + 'static> Drop for ScriptedGuard<B> {
             return;
         }
         let backend = self.backend.clone();
-        let key = std::mem::take(&mut self.key);
+        let key = self.key.clone();
         let clock = self.clock.clone();
         let stamp = self.stamp;
         release_in_background(async move {

@@ -1,5 +1,6 @@
 //! Seed 000's lock: `SET key token NX PX ttl`, released by compare-and-delete.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, holder_ttl, int_reply, ms_arg};
@@ -62,7 +63,9 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
             ..
         } = &self.binding;
         let ttl_ms = options.ttl_ms()?;
-        let token = uuid::Uuid::new_v4().to_string();
+        // Encoded into a stack buffer: skips the formatting machinery of `to_string`.
+        let mut buffer = uuid::Uuid::encode_buffer();
+        let token = String::from(uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buffer));
         match backend
             .set(key, token.as_bytes(), SetOptions::new().nx().px(ttl_ms))
             .await?
@@ -88,7 +91,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
 #[derive(Debug)]
 pub struct TokenGuard<B: KvBackend + Clone + 'static> {
     backend: B,
-    key: Vec<u8>,
+    key: Arc<[u8]>,
     token: String,
     armed: bool,
 }
@@ -108,7 +111,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
     async fn release(mut self) -> Result<bool, LockError> {
         let reply = self
             .backend
-            .eval(&COMPARE_AND_DELETE, &[&self.key], &[self.token.as_bytes()])
+            .eval(&COMPARE_AND_DELETE, &[&*self.key], &[self.token.as_bytes()])
             .await;
         // Only now: if this future is dropped mid-flight, Drop still releases.
         self.armed = false;
@@ -121,7 +124,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
             .backend
             .eval(
                 &COMPARE_AND_PEXPIRE,
-                &[&self.key],
+                &[&*self.key],
                 &[self.token.as_bytes(), &ms_arg(ttl_ms)],
             )
             .await?;
@@ -135,7 +138,7 @@ impl<B: KvBackend + Clone + 'static> Drop for TokenGuard<B> {
             return;
         }
         let backend = self.backend.clone();
-        let key = std::mem::take(&mut self.key);
+        let key = self.key.clone();
         let token = std::mem::take(&mut self.token);
         release_in_background(async move {
             let _ = backend

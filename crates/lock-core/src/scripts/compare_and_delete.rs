@@ -15,7 +15,7 @@ return 0"#,
     )
     .with_native(|store, keys, args| {
         let key = nth(keys, 0)?;
-        if store.get(key)?.as_deref() == Some(nth(args, 0)?) {
+        if store.value_is(key, nth(args, 0)?)? {
             return Ok(Value::Int(store.del(&[key])?));
         }
         Ok(Value::Int(0))

@@ -15,7 +15,7 @@ return 0"#,
     )
     .with_native(|store, keys, args| {
         let key = nth(keys, 0)?;
-        if store.get(key)?.as_deref() == Some(nth(args, 0)?) {
+        if store.value_is(key, nth(args, 0)?)? {
             let ttl = integer_arg(args, 1)?;
             let set = store.pexpire(key, ttl, ExpireCondition::Always)?;
             return Ok(Value::Int(i64::from(set)));
