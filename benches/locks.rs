@@ -193,6 +193,10 @@ fn memory(c: &mut Criterion) {
     let rt = current_thread();
     let backend = MemoryBackend::new();
     bench_cycles(c, "cycle/memory", &rt, &backend);
+    // Benches link tokio's test-util (a dev-dependency), which routes tokio's Instant
+    // through its test clock; the system clock shows the cost without it.
+    let system_clock = MemoryBackend::with_clock(nxlock::Clock::system());
+    bench_cycles(c, "cycle/memory_system_clock", &rt, &system_clock);
     bench_ops(c, "ops/memory", &rt, &backend);
     bench_contended(c);
 }

@@ -1,0 +1,157 @@
+//! `nxlock bench`: its JSON contract, its table, and its argument checks. (Timings are not
+//! asserted here; they belong in the README's Performance section.)
+
+use std::process::Command;
+
+fn nxlock(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args(args)
+        .output()
+        .expect("run nxlock")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = nxlock(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is exactly one JSON object")
+}
+
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    let mut keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn json_has_exactly_the_documented_fields() {
+    let report = json(&["bench", "--duration", "0.3", "--json"]);
+    assert_eq!(
+        keys(&report),
+        [
+            "acquire_us",
+            "algorithm",
+            "backend",
+            "clients",
+            "commands_per_cycle",
+            "cycle_us",
+            "cycles",
+            "cycles_per_sec",
+            "duration_s",
+            "hold_us",
+            "keys",
+            "per_client_cycles",
+            "violations"
+        ]
+    );
+    assert_eq!(keys(&report["acquire_us"]), ["max", "p50", "p99", "p999"]);
+    assert_eq!(keys(&report["cycle_us"]), ["p50", "p99"]);
+    assert_eq!(keys(&report["per_client_cycles"]), ["max", "min"]);
+    assert_eq!(report["backend"], "memory");
+    assert_eq!(report["algorithm"], "token");
+    assert!(report["cycles"].as_u64().unwrap() > 0);
+    // Uncontended token lock: SET NX PX + EVALSHA, nothing else.
+    assert_eq!(report["commands_per_cycle"].as_f64(), Some(2.0));
+    assert_eq!(report["violations"], 0);
+}
+
+#[test]
+fn contended_runs_of_every_algorithm_keep_mutual_exclusion() {
+    for algorithm in ["token", "legacy", "scripted"] {
+        let report = json(&[
+            "bench",
+            "--algorithm",
+            algorithm,
+            "--clients",
+            "8",
+            "--keys",
+            "2",
+            "--hold-us",
+            "100",
+            "--duration",
+            "0.3",
+            "--runtime",
+            "multi",
+            "--json",
+        ]);
+        assert_eq!(report["violations"], 0, "{algorithm}: {report}");
+        assert_eq!(report["clients"], 8);
+        assert_eq!(report["hold_us"], 100);
+        assert!(
+            report["cycles"].as_u64().unwrap() > 0,
+            "{algorithm}: {report}"
+        );
+    }
+}
+
+#[test]
+fn the_table_names_every_measure() {
+    let out = nxlock(&["bench", "--duration", "0.2"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for label in [
+        "cycles/s",
+        "acquire wait µs",
+        "p99.9",
+        "per-client cycles",
+        "commands/cycle",
+        "violations",
+    ] {
+        assert!(text.contains(label), "missing {label:?} in\n{text}");
+    }
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    for args in [
+        &["bench", "--duration", "0"][..],
+        &["bench", "--duration", "nan"],
+        &["bench", "--clients", "0"],
+        &["bench", "--algorithm", "redlock"],
+        &["bench", "--compare"],
+    ] {
+        let out = nxlock(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.stderr.is_empty(), "{args:?} gave no reason");
+    }
+}
+
+#[test]
+fn redis_bench_with_compare_reports_the_floor() {
+    let target = match nxlock::RedisTarget::from_env() {
+        Ok(target) => target,
+        Err(why) => {
+            return nxlock::lock_redis_skip("redis_bench_with_compare_reports_the_floor", &why);
+        }
+    };
+    let url = target.url();
+    let out = nxlock(&["bench", "--url", &url, "--duration", "0.3", "--compare"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("hand-written redis-rs floor"), "{text}");
+    assert!(text.contains("commands/cycle     2.000"), "{text}");
+    let report = json(&[
+        "bench",
+        "--url",
+        &url,
+        "--duration",
+        "0.3",
+        "--clients",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(report["backend"], url.as_str());
+    assert_eq!(report["violations"], 0);
+}
