@@ -64,6 +64,7 @@ fn arg_sets(script: &Script, now: i64) -> Vec<Vec<Vec<u8>>> {
     let s = |v: &str| v.as_bytes().to_vec();
     match script.name() {
         "compare-and-delete" => vec![vec![s("token-1")], vec![s("token-2")]],
+        "fenced-acquire" => vec![vec![s("token-1"), n(5_000)]],
         "compare-and-pexpire" => vec![vec![s("token-1"), n(5_000)], vec![s("token-2"), n(20_000)]],
         "legacy-acquire" => vec![vec![n(now + 5_000), n(5_000), n(now)]],
         "legacy-extend" => vec![
@@ -103,6 +104,8 @@ async fn native_and_lua_bodies_agree_on_every_edge_case() {
         return;
     };
     let key = b"differential:script".as_slice();
+    // The fenced script's second key: its counter, compared like the lock key.
+    let fence = b"differential:fence".as_slice();
     let now = nxlock::Clock::system().now_ms();
     let mut compared = 0;
     for script in scripts::all() {
@@ -111,8 +114,13 @@ async fn native_and_lua_bodies_agree_on_every_edge_case() {
                 let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
                 prepare(&pair.memory, key, &state).await;
                 prepare(&pair.redis, key, &state).await;
-                let native = pair.memory.eval(script, &[key], &args).await;
-                let lua = pair.redis.eval(script, &[key], &args).await;
+                let keys: &[&[u8]] = if script.name() == "fenced-acquire" {
+                    &[key, fence]
+                } else {
+                    &[key]
+                };
+                let native = pair.memory.eval(script, keys, &args).await;
+                let lua = pair.redis.eval(script, keys, &args).await;
                 let case = format!(
                     "{} on {state:?} with {:?}",
                     script.name(),
@@ -131,10 +139,15 @@ async fn native_and_lua_bodies_agree_on_every_edge_case() {
                     ttl_close(mem_ttl, redis_ttl, 200),
                     "PTTL after {case}: memory {mem_ttl}, redis {redis_ttl}"
                 );
+                assert_eq!(
+                    observe(&pair.memory, fence).await,
+                    observe(&pair.redis, fence).await,
+                    "fence counter after {case}"
+                );
                 compared += 1;
             }
         }
     }
     println!("compared {compared} script runs on both backends");
-    assert!(compared >= 8 * 28);
+    assert!(compared >= 9 * 28);
 }

@@ -161,6 +161,7 @@ async fn the_unbroken_double_passes_everything() {
     assert_eq!(
         expected,
         [
+            "fenced::unfenced_stale_write_corrupts_the_resource",
             "races::naive_del_then_setnx_recovery_lets_two_clients_hold",
             "races::unchecked_late_del_removes_another_clients_lock"
         ]

@@ -71,7 +71,12 @@ impl<'h, H: Harness> Ctx<'h, H> {
 
     /// The namespaced key for `name`.
     pub fn key(&self, name: &str) -> Vec<u8> {
-        format!("{}{name}", self.prefix).into_bytes()
+        self.name(name).into_bytes()
+    }
+
+    /// The namespaced name for `name`, as text (for [`LockName`](lock_core::LockName)).
+    pub fn name(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
     }
 
     /// Lets `by` pass (see [`Harness::advance`]).

@@ -32,6 +32,7 @@
 
 mod check;
 mod detector;
+mod fenced_resource;
 mod harness;
 mod report;
 pub mod runner;
@@ -40,6 +41,7 @@ pub mod cases;
 
 pub use check::{CaseResult, Failure, Verdict};
 pub use detector::{Inside, OverlapDetector};
+pub use fenced_resource::{FencedResource, StaleFence};
 pub use harness::{Ctx, Harness};
 pub use report::{CaseReport, Outcome, Report};
 
@@ -129,6 +131,19 @@ macro_rules! __with_cases {
                 dropped_guard_is_released_in_the_background,
                 holds_are_counted_per_owner,
                 other_owner_cannot_release,
+            }
+            fenced {
+                mutual_exclusion,
+                second_client_is_refused_while_held,
+                expiry_frees_a_crashed_holder,
+                release_frees_the_lock,
+                stale_release_leaves_the_new_holder,
+                extend_keeps_the_lock_and_stale_extend_fails,
+                acquire_gives_up_with_a_timeout,
+                dropped_guard_is_released_in_the_background,
+                fence_tokens_strictly_increase,
+                stale_holder_after_a_pause_is_rejected_by_fencing,
+                unfenced_stale_write_corrupts_the_resource,
             }
             races {
                 naive_del_then_setnx_recovery_lets_two_clients_hold,

@@ -11,6 +11,7 @@
 //! | [`LegacyLock`] | 002-004 | `SETNX` stamp, `GET`, `GETSET` recovery | `DEL` if our stamp has not passed |
 //! | [`ScriptedLock`] | 001 | one script: SETNX/GET/GETSET, codes 0-3 | script: our stamp, not passed |
 //! | [`ReentrantLock`] | 000 | script: `<owner>:<count>` | script: decrement, delete at 0 |
+//! | [`FencedLock`] | 000 + fencing | script: `SET NX PX` + `INCR` fence | compare-and-delete script |
 //!
 //! Every algorithm implements [`LockAlgorithm`]; [`LockAlgorithm::acquire`] retries by the
 //! lock's [`AcquirePolicy`] and never forever unless asked ([`Retry::Forever`]).
@@ -29,8 +30,8 @@ pub mod scripts;
 mod value;
 
 pub use algorithms::{
-    LegacyGuard, LegacyLock, LockOwner, ReentrantGuard, ReentrantLock, ScriptedGuard, ScriptedLock,
-    TokenGuard, TokenLock,
+    FencedGuard, FencedLock, LegacyGuard, LegacyLock, LockOwner, ReentrantGuard, ReentrantLock,
+    ScriptedGuard, ScriptedLock, TokenGuard, TokenLock,
 };
 pub use backend::{ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOptions, SetReply};
 pub use clock::Clock;

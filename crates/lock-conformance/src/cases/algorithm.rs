@@ -283,7 +283,7 @@ pub async fn dropped_guard_is_released_in_the_background<A: LockAlgorithm>(
 }
 
 /// Expands to one `pub async fn` per behaviour above for the algorithm built by
-/// `client(ctx, options)` in the invoking module.
+/// `client(ctx, options)`, whose key is `lock_key(ctx)`, in the invoking module.
 macro_rules! algorithm_cases {
     () => {
         /// Mutual exclusion under contention (see [`algorithm::mutual_exclusion`]).
@@ -308,16 +308,14 @@ macro_rules! algorithm_cases {
         pub async fn stale_release_leaves_the_new_holder<H: Harness>(
             ctx: &Ctx<'_, H>,
         ) -> CaseResult {
-            algorithm::stale_release_leaves_the_new_holder(ctx, &ctx.key("lock"), |o| {
-                client(ctx, o)
-            })
-            .await
+            algorithm::stale_release_leaves_the_new_holder(ctx, &lock_key(ctx), |o| client(ctx, o))
+                .await
         }
         /// See [`algorithm::extend_keeps_the_lock_and_stale_extend_fails`].
         pub async fn extend_keeps_the_lock_and_stale_extend_fails<H: Harness>(
             ctx: &Ctx<'_, H>,
         ) -> CaseResult {
-            algorithm::extend_keeps_the_lock_and_stale_extend_fails(ctx, &ctx.key("lock"), |o| {
+            algorithm::extend_keeps_the_lock_and_stale_extend_fails(ctx, &lock_key(ctx), |o| {
                 client(ctx, o)
             })
             .await

@@ -5,6 +5,7 @@
 
 pub mod algorithm;
 pub mod expiry;
+pub mod fenced;
 pub mod keys;
 pub mod legacy;
 pub mod races;

@@ -11,6 +11,10 @@ use lock_core::{
 use super::algorithm::{self, algorithm_cases};
 use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
 
+fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+    ctx.key("lock")
+}
+
 fn client<H: Harness>(ctx: &Ctx<'_, H>, options: LockOptions) -> ReentrantLock<H::Backend> {
     ReentrantLock::with_options(
         ctx.backend.clone(),

@@ -1,10 +1,12 @@
 //! The seeds' lock algorithms, generic over any [`KvBackend`](crate::KvBackend).
 
+mod fenced;
 mod legacy;
 mod reentrant;
 mod scripted;
 mod token;
 
+pub use fenced::{FencedGuard, FencedLock};
 pub use legacy::{LegacyGuard, LegacyLock};
 pub use reentrant::{LockOwner, ReentrantGuard, ReentrantLock};
 pub use scripted::{ScriptedGuard, ScriptedLock};

@@ -63,19 +63,16 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
             ..
         } = &self.binding;
         let ttl_ms = options.ttl_ms()?;
-        // Encoded into a stack buffer: skips the formatting machinery of `to_string`.
-        let mut buffer = uuid::Uuid::encode_buffer();
-        let token = String::from(uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buffer));
+        let token = TokenGuard::<B>::new_token();
         match backend
             .set(key, token.as_bytes(), SetOptions::new().nx().px(ttl_ms))
             .await?
         {
-            SetReply::Applied => Ok(Attempt::Acquired(TokenGuard {
-                backend: backend.clone(),
-                key: key.clone(),
+            SetReply::Applied => Ok(Attempt::Acquired(TokenGuard::held(
+                backend.clone(),
+                key.clone(),
                 token,
-                armed: true,
-            })),
+            ))),
             _ => match backend.pttl(key).await? {
                 // Released between our SET and PTTL: worth an immediate retry.
                 -2 => Ok(Attempt::Contended),
@@ -97,6 +94,22 @@ pub struct TokenGuard<B: KvBackend + Clone + 'static> {
 }
 
 impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
+    /// A fresh random UUID v4 token, encoded into a stack buffer (no formatting machinery).
+    pub(super) fn new_token() -> String {
+        let mut buffer = uuid::Uuid::encode_buffer();
+        String::from(uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buffer))
+    }
+
+    /// The guard of a lock just acquired with `token`.
+    pub(super) fn held(backend: B, key: Arc<[u8]>, token: String) -> Self {
+        Self {
+            backend,
+            key,
+            token,
+            armed: true,
+        }
+    }
+
     /// The random token this acquisition wrote.
     pub fn token(&self) -> &str {
         &self.token

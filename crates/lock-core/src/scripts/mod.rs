@@ -3,6 +3,7 @@
 
 mod compare_and_delete;
 mod compare_and_pexpire;
+mod fenced_acquire;
 mod legacy_acquire;
 mod legacy_extend;
 mod legacy_release;
@@ -12,6 +13,7 @@ mod reentrant_release;
 
 pub use compare_and_delete::COMPARE_AND_DELETE;
 pub use compare_and_pexpire::COMPARE_AND_PEXPIRE;
+pub use fenced_acquire::FENCED_ACQUIRE;
 pub use legacy_acquire::LEGACY_ACQUIRE;
 pub use legacy_extend::LEGACY_EXTEND;
 pub use legacy_release::LEGACY_RELEASE;
@@ -20,10 +22,11 @@ pub use reentrant_extend::REENTRANT_EXTEND;
 pub use reentrant_release::REENTRANT_RELEASE;
 
 /// Every built-in script, for tools that check them all (the differential tests).
-pub fn all() -> [&'static crate::Script; 8] {
+pub fn all() -> [&'static crate::Script; 9] {
     [
         &COMPARE_AND_DELETE,
         &COMPARE_AND_PEXPIRE,
+        &FENCED_ACQUIRE,
         &LEGACY_ACQUIRE,
         &LEGACY_EXTEND,
         &LEGACY_RELEASE,

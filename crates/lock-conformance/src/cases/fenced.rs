@@ -1,0 +1,126 @@
+//! [`FencedLock`]: the common behaviours, fences that only grow, and the pause scenario.
+
+use std::time::Duration;
+
+use lock_core::{AcquirePolicy, FencedLock, LockAlgorithm, LockGuard, LockName, LockOptions};
+
+use super::algorithm::{self, algorithm_cases};
+use crate::{CaseResult, Ctx, Failure, FencedResource, Harness, Verdict, check, check_eq};
+
+fn name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
+    LockName::new(ctx.name("fenced")).expect("namespaced names have no braces")
+}
+
+fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+    name(ctx).key("lock")
+}
+
+fn client<H: Harness>(ctx: &Ctx<'_, H>, options: LockOptions) -> FencedLock<H::Backend> {
+    FencedLock::with_options(ctx.backend.clone(), &name(ctx), options)
+}
+
+algorithm_cases!();
+
+fn short(ttl: Duration) -> LockOptions {
+    LockOptions::new()
+        .ttl(ttl)
+        .policy(AcquirePolicy::try_once())
+}
+
+/// Every acquisition's fence is strictly greater than the one before, including after a
+/// holder's TTL ran out and another took over.
+pub async fn fence_tokens_strictly_increase<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let lock = client(ctx, short(Duration::from_millis(100)));
+    let mut last = i64::MIN;
+    for round in 0..5 {
+        let guard = lock
+            .try_acquire()
+            .await?
+            .acquired()
+            .ok_or_else(|| Failure(format!("round {round} refused")))?;
+        check!(
+            guard.fence() > last,
+            "round {round}: fence {} after {last}",
+            guard.fence()
+        );
+        last = guard.fence();
+        if round == 2 {
+            std::mem::forget(guard); // crashes; the next round waits out the TTL
+            ctx.advance(Duration::from_millis(200)).await;
+        } else {
+            check_eq!(guard.release().await?, true, "release in round {round}");
+        }
+    }
+    Ok(Verdict::Passed)
+}
+
+/// C1 holds the lock and pauses past its TTL (a GC pause); C2 takes over and writes. When
+/// C1 wakes and writes with its old fence, the fenced resource refuses it.
+pub async fn stale_holder_after_a_pause_is_rejected_by_fencing<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let resource = FencedResource::new();
+    let c1 = client(ctx, short(Duration::from_millis(100)));
+    let c2 = client(ctx, short(Duration::from_secs(10)));
+    let paused = c1
+        .try_acquire()
+        .await?
+        .acquired()
+        .ok_or_else(|| Failure("C1 refused".into()))?;
+    ctx.advance(Duration::from_millis(200)).await; // C1's GC pause
+    let holder = c2
+        .try_acquire()
+        .await?
+        .acquired()
+        .ok_or_else(|| Failure("C2 refused after C1's TTL".into()))?;
+    check!(
+        resource.write(holder.fence(), b"C2").is_ok(),
+        "C2's write refused"
+    );
+    let stale = resource.write(paused.fence(), b"C1");
+    check!(
+        stale.is_err(),
+        "C1's stale write (fence {}) was accepted after C2's (fence {})",
+        paused.fence(),
+        holder.fence()
+    );
+    check_eq!(
+        resource.value(),
+        b"C2".to_vec(),
+        "resource after C1's stale write"
+    );
+    check_eq!(paused.release().await?, false, "C1's late release");
+    check_eq!(holder.release().await?, true, "C2's release");
+    Ok(Verdict::Passed)
+}
+
+/// The same pause without fencing: C1's stale write lands after C2's and corrupts the
+/// resource. Passes by demonstrating that failure.
+pub async fn unfenced_stale_write_corrupts_the_resource<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let resource = FencedResource::new();
+    let c1 = client(ctx, short(Duration::from_millis(100)));
+    let c2 = client(ctx, short(Duration::from_secs(10)));
+    let paused = c1
+        .try_acquire()
+        .await?
+        .acquired()
+        .ok_or_else(|| Failure("C1 refused".into()))?;
+    ctx.advance(Duration::from_millis(200)).await;
+    let holder = c2
+        .try_acquire()
+        .await?
+        .acquired()
+        .ok_or_else(|| Failure("C2 refused after C1's TTL".into()))?;
+    resource.write_unfenced(b"C2");
+    resource.write_unfenced(b"C1");
+    std::mem::forget(paused);
+    holder.release().await?;
+    if resource.value() == b"C1" {
+        return Ok(Verdict::ExpectedFailure(
+            "without fencing, paused C1 overwrote C2's write after losing the lock".into(),
+        ));
+    }
+    Err(Failure("the unfenced stale write did not land".into()))
+}
