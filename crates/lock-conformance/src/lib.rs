@@ -145,6 +145,14 @@ macro_rules! __with_cases {
                 stale_holder_after_a_pause_is_rejected_by_fencing,
                 unfenced_stale_write_corrupts_the_resource,
             }
+            lease {
+                renews_the_lock_past_its_ttl,
+                release_before_the_first_renewal_stops_renewing,
+                dropping_the_lease_stops_renewing_and_releases,
+                cancelling_the_owner_task_stops_renewing_and_releases,
+                lost_resolves_when_the_lock_is_taken,
+                hold_cap_stops_renewing,
+            }
             races {
                 naive_del_then_setnx_recovery_lets_two_clients_hold,
                 getset_recovery_keeps_exclusion,

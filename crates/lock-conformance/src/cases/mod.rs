@@ -7,6 +7,7 @@ pub mod algorithm;
 pub mod expiry;
 pub mod fenced;
 pub mod keys;
+pub mod lease;
 pub mod legacy;
 pub mod races;
 pub mod reentrant;

@@ -1,0 +1,190 @@
+//! [`Lease`]: the watchdog renews, stops when it should, and says when the lock is lost.
+
+use std::time::Duration;
+
+use lock_core::{
+    AcquirePolicy, CountingBackend, KvBackend, Lease, LeaseOptions, LockAlgorithm, LockOptions,
+    LostReason, TokenLock,
+};
+
+use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+
+const MS: Duration = Duration::from_millis(1);
+/// Long enough that a renewal delayed by a busy CI machine (every TTL/3) still lands in time.
+const TTL: Duration = Duration::from_millis(450);
+
+fn lock<B: KvBackend + Clone + 'static>(backend: B, key: &[u8], ttl: Duration) -> TokenLock<B> {
+    TokenLock::with_options(
+        backend,
+        key.to_vec(),
+        LockOptions::new()
+            .ttl(ttl)
+            .policy(AcquirePolicy::try_once()),
+    )
+}
+
+/// Lets the watchdog task run after time moved (the harness may move it virtually).
+async fn settle() {
+    tokio::time::sleep(20 * MS).await;
+}
+
+/// Advances in renewal-sized steps, letting the watchdog act after each.
+async fn pass<H: Harness>(ctx: &Ctx<'_, H>, total: Duration) {
+    let step = TTL / 3;
+    let mut passed = Duration::ZERO;
+    while passed < total {
+        ctx.advance(step).await;
+        settle().await;
+        passed += step;
+    }
+}
+
+async fn lease_on<H: Harness, B: KvBackend + Clone + 'static>(
+    ctx: &Ctx<'_, H>,
+    backend: B,
+    options: LeaseOptions,
+) -> Result<Lease<lock_core::TokenGuard<B>>, Failure> {
+    let guard = lock(backend, &ctx.key("lock"), options.ttl)
+        .try_acquire()
+        .await?
+        .acquired()
+        .ok_or_else(|| Failure("the lease's first acquire was refused".into()))?;
+    Ok(Lease::start(guard, ctx.clock(), options))
+}
+
+/// The watchdog keeps the lock held well past its TTL, until release.
+pub async fn renews_the_lock_past_its_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let lease = lease_on(ctx, ctx.backend.clone(), LeaseOptions::new(TTL)).await?;
+    let other = lock(ctx.backend.clone(), &ctx.key("lock"), TTL);
+    pass(ctx, TTL * 2).await;
+    check!(
+        other.try_acquire().await?.acquired().is_none(),
+        "another client acquired after 2 TTLs of a renewed lease"
+    );
+    check!(
+        !lease.is_lost(),
+        "the lease reports itself lost while renewing"
+    );
+    check_eq!(lease.release().await?, true, "release of the renewed lease");
+    check!(
+        other.try_acquire().await?.acquired().is_some(),
+        "another client refused after the release"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// Releasing before the first renewal stops the watchdog: no command follows.
+pub async fn release_before_the_first_renewal_stops_renewing<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let counting = CountingBackend::new(ctx.backend.clone());
+    let lease = lease_on(ctx, counting.clone(), LeaseOptions::new(TTL)).await?;
+    check_eq!(lease.release().await?, true, "immediate release");
+    let after_release = counting.commands();
+    pass(ctx, TTL * 2).await;
+    check_eq!(
+        counting.commands(),
+        after_release,
+        "commands sent after the release"
+    );
+    Ok(Verdict::Passed)
+}
+
+async fn stops_and_frees<H: Harness>(
+    ctx: &Ctx<'_, H>,
+    counting: &CountingBackend<H::Backend>,
+    what: &str,
+) -> CaseResult {
+    let other = lock(
+        ctx.backend.clone(),
+        &ctx.key("lock"),
+        Duration::from_secs(10),
+    );
+    let mut freed = false;
+    for _ in 0..100 {
+        if let Some(guard) = other.try_acquire().await?.acquired() {
+            std::mem::forget(guard);
+            freed = true;
+            break;
+        }
+        settle().await;
+    }
+    check!(
+        freed,
+        "the lock was still held 2 s after the lease's {what}"
+    );
+    let after = counting.commands();
+    pass(ctx, TTL * 2).await;
+    check_eq!(
+        counting.commands(),
+        after,
+        "commands sent by the watchdog after the lease's {what}"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// Dropping the lease stops the watchdog and releases the lock in the background.
+pub async fn dropping_the_lease_stops_renewing_and_releases<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let counting = CountingBackend::new(ctx.backend.clone());
+    drop(lease_on(ctx, counting.clone(), LeaseOptions::new(TTL)).await?);
+    stops_and_frees(ctx, &counting, "drop").await
+}
+
+/// Cancelling the task that owns a lease stops the watchdog and releases the lock.
+pub async fn cancelling_the_owner_task_stops_renewing_and_releases<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let counting = CountingBackend::new(ctx.backend.clone());
+    let lease = lease_on(ctx, counting.clone(), LeaseOptions::new(TTL)).await?;
+    let owner = tokio::spawn(async move {
+        let _lease = lease;
+        std::future::pending::<()>().await;
+    });
+    settle().await;
+    owner.abort();
+    let _ = owner.await;
+    stops_and_frees(ctx, &counting, "owner cancellation").await
+}
+
+/// When the lock is taken from under the lease, the next renewal notices and `lost()`
+/// resolves with [`LostReason::NotHeld`].
+pub async fn lost_resolves_when_the_lock_is_taken<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let key = ctx.key("lock");
+    let lease = lease_on(ctx, ctx.backend.clone(), LeaseOptions::new(TTL)).await?;
+    ctx.backend.del(&[&key]).await?; // an operator, or a failover that lost the key
+    let thief = lock(ctx.backend.clone(), &key, Duration::from_secs(10));
+    std::mem::forget(
+        thief
+            .try_acquire()
+            .await?
+            .acquired()
+            .ok_or_else(|| Failure("the new holder was refused".into()))?,
+    );
+    pass(ctx, TTL).await;
+    match tokio::time::timeout(Duration::from_secs(2), lease.lost()).await {
+        Ok(reason) => check_eq!(reason, LostReason::NotHeld, "lost reason"),
+        Err(_) => check!(false, "lost() did not resolve after the lock was taken"),
+    }
+    check!(lease.is_lost(), "is_lost() after lost() resolved");
+    Ok(Verdict::Passed)
+}
+
+/// With a hold cap the watchdog stops renewing; the lock expires at its TTL and `lost()`
+/// says [`LostReason::HoldCapReached`].
+pub async fn hold_cap_stops_renewing<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let options = LeaseOptions::new(TTL).max_hold(TTL);
+    let lease = lease_on(ctx, ctx.backend.clone(), options).await?;
+    let other = lock(ctx.backend.clone(), &ctx.key("lock"), TTL);
+    pass(ctx, TTL * 3).await;
+    check!(
+        other.try_acquire().await?.acquired().is_some(),
+        "the lock was still held long after the hold cap"
+    );
+    match tokio::time::timeout(Duration::from_secs(2), lease.lost()).await {
+        Ok(reason) => check_eq!(reason, LostReason::HoldCapReached, "lost reason"),
+        Err(_) => check!(false, "lost() did not resolve after the hold cap"),
+    }
+    Ok(Verdict::Passed)
+}

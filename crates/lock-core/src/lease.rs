@@ -1,0 +1,175 @@
+//! [`Lease`]: a held lock kept alive by a watchdog until released, with a loss signal.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Mutex, watch};
+use tokio::task::JoinHandle;
+
+use crate::{Clock, Error, LockError, LockGuard};
+
+/// How a [`Lease`] renews.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaseOptions {
+    /// The TTL each renewal sets.
+    pub ttl: Duration,
+    /// Time between renewals; default `ttl / 3`.
+    pub renew_every: Duration,
+    /// Stop renewing once the lock has been held this long (the lock then expires at its
+    /// TTL and the lease reports [`LostReason::HoldCapReached`]). `None`: no cap.
+    pub max_hold: Option<Duration>,
+}
+
+impl LeaseOptions {
+    /// Renew to `ttl` every `ttl / 3`, without cap.
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            ttl,
+            renew_every: ttl / 3,
+            max_hold: None,
+        }
+    }
+
+    /// Sets the cap on the total hold time.
+    pub fn max_hold(mut self, cap: Duration) -> Self {
+        self.max_hold = Some(cap);
+        self
+    }
+}
+
+/// Why a lease stopped protecting its lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LostReason {
+    /// A renewal found the lock expired or owned by someone else.
+    NotHeld,
+    /// Renewals failed (the last error is kept) until the lock's TTL ran out.
+    Backend(Error),
+    /// [`LeaseOptions::max_hold`] was reached and the last renewal's TTL ran out.
+    HoldCapReached,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum State {
+    Held,
+    Lost(LostReason),
+}
+
+/// A lock kept alive by a background watchdog.
+///
+/// - The watchdog extends the lock to [`LeaseOptions::ttl`] every
+///   [`LeaseOptions::renew_every`], measured on the lock's [`Clock`] (so virtual time drives
+///   it in tests).
+/// - It stops on [`Lease::release`] (even one that comes before the first renewal), when
+///   the lease is dropped, and when the task owning the lease is cancelled, because that
+///   drops it. Dropping releases the lock in the background, like dropping a guard.
+/// - When a renewal finds the lock gone or taken, or renewals keep failing until the TTL
+///   has run out, or the hold cap is reached, [`Lease::lost`] resolves with the reason.
+#[derive(Debug)]
+pub struct Lease<G: LockGuard + 'static> {
+    guard: Arc<Mutex<Option<G>>>,
+    state: watch::Receiver<State>,
+    watchdog: JoinHandle<()>,
+}
+
+impl<G: LockGuard + 'static> Lease<G> {
+    /// Starts renewing `guard` on `clock`. Needs a tokio runtime.
+    pub fn start(guard: G, clock: Clock, options: LeaseOptions) -> Self {
+        let guard = Arc::new(Mutex::new(Some(guard)));
+        let (state_tx, state) = watch::channel(State::Held);
+        let watchdog = tokio::spawn(watchdog(guard.clone(), clock, options, state_tx));
+        Self {
+            guard,
+            state,
+            watchdog,
+        }
+    }
+
+    /// Resolves when the lease stops protecting the lock, with the reason. Never resolves
+    /// while the lock is held and renewed.
+    pub async fn lost(&self) -> LostReason {
+        let mut state = self.state.clone();
+        loop {
+            if let State::Lost(reason) = &*state.borrow_and_update() {
+                return reason.clone();
+            }
+            if state.changed().await.is_err() {
+                // The watchdog ended without a loss: it was stopped by release, which
+                // consumes the lease, so this is unreachable through the public API.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// Whether the lease has already been lost.
+    pub fn is_lost(&self) -> bool {
+        matches!(*self.state.borrow(), State::Lost(_))
+    }
+
+    /// Stops the watchdog, then releases the lock: `Ok(true)` if it was still ours.
+    pub async fn release(self) -> Result<bool, LockError> {
+        self.watchdog.abort();
+        let guard = self.guard.lock().await.take();
+        match guard {
+            Some(guard) => guard.release().await,
+            None => Ok(false),
+        }
+    }
+}
+
+impl<G: LockGuard + 'static> Drop for Lease<G> {
+    fn drop(&mut self) {
+        // The guard itself goes when the last Arc does; its Drop releases in the background.
+        self.watchdog.abort();
+    }
+}
+
+async fn watchdog<G: LockGuard>(
+    guard: Arc<Mutex<Option<G>>>,
+    clock: Clock,
+    options: LeaseOptions,
+    state: watch::Sender<State>,
+) {
+    let started = clock.now_us();
+    let mut protected_until = started + micros(options.ttl);
+    loop {
+        clock.sleep(options.renew_every).await;
+        let now = clock.now_us();
+        if options
+            .max_hold
+            .is_some_and(|cap| now - started >= micros(cap))
+        {
+            let left = u64::try_from(protected_until - now).unwrap_or(0);
+            clock.sleep(Duration::from_micros(left)).await;
+            let _ = state.send(State::Lost(LostReason::HoldCapReached));
+            return;
+        }
+        let mut slot = guard.lock().await;
+        let Some(held) = slot.as_mut() else {
+            return; // released
+        };
+        match held.extend(options.ttl).await {
+            Ok(true) => protected_until = clock.now_us() + micros(options.ttl),
+            Ok(false) => {
+                let _ = state.send(State::Lost(LostReason::NotHeld));
+                return;
+            }
+            // A backend failure may be transient: keep trying while the last TTL still
+            // protects the lock, and report the error once it no longer does.
+            Err(LockError::Backend(e)) if clock.now_us() >= protected_until => {
+                let _ = state.send(State::Lost(LostReason::Backend(e)));
+                return;
+            }
+            Err(LockError::Backend(_)) => {}
+            // Anything else (an algorithm without extend, say) will not get better.
+            Err(other) => {
+                let error = Error::new(crate::ErrorKind::Unsupported, other.to_string());
+                let _ = state.send(State::Lost(LostReason::Backend(error)));
+                return;
+            }
+        }
+    }
+}
+
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
