@@ -153,6 +153,11 @@ macro_rules! __with_cases {
                 lost_resolves_when_the_lock_is_taken,
                 hold_cap_stops_renewing,
             }
+            cancellation {
+                cancelled_acquires_never_leave_an_unbounded_lock,
+                cancelled_releases_still_free_the_lock,
+                each_outcome_is_reported_distinctly,
+            }
             races {
                 naive_del_then_setnx_recovery_lets_two_clients_hold,
                 getset_recovery_keeps_exclusion,

@@ -4,6 +4,7 @@
 //! [`conformance_tests!`](crate::conformance_tests).
 
 pub mod algorithm;
+pub mod cancellation;
 pub mod expiry;
 pub mod fenced;
 pub mod keys;
