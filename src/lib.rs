@@ -30,14 +30,10 @@ mod redis_harness;
 pub use lock_conformance as conformance;
 pub use lock_core::*;
 pub use lock_memory::{Dump, Faults, KeyDump, MemoryBackend, MemoryStats};
+pub use lock_redis::server::announce_skip;
 pub use lock_redis::{RedisBackend, RedisOptions, RedisServer, RedisTarget, redis};
 pub use memory_harness::MemoryHarness;
 pub use redis_harness::RedisHarness;
-
-/// Prints the loud SKIPPED line of a real-Redis test that found no server.
-pub fn lock_redis_skip(test: &str, why: &str) {
-    lock_redis::server::announce_skip(test, why);
-}
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

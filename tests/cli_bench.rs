@@ -129,7 +129,7 @@ fn redis_bench_with_compare_reports_the_floor() {
     let target = match nxlock::RedisTarget::from_env() {
         Ok(target) => target,
         Err(why) => {
-            return nxlock::lock_redis_skip("redis_bench_with_compare_reports_the_floor", &why);
+            return nxlock::announce_skip("redis_bench_with_compare_reports_the_floor", &why);
         }
     };
     let url = target.url();

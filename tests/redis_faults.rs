@@ -18,7 +18,7 @@ fn spawn(test: &str) -> Option<RedisServer> {
             panic!("NXLOCK_REQUIRE_REDIS=1 but redis-server cannot be spawned: {why}")
         }
         Err(why) => {
-            nxlock::lock_redis_skip(test, &why);
+            nxlock::announce_skip(test, &why);
             None
         }
     }

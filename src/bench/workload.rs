@@ -72,7 +72,7 @@ fn histogram() -> Histogram<u64> {
 }
 
 async fn client_loop<A: LockAlgorithm>(
-    locks_key: usize,
+    key_index: usize,
     lock: A,
     hold: Duration,
     stop: Arc<AtomicBool>,
@@ -95,7 +95,7 @@ async fn client_loop<A: LockAlgorithm>(
         };
         let acquired = Instant::now();
         {
-            let _inside = detectors[locks_key].enter();
+            let _inside = detectors[key_index].enter();
             if hold.is_zero() {
                 tokio::task::yield_now().await;
             } else {

@@ -18,7 +18,7 @@ impl Pair {
         let target = match RedisTarget::from_env() {
             Ok(target) => target,
             Err(why) => {
-                nxlock::lock_redis_skip(test, &why);
+                nxlock::announce_skip(test, &why);
                 return None;
             }
         };

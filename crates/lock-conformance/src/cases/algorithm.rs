@@ -1,5 +1,5 @@
 //! Behaviours every lock algorithm must have, written once and instantiated per algorithm
-//! by [`algorithm_cases!`]. A "client" is a fresh lock object from the algorithm's factory
+//! by the `algorithm_cases!` macro. A "client" is a fresh lock object from the algorithm's factory
 //! (for reentrant locks, with its own owner).
 
 use std::sync::Arc;

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use lock_core::{AcquirePolicy, FencedLock, LockAlgorithm, LockGuard, LockName, LockOptions};
+use lock_core::{
+    AcquirePolicy, FencedGuard, FencedLock, LockAlgorithm, LockGuard, LockName, LockOptions,
+};
 
 use super::algorithm::{self, algorithm_cases};
 use crate::{CaseResult, Ctx, Failure, FencedResource, Harness, Verdict, check, check_eq};
@@ -25,6 +27,26 @@ fn short(ttl: Duration) -> LockOptions {
     LockOptions::new()
         .ttl(ttl)
         .policy(AcquirePolicy::try_once())
+}
+
+/// C1 acquires and pauses past its TTL (a GC pause); C2 takes the lock over.
+async fn paused_past_ttl_then_taken_over<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> Result<(FencedGuard<H::Backend>, FencedGuard<H::Backend>), Failure> {
+    let c1 = client(ctx, short(Duration::from_millis(100)));
+    let c2 = client(ctx, short(Duration::from_secs(10)));
+    let paused = c1
+        .try_acquire()
+        .await?
+        .acquired()
+        .ok_or_else(|| Failure("C1 refused".into()))?;
+    ctx.advance(Duration::from_millis(200)).await;
+    let holder = c2
+        .try_acquire()
+        .await?
+        .acquired()
+        .ok_or_else(|| Failure("C2 refused after C1's TTL".into()))?;
+    Ok((paused, holder))
 }
 
 /// Every acquisition's fence is strictly greater than the one before, including after a
@@ -60,19 +82,7 @@ pub async fn stale_holder_after_a_pause_is_rejected_by_fencing<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
     let resource = FencedResource::new();
-    let c1 = client(ctx, short(Duration::from_millis(100)));
-    let c2 = client(ctx, short(Duration::from_secs(10)));
-    let paused = c1
-        .try_acquire()
-        .await?
-        .acquired()
-        .ok_or_else(|| Failure("C1 refused".into()))?;
-    ctx.advance(Duration::from_millis(200)).await; // C1's GC pause
-    let holder = c2
-        .try_acquire()
-        .await?
-        .acquired()
-        .ok_or_else(|| Failure("C2 refused after C1's TTL".into()))?;
+    let (paused, holder) = paused_past_ttl_then_taken_over(ctx).await?;
     check!(
         resource.write(holder.fence(), b"C2").is_ok(),
         "C2's write refused"
@@ -100,19 +110,7 @@ pub async fn unfenced_stale_write_corrupts_the_resource<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
     let resource = FencedResource::new();
-    let c1 = client(ctx, short(Duration::from_millis(100)));
-    let c2 = client(ctx, short(Duration::from_secs(10)));
-    let paused = c1
-        .try_acquire()
-        .await?
-        .acquired()
-        .ok_or_else(|| Failure("C1 refused".into()))?;
-    ctx.advance(Duration::from_millis(200)).await;
-    let holder = c2
-        .try_acquire()
-        .await?
-        .acquired()
-        .ok_or_else(|| Failure("C2 refused after C1's TTL".into()))?;
+    let (paused, holder) = paused_past_ttl_then_taken_over(ctx).await?;
     resource.write_unfenced(b"C2");
     resource.write_unfenced(b"C1");
     std::mem::forget(paused);

@@ -21,6 +21,14 @@ fn is_expired(value: Option<Vec<u8>>, now: i64) -> bool {
         .is_some_and(|at| at <= now)
 }
 
+/// C0 takes `key` with a 100 ms stamp and crashes; 200 ms pass. Returns the time then.
+async fn crashed_holder_expired<H: Harness>(ctx: &Ctx<'_, H>, key: &[u8]) -> Result<i64, Failure> {
+    let clock = ctx.clock();
+    ctx.backend.setnx(key, &stamp(clock.now_ms() + 100)).await?;
+    ctx.advance(200 * MS).await;
+    Ok(clock.now_ms())
+}
+
 /// A crashed holder C0 left `lock.foo` with an expired stamp; C1 and C2 both see it expired
 /// and use seed 003/004's naive recovery (DEL, then SETNX). Both succeed: the lock has two
 /// holders. This case passes by *demonstrating* that failure.
@@ -28,10 +36,7 @@ pub async fn naive_del_then_setnx_recovery_lets_two_clients_hold<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("lock.foo"));
-    let clock = ctx.clock();
-    b.setnx(&k, &stamp(clock.now_ms() + 100)).await?;
-    ctx.advance(200 * MS).await;
-    let now = clock.now_ms();
+    let now = crashed_holder_expired(ctx, &k).await?;
     let (c1, c2) = (stamp(now + 3_000), stamp(now + 3_001));
     check!(
         !b.setnx(&k, &c1).await?,
@@ -67,10 +72,7 @@ pub async fn naive_del_then_setnx_recovery_lets_two_clients_hold<H: Harness>(
 /// returned the expired stamp owns the lock; the other sees a live stamp and backs off.
 pub async fn getset_recovery_keeps_exclusion<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("lock.foo"));
-    let clock = ctx.clock();
-    b.setnx(&k, &stamp(clock.now_ms() + 100)).await?;
-    ctx.advance(200 * MS).await;
-    let now = clock.now_ms();
+    let now = crashed_holder_expired(ctx, &k).await?;
     let (c1, c2) = (stamp(now + 3_000), stamp(now + 3_001));
     check!(
         is_expired(b.get(&k).await?, now),

@@ -44,15 +44,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FencedLock<B> {
     fn name(&self) -> &'static str {
         "fenced"
     }
-    fn key(&self) -> &[u8] {
-        &self.binding.key
-    }
-    fn options(&self) -> &LockOptions {
-        &self.binding.options
-    }
-    fn clock(&self) -> &Clock {
-        &self.binding.clock
-    }
+    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<FencedGuard<B>>, LockError> {
         let Binding {

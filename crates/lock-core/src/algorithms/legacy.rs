@@ -65,15 +65,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for LegacyLock<B> {
     fn name(&self) -> &'static str {
         "legacy"
     }
-    fn key(&self) -> &[u8] {
-        &self.binding.key
-    }
-    fn options(&self) -> &LockOptions {
-        &self.binding.options
-    }
-    fn clock(&self) -> &Clock {
-        &self.binding.clock
-    }
+    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<LegacyGuard<B>>, LockError> {
         let Binding {

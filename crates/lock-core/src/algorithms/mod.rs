@@ -1,5 +1,21 @@
 //! The seeds' lock algorithms, generic over any [`KvBackend`](crate::KvBackend).
 
+/// The [`LockAlgorithm`](crate::LockAlgorithm) accessors every algorithm answers from its
+/// `binding` field.
+macro_rules! binding_accessors {
+    () => {
+        fn key(&self) -> &[u8] {
+            &self.binding.key
+        }
+        fn options(&self) -> &LockOptions {
+            &self.binding.options
+        }
+        fn clock(&self) -> &Clock {
+            &self.binding.clock
+        }
+    };
+}
+
 mod fenced;
 mod legacy;
 mod reentrant;

@@ -79,15 +79,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
     fn name(&self) -> &'static str {
         "reentrant"
     }
-    fn key(&self) -> &[u8] {
-        &self.binding.key
-    }
-    fn options(&self) -> &LockOptions {
-        &self.binding.options
-    }
-    fn clock(&self) -> &Clock {
-        &self.binding.clock
-    }
+    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<ReentrantGuard<B>>, LockError> {
         let Binding {

@@ -39,15 +39,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ScriptedLock<B> {
     fn name(&self) -> &'static str {
         "scripted"
     }
-    fn key(&self) -> &[u8] {
-        &self.binding.key
-    }
-    fn options(&self) -> &LockOptions {
-        &self.binding.options
-    }
-    fn clock(&self) -> &Clock {
-        &self.binding.clock
-    }
+    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<ScriptedGuard<B>>, LockError> {
         let Binding {

@@ -45,15 +45,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
     fn name(&self) -> &'static str {
         "token"
     }
-    fn key(&self) -> &[u8] {
-        &self.binding.key
-    }
-    fn options(&self) -> &LockOptions {
-        &self.binding.options
-    }
-    fn clock(&self) -> &Clock {
-        &self.binding.clock
-    }
+    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<TokenGuard<B>>, LockError> {
         let Binding {
