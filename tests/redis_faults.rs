@@ -154,3 +154,21 @@ async fn a_bad_url_or_unreachable_server_is_a_typed_error() {
         "{refused:?}"
     );
 }
+
+#[tokio::test]
+async fn the_url_selects_the_database() {
+    let Some(server) = spawn("the_url_selects_the_database") else {
+        return;
+    };
+    let db5 = RedisBackend::connect(&format!("{}/5", server.url()))
+        .await
+        .unwrap();
+    let db0 = RedisBackend::connect(&format!("{}/0", server.url()))
+        .await
+        .unwrap();
+    db5.set(b"k", b"in five", nxlock::SetOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(db0.get(b"k").await.unwrap(), None);
+    assert_eq!(db5.get(b"k").await.unwrap(), Some(b"in five".to_vec()));
+}
