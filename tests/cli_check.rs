@@ -61,3 +61,32 @@ fn unknown_arguments_are_a_usage_error_not_a_panic() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_url_reports_an_incompatible_server_and_exits_non_zero() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("redis://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(mini_redis::server::run(listener, async {
+        let _ = stopped.await;
+    }));
+    let out = tokio::task::spawn_blocking(move || nxlock(&["check", "--url", &url, "--json"]))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failing suite must exit non-zero"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(json["failed"].as_u64().unwrap() > 0);
+    let set_nx = json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "strings::set_nx_sets_only_missing_keys")
+        .unwrap();
+    assert_eq!(set_nx["ok"], false);
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}

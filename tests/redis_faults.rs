@@ -172,3 +172,37 @@ async fn the_url_selects_the_database() {
     assert_eq!(db0.get(b"k").await.unwrap(), None);
     assert_eq!(db5.get(b"k").await.unwrap(), Some(b"in five".to_vec()));
 }
+
+#[tokio::test]
+async fn the_url_carries_the_password() {
+    let Some(server) = spawn("the_url_carries_the_password") else {
+        return;
+    };
+    let admin = RedisBackend::connect(&server.url()).await.unwrap();
+    let set: String = admin
+        .query(
+            nxlock::redis::cmd("CONFIG")
+                .arg("SET")
+                .arg("requirepass")
+                .arg("s3cret"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(set, "OK");
+    let url = format!("redis://:s3cret@127.0.0.1:{}", server.port());
+    let authed = RedisBackend::connect(&url).await.unwrap();
+    authed
+        .set(b"k", b"v", nxlock::SetOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(authed.get(b"k").await.unwrap(), Some(b"v".to_vec()));
+    // Without the password, the server's refusal comes back as a typed error, not a panic.
+    let refused = match RedisBackend::connect(&server.url()).await {
+        Err(e) => e,
+        Ok(anonymous) => anonymous.get(b"k").await.unwrap_err(),
+    };
+    assert!(
+        refused.message().contains("NOAUTH") || refused.message().contains("Authentication"),
+        "{refused:?}"
+    );
+}
