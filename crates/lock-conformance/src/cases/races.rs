@@ -29,6 +29,21 @@ async fn crashed_holder_expired<H: Harness>(ctx: &Ctx<'_, H>, key: &[u8]) -> Res
     Ok(clock.now_ms())
 }
 
+/// C1 and C2 each `GET` the lock and find C0's stamp expired.
+async fn both_read_an_expired_stamp<H: Harness>(
+    ctx: &Ctx<'_, H>,
+    key: &[u8],
+    now: i64,
+) -> Result<(), Failure> {
+    for client in ["C1", "C2"] {
+        check!(
+            is_expired(ctx.backend.get(key).await?, now),
+            "{client} does not see C0's stamp expired"
+        );
+    }
+    Ok(())
+}
+
 /// A crashed holder C0 left `lock.foo` with an expired stamp; C1 and C2 both see it expired
 /// and use seed 003/004's naive recovery (DEL, then SETNX). Both succeed: the lock has two
 /// holders. This case passes by *demonstrating* that failure.
@@ -46,14 +61,7 @@ pub async fn naive_del_then_setnx_recovery_lets_two_clients_hold<H: Harness>(
         !b.setnx(&k, &c2).await?,
         "C2's SETNX succeeded over C0's lock"
     );
-    check!(
-        is_expired(b.get(&k).await?, now),
-        "C1 does not see C0's stamp expired"
-    );
-    check!(
-        is_expired(b.get(&k).await?, now),
-        "C2 does not see C0's stamp expired"
-    );
+    both_read_an_expired_stamp(ctx, &k, now).await?;
     b.del(&[&k]).await?;
     let c1_holds = b.setnx(&k, &c1).await?;
     b.del(&[&k]).await?;
@@ -74,14 +82,7 @@ pub async fn getset_recovery_keeps_exclusion<H: Harness>(ctx: &Ctx<'_, H>) -> Ca
     let (b, k) = (&ctx.backend, ctx.key("lock.foo"));
     let now = crashed_holder_expired(ctx, &k).await?;
     let (c1, c2) = (stamp(now + 3_000), stamp(now + 3_001));
-    check!(
-        is_expired(b.get(&k).await?, now),
-        "C1 does not see C0's stamp expired"
-    );
-    check!(
-        is_expired(b.get(&k).await?, now),
-        "C2 does not see C0's stamp expired"
-    );
+    both_read_an_expired_stamp(ctx, &k, now).await?;
     let c1_holds = is_expired(b.getset(&k, &c1).await?, now);
     let c2_holds = is_expired(b.getset(&k, &c2).await?, now);
     check_eq!(

@@ -127,6 +127,11 @@ pub async fn legacy_release_and_extend_check_stamp_and_time<H: Harness>(
     let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
     let now = ctx.clock().now_ms();
     let (ours, theirs) = (ms(now + 5_000), ms(now + 6_000));
+    // Our stamp, extended to now + 9 s.
+    let extend_args = [ours.clone(), ms(now + 9_000), b"9000".to_vec(), ms(now)];
+    let extend_args: Vec<&[u8]> = extend_args.iter().map(Vec::as_slice).collect();
+    let lock_key = [k];
+    let extend = || b.eval(&scripts::LEGACY_EXTEND, &lock_key, &extend_args);
     b.set(k, &theirs, SetOptions::new()).await?;
     check_eq!(
         b.eval(&scripts::LEGACY_RELEASE, &[k], &[&ours, &ms(now)])
@@ -135,12 +140,7 @@ pub async fn legacy_release_and_extend_check_stamp_and_time<H: Harness>(
         "release with another's stamp"
     );
     check_eq!(
-        b.eval(
-            &scripts::LEGACY_EXTEND,
-            &[k],
-            &[&ours, &ms(now + 9_000), b"9000", &ms(now)]
-        )
-        .await?,
+        extend().await?,
         Value::Int(0),
         "extend with another's stamp"
     );
@@ -156,16 +156,7 @@ pub async fn legacy_release_and_extend_check_stamp_and_time<H: Harness>(
         Value::Int(0),
         "release once our stamp has passed"
     );
-    check_eq!(
-        b.eval(
-            &scripts::LEGACY_EXTEND,
-            &[k],
-            &[&ours, &ms(now + 9_000), b"9000", &ms(now)]
-        )
-        .await?,
-        Value::Int(1),
-        "extend with our live stamp"
-    );
+    check_eq!(extend().await?, Value::Int(1), "extend with our live stamp");
     let pttl = b.pttl(k).await?;
     check!(
         (9_000..=10_000).contains(&pttl),
