@@ -76,6 +76,8 @@ fn arg_sets(script: &Script, now: i64) -> Vec<Vec<Vec<u8>>> {
             vec![vec![s("me"), n(5_000)], vec![s("you"), n(5_000)]]
         }
         "reentrant-release" => vec![vec![s("me")], vec![s("you")]],
+        "notify-release" => vec![vec![s("token-1"), s("differential:wake")]],
+        "acquire-or-pttl" => vec![vec![s("token-1"), n(5_000)]],
         other => panic!("no argument sets for script {other}: add them"),
     }
 }
@@ -108,7 +110,11 @@ async fn native_and_lua_bodies_agree_on_every_edge_case() {
     let fence = b"differential:fence".as_slice();
     let now = nxlock::Clock::system().now_ms();
     let mut compared = 0;
-    for script in scripts::all() {
+    // The fair-queue scripts use several keys; `fair_queue_scripts_agree` covers them.
+    for script in scripts::all()
+        .into_iter()
+        .filter(|s| !s.name().starts_with("fair-"))
+    {
         for state in states(now) {
             for args in arg_sets(script, now) {
                 let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
@@ -149,5 +155,138 @@ async fn native_and_lua_bodies_agree_on_every_edge_case() {
         }
     }
     println!("compared {compared} script runs on both backends");
-    assert!(compared >= 9 * 28);
+    assert!(compared >= 11 * 28);
+}
+
+/// Fair-queue keys: the lock, the issued and served counters, and tickets 1 to 4.
+const FAIR_LOCK: &[u8] = b"{fair}:lock";
+const FAIR_ISSUED: &[u8] = b"{fair}:issued";
+const FAIR_SERVED: &[u8] = b"{fair}:served";
+const FAIR_TICKETS: &[u8] = b"{fair}:ticket:";
+const FAIR_WAKE: &[u8] = b"{fair}:wake";
+
+fn fair_keys() -> Vec<Vec<u8>> {
+    let mut keys = vec![
+        FAIR_LOCK.to_vec(),
+        FAIR_ISSUED.to_vec(),
+        FAIR_SERVED.to_vec(),
+    ];
+    keys.extend((1..=4).map(|n| [FAIR_TICKETS, n.to_string().as_bytes()].concat()));
+    keys
+}
+
+/// A fair lock's state: (key, value, PX) for each key present.
+type FairState = Vec<(Vec<u8>, Vec<u8>, Option<i64>)>;
+
+fn fair_states() -> Vec<(&'static str, FairState)> {
+    let k = |suffix: &str| [b"{fair}:".as_slice(), suffix.as_bytes()].concat();
+    let entry = |suffix: &str, value: &str, px| (k(suffix), value.as_bytes().to_vec(), px);
+    let held = entry("lock", "A", Some(10_000));
+    let line = |served: &str| vec![entry("issued", "3", None), entry("served", served, None)];
+    vec![
+        ("empty", vec![]),
+        ("held, nobody waiting", vec![held.clone()]),
+        ("held, B and C waiting", {
+            let mut s = vec![held.clone()];
+            s.extend(line("1"));
+            s.push(entry("ticket:2", "B", Some(5_000)));
+            s.push(entry("ticket:3", "C", Some(5_000)));
+            s
+        }),
+        ("held, B dead, C waiting", {
+            let mut s = vec![held.clone()];
+            s.extend(line("1"));
+            s.push(entry("ticket:3", "C", Some(5_000)));
+            s
+        }),
+        ("free, B and C waiting", {
+            let mut s = line("1");
+            s.push(entry("ticket:2", "B", Some(5_000)));
+            s.push(entry("ticket:3", "C", Some(5_000)));
+            s
+        }),
+        ("free, everyone dead", line("1")),
+        ("handed to B", {
+            let mut s = vec![entry("lock", "B", Some(2_000))];
+            s.extend(line("2"));
+            s.push(entry("ticket:3", "C", Some(5_000)));
+            s
+        }),
+    ]
+}
+
+async fn prepare_fair(backend: &impl KvBackend, state: &FairState) {
+    let keys = fair_keys();
+    let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    backend.del(&keys).await.unwrap();
+    for (key, value, px) in state {
+        let options = px.map_or(SetOptions::new(), |px| SetOptions::new().px(px));
+        backend.set(key, value, options).await.unwrap();
+    }
+}
+
+/// Every fair-queue script call, on every queue state: same reply, same keys and TTLs,
+/// and the same wake-up messages on the lock's channel.
+#[tokio::test]
+async fn fair_queue_scripts_agree() {
+    let Some(pair) = Pair::new("fair_queue_scripts_agree").await else {
+        return;
+    };
+    let calls: Vec<(&Script, Vec<&str>)> = vec![
+        (&scripts::FAIR_ACQUIRE, vec!["A", "0"]),
+        (&scripts::FAIR_ACQUIRE, vec!["B", "2"]),
+        (&scripts::FAIR_ACQUIRE, vec!["C", "3"]),
+        (&scripts::FAIR_ACQUIRE, vec!["D", "0"]),
+        (&scripts::FAIR_ACQUIRE, vec!["D", "2"]),
+        (&scripts::FAIR_RELEASE, vec!["A", "0"]),
+        (&scripts::FAIR_RELEASE, vec!["B", "2"]),
+        (&scripts::FAIR_RELEASE, vec!["C", "3"]),
+    ];
+    let mut memory_wake = pair.memory.subscribe(FAIR_WAKE).await.unwrap();
+    let mut redis_wake = pair.redis.subscribe(FAIR_WAKE).await.unwrap();
+    let mut compared = 0;
+    for (name, state) in fair_states() {
+        for (script, call) in &calls {
+            prepare_fair(&pair.memory, &state).await;
+            prepare_fair(&pair.redis, &state).await;
+            let mut args: Vec<&[u8]> = call.iter().map(|a| a.as_bytes()).collect();
+            args.extend([b"2000".as_slice(), FAIR_TICKETS, FAIR_WAKE]);
+            if script.name() == "fair-acquire" {
+                args.push(b"10000");
+            }
+            let keys = [FAIR_LOCK, FAIR_ISSUED, FAIR_SERVED];
+            let native = pair.memory.eval(script, &keys, &args).await;
+            let lua = pair.redis.eval(script, &keys, &args).await;
+            let case = format!("{} {call:?} when {name}", script.name());
+            assert!(
+                replies_close(&native, &lua),
+                "reply of {case}: native {native:?}, lua {lua:?}"
+            );
+            for key in fair_keys() {
+                let (mem, redis) = (
+                    observe(&pair.memory, &key).await,
+                    observe(&pair.redis, &key).await,
+                );
+                let key = String::from_utf8_lossy(&key);
+                assert_eq!(mem.0, redis.0, "{key} after {case}");
+                assert!(ttl_close(mem.1, redis.1, 200), "PTTL of {key} after {case}");
+            }
+            // A wake-up names the new holder; PING-free check: publish a marker after the
+            // call, so "nothing published" reads the marker on both sides.
+            pair.memory.publish(FAIR_WAKE, b"-").await.unwrap();
+            pair.redis.publish(FAIR_WAKE, b"-").await.unwrap();
+            let (mem_msg, redis_msg) = (
+                memory_wake.recv().await.unwrap(),
+                redis_wake.recv().await.unwrap(),
+            );
+            assert_eq!(mem_msg, redis_msg, "wake-up after {case}");
+            if &*mem_msg != b"-" {
+                assert_eq!(&*memory_wake.recv().await.unwrap(), b"-");
+                assert_eq!(&*redis_wake.recv().await.unwrap(), b"-");
+            }
+            compared += 1;
+        }
+    }
+    println!("compared {compared} fair-queue script runs on both backends");
+    assert_eq!(compared, 7 * 8);
 }

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use crate::{Clock, Result, Script, Value};
+use crate::{Clock, Error, ErrorKind, Result, Script, Subscription, Value};
 
 /// SET's existence condition.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -220,6 +220,25 @@ pub trait KvBackend: Send + Sync {
         args: &[&[u8]],
     ) -> impl Future<Output = Result<Value>> + Send;
 
+    /// `PUBLISH channel message`: how many subscriptions received it.
+    ///
+    /// Lock releases publish from inside their scripts; this method is for tests and
+    /// tools. The default answers [`ErrorKind::Unsupported`]: a backend without pub/sub
+    /// still works, and waiters fall back to re-checking by the holder's TTL.
+    fn publish(&self, channel: &[u8], message: &[u8]) -> impl Future<Output = Result<i64>> + Send {
+        let _ = (channel, message);
+        async { Err(unsupported("PUBLISH")) }
+    }
+
+    /// `SUBSCRIBE channel`: every message published on `channel` after this returns is
+    /// delivered to the subscription, in order. Dropping it ends the subscription.
+    ///
+    /// The default answers [`ErrorKind::Unsupported`] (see [`KvBackend::publish`]).
+    fn subscribe(&self, channel: &[u8]) -> impl Future<Output = Result<Subscription>> + Send {
+        let _ = channel;
+        async { Err(unsupported("SUBSCRIBE")) }
+    }
+
     /// The clock a client of this backend should use for timestamps and retry sleeps.
     ///
     /// For a real server this is the system clock; a double returns its own (virtual)
@@ -227,4 +246,11 @@ pub trait KvBackend: Send + Sync {
     fn clock(&self) -> Clock {
         Clock::system()
     }
+}
+
+fn unsupported(command: &str) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        format!("ERR this backend does not implement {command}"),
+    )
 }

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::{Clock, ExpireCondition, KvBackend, Result, Script, SetOptions, SetReply, Value};
+use crate::{
+    Clock, ExpireCondition, KvBackend, Result, Script, SetOptions, SetReply, Subscription, Value,
+};
 
 /// Wraps a backend and counts every command sent through it (a script counts as one), so
 /// benchmarks can report commands per lock cycle and tests can assert round trips.
@@ -99,6 +101,14 @@ impl<B: KvBackend> KvBackend for CountingBackend<B> {
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
         self.count();
         self.inner.eval(script, keys, args).await
+    }
+    async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        self.count();
+        self.inner.publish(channel, message).await
+    }
+    async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
+        self.count();
+        self.inner.subscribe(channel).await
     }
     fn clock(&self) -> Clock {
         self.inner.clock()

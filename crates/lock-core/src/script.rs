@@ -35,6 +35,15 @@ pub trait ScriptContext {
     fn pttl(&mut self, key: &[u8]) -> Result<i64>;
     /// See [`KvBackend::incr`](crate::KvBackend::incr).
     fn incr(&mut self, key: &[u8]) -> Result<i64>;
+    /// `PUBLISH channel message` from inside the script: how many subscriptions received it.
+    /// The default answers [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported).
+    fn publish(&mut self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        let _ = (channel, message);
+        Err(crate::Error::new(
+            crate::ErrorKind::Unsupported,
+            "ERR this store does not implement PUBLISH",
+        ))
+    }
     /// Server time in Unix milliseconds, constant for the whole script (as in Redis 7).
     fn now_ms(&self) -> i64;
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use lock_core::{
     Clock, Error, ErrorKind, ExpireCondition, KvBackend, Result, Script, SetOptions, SetReply,
-    Value,
+    Subscription, Value,
 };
 use parking_lot::Mutex;
 
@@ -197,6 +197,12 @@ impl KvBackend for MemoryBackend {
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
         let native = script.native().ok_or_else(|| no_native_body(script))?;
         self.run("EVALSHA", |s| native(s, keys, args)).await
+    }
+    async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        self.run("PUBLISH", |s| s.publish(channel, message)).await
+    }
+    async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
+        self.run("SUBSCRIBE", |s| s.subscribe(channel)).await
     }
     fn clock(&self) -> Clock {
         self.shared.clock.clone()

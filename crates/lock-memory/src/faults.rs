@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 
 /// The command names faults can match: what the backend would send to Redis.
 /// Scripts count as `EVALSHA`.
-pub const COMMANDS: [&str; 14] = [
+pub const COMMANDS: [&str; 16] = [
     "SET",
     "SETNX",
     "GET",
@@ -24,6 +24,8 @@ pub const COMMANDS: [&str; 14] = [
     "PERSIST",
     "INCR",
     "EVALSHA",
+    "PUBLISH",
+    "SUBSCRIBE",
 ];
 
 #[derive(Debug)]

@@ -37,6 +37,9 @@ impl ScriptContext for Store {
     fn incr(&mut self, key: &[u8]) -> Result<i64> {
         Store::incr(self, key)
     }
+    fn publish(&mut self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        Store::publish(self, channel, message)
+    }
     fn now_ms(&self) -> i64 {
         self.now()
     }

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use lock_core::Channels;
+
 /// foldhash instead of SipHash: the double is not exposed to untrusted keys, and hashing
 /// is a large part of a command's cost here.
 type Map = HashMap<Vec<u8>, Entry, foldhash::fast::RandomState>;
@@ -39,6 +41,9 @@ pub(crate) struct Store {
     /// Fixed at each sweep: measuring against the current length would never trigger when
     /// every command inserts a key.
     sweep_every: usize,
+    /// Pub/sub lives beside the keyspace so scripts can publish atomically with their
+    /// writes; FLUSHALL leaves it alone, as in Redis.
+    pub(crate) channels: Channels,
 }
 
 impl Default for Store {
@@ -48,6 +53,7 @@ impl Default for Store {
             now: 0,
             commands_since_sweep: 0,
             sweep_every: MIN_SWEEP_INTERVAL,
+            channels: Channels::new(),
         }
     }
 }

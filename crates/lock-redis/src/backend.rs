@@ -1,14 +1,16 @@
 //! [`RedisBackend`]: [`KvBackend`] over a real Redis-protocol server, through redis-rs.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{
     Error, ErrorKind, ExpireCondition, KvBackend, Result, Script, SetCondition, SetExpiry,
-    SetOptions, SetReply, Value,
+    SetOptions, SetReply, Subscription, Value,
 };
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Cmd, FromRedisValue};
 
+use crate::pubsub::Notifier;
 use crate::{errors, value};
 
 /// How [`RedisBackend`] connects and waits.
@@ -40,12 +42,16 @@ impl Default for RedisOptions {
 /// - Scripts run with `EVALSHA`; on `NOSCRIPT` (after `SCRIPT FLUSH` or a server restart)
 ///   the same call is retried once with `EVAL`, which also caches the script again. No
 ///   other hidden commands: acquire and release are one round trip each.
+/// - Pub/sub (lock wake-ups) uses a second connection, opened on first
+///   [`subscribe`](KvBackend::subscribe) and reopened after it drops; subscriptions alive
+///   when it drops end with [`Missed::Closed`](lock_core::Missed::Closed).
 /// - Server error replies keep their exact text and get an [`ErrorKind`] from it; lost
 ///   connections are [`ErrorKind::Connection`], deadlines [`ErrorKind::Timeout`].
 #[derive(Clone)]
 pub struct RedisBackend {
     connection: ConnectionManager,
     options: RedisOptions,
+    notifier: Arc<Notifier>,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -70,6 +76,7 @@ impl RedisBackend {
                 format!("invalid Redis URL {url:?}: {e}"),
             )
         })?;
+        let notifier = Arc::new(Notifier::new(client.clone(), options));
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(options.connect_timeout))
             .set_response_timeout(Some(options.command_timeout))
@@ -82,6 +89,7 @@ impl RedisBackend {
         Ok(Self {
             connection,
             options,
+            notifier,
         })
     }
 
@@ -243,5 +251,12 @@ impl KvBackend for RedisBackend {
             }
             reply => reply,
         }
+    }
+    async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        self.query(redis::cmd("PUBLISH").arg(channel).arg(message))
+            .await
+    }
+    async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
+        self.notifier.subscribe(channel).await
     }
 }

@@ -6,6 +6,7 @@
 
 mod backend;
 mod errors;
+mod pubsub;
 pub mod server;
 mod value;
 

@@ -1,35 +1,45 @@
 //! The atomic operations nxlock's algorithms need, each a [`Script`](crate::Script) whose
 //! Lua and native bodies sit side by side in one file.
 
+mod acquire_or_pttl;
 mod compare_and_delete;
 mod compare_and_pexpire;
+mod fair;
 mod fenced_acquire;
 mod legacy_acquire;
 mod legacy_extend;
 mod legacy_release;
+mod notify_release;
 mod reentrant_acquire;
 mod reentrant_extend;
 mod reentrant_release;
 
+pub use acquire_or_pttl::ACQUIRE_OR_PTTL;
 pub use compare_and_delete::COMPARE_AND_DELETE;
 pub use compare_and_pexpire::COMPARE_AND_PEXPIRE;
+pub use fair::{FAIR_ACQUIRE, FAIR_RELEASE};
 pub use fenced_acquire::FENCED_ACQUIRE;
 pub use legacy_acquire::LEGACY_ACQUIRE;
 pub use legacy_extend::LEGACY_EXTEND;
 pub use legacy_release::LEGACY_RELEASE;
+pub use notify_release::NOTIFY_RELEASE;
 pub use reentrant_acquire::REENTRANT_ACQUIRE;
 pub use reentrant_extend::REENTRANT_EXTEND;
 pub use reentrant_release::REENTRANT_RELEASE;
 
 /// Every built-in script, for tools that check them all (the differential tests).
-pub fn all() -> [&'static crate::Script; 9] {
+pub fn all() -> [&'static crate::Script; 13] {
     [
+        &ACQUIRE_OR_PTTL,
         &COMPARE_AND_DELETE,
         &COMPARE_AND_PEXPIRE,
+        &FAIR_ACQUIRE,
+        &FAIR_RELEASE,
         &FENCED_ACQUIRE,
         &LEGACY_ACQUIRE,
         &LEGACY_EXTEND,
         &LEGACY_RELEASE,
+        &NOTIFY_RELEASE,
         &REENTRANT_ACQUIRE,
         &REENTRANT_EXTEND,
         &REENTRANT_RELEASE,

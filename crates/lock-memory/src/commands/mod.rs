@@ -5,5 +5,6 @@
 mod expire;
 mod incr;
 mod keyspace;
+mod pubsub;
 mod strings;
 mod ttl;

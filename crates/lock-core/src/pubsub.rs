@@ -1,0 +1,150 @@
+//! Pub/sub for wake-ups: [`Subscription`] is what [`KvBackend::subscribe`] returns, and
+//! [`Channels`] is the fan-out table every backend can build it from.
+//!
+//! [`KvBackend::subscribe`]: crate::KvBackend::subscribe
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
+
+/// Messages a subscriber may fall behind by before it is told it missed some. Waiters
+/// only need the latest few: a gap makes them re-check the lock, never hang.
+const BACKLOG: usize = 1024;
+
+/// One published message's payload.
+pub type Message = Arc<[u8]>;
+
+/// Why [`Subscription::recv`] returned no message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Missed {
+    /// The subscriber fell behind and this many messages were dropped.
+    Lagged(u64),
+    /// The channel is gone (for a server: the pub/sub connection was lost). Nothing more
+    /// will arrive on this subscription; subscribe again.
+    Closed,
+}
+
+/// A live subscription to one channel. Messages published after
+/// [`KvBackend::subscribe`](crate::KvBackend::subscribe) returned are delivered in order.
+#[derive(Debug)]
+pub struct Subscription {
+    receiver: broadcast::Receiver<Message>,
+}
+
+impl Subscription {
+    /// The next message, or why there is none.
+    pub async fn recv(&mut self) -> Result<Message, Missed> {
+        self.receiver.recv().await.map_err(|e| match e {
+            broadcast::error::RecvError::Lagged(n) => Missed::Lagged(n),
+            broadcast::error::RecvError::Closed => Missed::Closed,
+        })
+    }
+
+    /// Drops every message received but not yet read, so the next [`Subscription::recv`]
+    /// only sees messages published from now on.
+    pub fn skip_backlog(&mut self) {
+        self.receiver = self.receiver.resubscribe();
+    }
+}
+
+/// A table of channels with their subscribers: in-process fan-out for a double, and the
+/// dispatch table behind a server's single pub/sub connection.
+#[derive(Debug, Default)]
+pub struct Channels {
+    senders: HashMap<Vec<u8>, broadcast::Sender<Message>>,
+}
+
+impl Channels {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Subscribes to `channel`. The second value is true when the channel is new to the
+    /// table (a server backend must then SUBSCRIBE on its connection).
+    pub fn subscribe(&mut self, channel: &[u8]) -> (Subscription, bool) {
+        if let Some(sender) = self.senders.get(channel) {
+            return (
+                Subscription {
+                    receiver: sender.subscribe(),
+                },
+                false,
+            );
+        }
+        let (sender, receiver) = broadcast::channel(BACKLOG);
+        self.senders.insert(channel.to_vec(), sender);
+        (Subscription { receiver }, true)
+    }
+
+    /// Delivers `message` to every subscriber of `channel`, like `PUBLISH`: the reply is
+    /// how many subscriptions received it. A channel whose subscriptions were all dropped
+    /// is forgotten.
+    pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> i64 {
+        let Some(sender) = self.senders.get(channel) else {
+            return 0;
+        };
+        match sender.send(Message::from(message)) {
+            Ok(receivers) => i64::try_from(receivers).unwrap_or(i64::MAX),
+            Err(_) => {
+                self.senders.remove(channel);
+                0
+            }
+        }
+    }
+
+    /// Channels with at least one live subscription.
+    pub fn active(&self) -> Vec<Vec<u8>> {
+        let mut names: Vec<_> = self
+            .senders
+            .iter()
+            .filter(|(_, s)| s.receiver_count() > 0)
+            .map(|(name, _)| name.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Ends every subscription: each receives [`Missed::Closed`] once its backlog is read.
+    pub fn close_all(&mut self) {
+        self.senders.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_message_reaches_every_subscriber_and_counts_them() {
+        let mut channels = Channels::new();
+        let (mut a, new_a) = channels.subscribe(b"wake");
+        let (mut b, new_b) = channels.subscribe(b"wake");
+        assert!(new_a && !new_b);
+        assert_eq!(channels.publish(b"wake", b"hi"), 2);
+        assert_eq!(&*a.recv().await.unwrap(), b"hi");
+        assert_eq!(&*b.recv().await.unwrap(), b"hi");
+        assert_eq!(channels.publish(b"other", b"hi"), 0);
+    }
+
+    #[tokio::test]
+    async fn dropped_subscriptions_are_forgotten_and_close_all_ends_the_rest() {
+        let mut channels = Channels::new();
+        drop(channels.subscribe(b"gone").0);
+        assert_eq!(channels.publish(b"gone", b"x"), 0);
+        assert!(channels.active().is_empty());
+        let (mut kept, _) = channels.subscribe(b"kept");
+        channels.close_all();
+        assert_eq!(kept.recv().await, Err(Missed::Closed));
+    }
+
+    #[tokio::test]
+    async fn skip_backlog_drops_what_was_not_read() {
+        let mut channels = Channels::new();
+        let (mut sub, _) = channels.subscribe(b"c");
+        channels.publish(b"c", b"old");
+        sub.skip_backlog();
+        channels.publish(b"c", b"new");
+        assert_eq!(&*sub.recv().await.unwrap(), b"new");
+    }
+}

@@ -1,0 +1,217 @@
+//! The fair queue: a ticket line kept atomically by two scripts.
+//!
+//! Keys of one fair lock (one hash tag): the lock (`KEYS[1]`, value = holder's token), the
+//! last ticket issued (`KEYS[2]`) and the last ticket served (`KEYS[3]`). A waiter's ticket
+//! `n` is the key `ARGV[4] .. n` holding its token with a PX of the patience `ARGV[3]`;
+//! waiters refresh it while they wait, so a dead waiter's ticket expires and is skipped.
+//! Ticket keys are built inside the scripts (they share the hash tag, so a cluster node
+//! serves them, but they are not declared in KEYS).
+//!
+//! Shared arguments: `ARGV[1]` token, `ARGV[2]` ticket (0 = none), `ARGV[3]` patience ms,
+//! `ARGV[4]` ticket key prefix, `ARGV[5]` wake-up channel.
+
+use std::sync::LazyLock;
+
+use crate::script::{integer_arg, nth};
+use crate::{Result, Script, ScriptContext, SetOptions, Value};
+
+/// The Lua both scripts start with: serve the first live ticket after the last served.
+/// The lock goes straight to that waiter (PX patience) with a wake-up naming its token,
+/// unless the waiter is the caller. Returns the waiter's token, or false after resetting
+/// the counters when nobody live is waiting.
+macro_rules! hand_off_lua {
+    () => {
+        r#"local function hand_off()
+  local served = tonumber(redis.call('GET', KEYS[3]) or '0')
+  local issued = tonumber(redis.call('GET', KEYS[2]) or '0')
+  while served < issued do
+    served = served + 1
+    local waiter = redis.call('GET', ARGV[4] .. served)
+    if waiter then
+      redis.call('DEL', ARGV[4] .. served)
+      redis.call('SET', KEYS[3], served)
+      if waiter ~= ARGV[1] then
+        redis.call('SET', KEYS[1], waiter, 'PX', ARGV[3])
+        redis.call('PUBLISH', ARGV[5], waiter)
+      end
+      return waiter
+    end
+  end
+  redis.call('DEL', KEYS[2], KEYS[3])
+  return false
+end
+"#
+    };
+}
+
+/// Fair acquire, also a waiter's refresh. `ARGV[6]` is the TTL ms of a hold.
+///
+/// Replies `{1, 0, 0}` when the caller holds the lock: it was free with nobody live
+/// ahead, or it had been handed to the caller's token (the TTL is then raised from the
+/// patience to `ARGV[6]`). Otherwise `{0, pttl, ticket}`: the caller waits in line with
+/// `ticket` (a new one if it had none or its old one lapsed) and the holder has `pttl` ms
+/// left. A free lock with live waiters is handed to the first of them first.
+pub static FAIR_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "fair-acquire",
+        concat!(
+            hand_off_lua!(),
+            r#"local token = ARGV[1]
+local holder = redis.call('GET', KEYS[1])
+if holder == token then
+  redis.call('PEXPIRE', KEYS[1], ARGV[6])
+  return {1, 0, 0}
+end
+local ticket = tonumber(ARGV[2])
+if ticket > 0 and redis.call('GET', ARGV[4] .. ticket) ~= token then
+  ticket = 0
+end
+if not holder then
+  local served = hand_off()
+  if not served or served == token then
+    redis.call('SET', KEYS[1], token, 'PX', ARGV[6])
+    return {1, 0, 0}
+  end
+end
+if ticket == 0 then
+  ticket = redis.call('INCR', KEYS[2])
+end
+redis.call('SET', ARGV[4] .. ticket, token, 'PX', ARGV[3])
+return {0, redis.call('PTTL', KEYS[1]), ticket}"#
+        ),
+    )
+    .with_native(|store, keys, args| {
+        let triple = |a, b, c| {
+            Ok(Value::Array(vec![
+                Value::Int(a),
+                Value::Int(b),
+                Value::Int(c),
+            ]))
+        };
+        let queue = Queue::parse(keys, args)?;
+        let ttl = integer_arg(args, 5)?;
+        let holder = store.get(queue.lock)?;
+        if holder.as_deref() == Some(queue.token) {
+            store.pexpire(queue.lock, ttl, Default::default())?;
+            return triple(1, 0, 0);
+        }
+        let mut ticket = integer_arg(args, 1)?;
+        if ticket > 0 && store.get(&queue.ticket_key(ticket))?.as_deref() != Some(queue.token) {
+            ticket = 0;
+        }
+        if holder.is_none() {
+            match queue.hand_off(store)? {
+                Some(served) if served != queue.token => {}
+                _ => {
+                    store.set(queue.lock, queue.token, SetOptions::new().px(ttl))?;
+                    return triple(1, 0, 0);
+                }
+            }
+        }
+        if ticket == 0 {
+            ticket = store.incr(queue.issued)?;
+        }
+        let patience = SetOptions::new().px(queue.patience);
+        store.set(&queue.ticket_key(ticket), queue.token, patience)?;
+        triple(0, store.pttl(queue.lock)?, ticket)
+    })
+});
+
+/// Fair release, also a waiter's cancellation. When the caller holds the lock, it goes
+/// to the first live waiter (or is deleted) and the reply is 1. Otherwise the caller's
+/// ticket `ARGV[2]`, if still its own, leaves the line, and the reply is 0.
+pub static FAIR_RELEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "fair-release",
+        concat!(
+            hand_off_lua!(),
+            r#"local token = ARGV[1]
+if redis.call('GET', KEYS[1]) ~= token then
+  local ticket = ARGV[4] .. ARGV[2]
+  if redis.call('GET', ticket) == token then
+    redis.call('DEL', ticket)
+  end
+  return 0
+end
+if not hand_off() then
+  redis.call('DEL', KEYS[1])
+end
+return 1"#
+        ),
+    )
+    .with_native(|store, keys, args| {
+        let queue = Queue::parse(keys, args)?;
+        if !store.value_is(queue.lock, queue.token)? {
+            let ticket = [queue.prefix, nth(args, 1)?].concat();
+            if store.value_is(&ticket, queue.token)? {
+                store.del(&[&ticket])?;
+            }
+            return Ok(Value::Int(0));
+        }
+        if queue.hand_off(store)?.is_none() {
+            store.del(&[queue.lock])?;
+        }
+        Ok(Value::Int(1))
+    })
+});
+
+/// The keys and shared arguments of one fair-queue script call.
+struct Queue<'a> {
+    lock: &'a [u8],
+    issued: &'a [u8],
+    served: &'a [u8],
+    token: &'a [u8],
+    patience: i64,
+    prefix: &'a [u8],
+    channel: &'a [u8],
+}
+
+impl<'a> Queue<'a> {
+    fn parse(keys: &[&'a [u8]], args: &[&'a [u8]]) -> Result<Self> {
+        Ok(Self {
+            lock: nth(keys, 0)?,
+            issued: nth(keys, 1)?,
+            served: nth(keys, 2)?,
+            token: nth(args, 0)?,
+            patience: integer_arg(args, 2)?,
+            prefix: nth(args, 3)?,
+            channel: nth(args, 4)?,
+        })
+    }
+
+    fn ticket_key(&self, ticket: i64) -> Vec<u8> {
+        [self.prefix, ticket.to_string().as_bytes()].concat()
+    }
+
+    /// The native twin of `hand_off` in [`hand_off_lua`].
+    fn hand_off(&self, store: &mut dyn ScriptContext) -> Result<Option<Vec<u8>>> {
+        let counter = |store: &mut dyn ScriptContext, key| -> Result<i64> {
+            Ok(store
+                .get(key)?
+                .and_then(|v| super::parse_integer(&v))
+                .unwrap_or(0))
+        };
+        let mut served = counter(store, self.served)?;
+        let issued = counter(store, self.issued)?;
+        while served < issued {
+            served += 1;
+            let key = self.ticket_key(served);
+            let Some(waiter) = store.get(&key)? else {
+                continue;
+            };
+            store.del(&[&key])?;
+            store.set(
+                self.served,
+                served.to_string().as_bytes(),
+                SetOptions::new(),
+            )?;
+            if waiter != self.token {
+                store.set(self.lock, &waiter, SetOptions::new().px(self.patience))?;
+                store.publish(self.channel, &waiter)?;
+            }
+            return Ok(Some(waiter));
+        }
+        store.del(&[self.issued, self.served])?;
+        Ok(None)
+    }
+}
