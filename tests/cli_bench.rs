@@ -51,10 +51,15 @@ fn json_has_exactly_the_documented_fields() {
     assert_eq!(keys(&report["cycle_us"]), ["p50", "p99"]);
     assert_eq!(keys(&report["per_client_cycles"]), ["max", "min"]);
     assert_eq!(report["backend"], "memory");
-    assert_eq!(report["algorithm"], "token");
+    // The default is the best wait: the fair lock.
+    assert_eq!(report["algorithm"], "fair");
     assert!(report["cycles"].as_u64().unwrap() > 0);
-    // Uncontended token lock: SET NX PX + EVALSHA, nothing else.
+    // Uncontended: one acquire script and one release script, nothing else.
     assert_eq!(report["commands_per_cycle"].as_f64(), Some(2.0));
+    let polling = json(&["bench", "--duration", "0.3", "--wait", "poll", "--json"]);
+    assert_eq!(polling["algorithm"], "token");
+    // SET NX PX + EVALSHA.
+    assert_eq!(polling["commands_per_cycle"].as_f64(), Some(2.0));
     assert_eq!(report["violations"], 0);
 }
 
@@ -87,6 +92,39 @@ fn contended_runs_of_every_algorithm_keep_mutual_exclusion() {
     }
 }
 
+/// The fair lock serves clients in turn, so their cycle counts differ only by the cycles
+/// in flight when the run stopped; the notify mode keeps exclusion too.
+#[test]
+fn every_wait_mode_keeps_exclusion_and_fair_serves_in_turn() {
+    for wait in ["poll", "notify", "fair"] {
+        let report = json(&[
+            "bench",
+            "--wait",
+            wait,
+            "--clients",
+            "8",
+            "--duration",
+            "0.5",
+            "--runtime",
+            "multi",
+            "--json",
+        ]);
+        assert_eq!(report["violations"], 0, "{wait}: {report}");
+        if wait == "fair" {
+            let (min, max) = (
+                report["per_client_cycles"]["min"].as_u64().unwrap(),
+                report["per_client_cycles"]["max"].as_u64().unwrap(),
+            );
+            assert!(min > 0 && max - min <= 2, "{report}");
+            // A ticket and a release per cycle: no polling.
+            assert!(
+                report["commands_per_cycle"].as_f64().unwrap() <= 2.1,
+                "{report}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_table_names_every_measure() {
     let out = nxlock(&["bench", "--duration", "0.2"]);
@@ -112,6 +150,9 @@ fn bad_arguments_are_usage_errors() {
         &["bench", "--clients", "0"],
         &["bench", "--algorithm", "redlock"],
         &["bench", "--compare"],
+        &["bench", "--algorithm", "legacy", "--wait", "fair"],
+        &["bench", "--algorithm", "scripted", "--wait", "notify"],
+        &["bench", "--wait", "spin"],
     ] {
         let out = nxlock(args);
         assert_eq!(
@@ -133,7 +174,16 @@ fn redis_bench_with_compare_reports_the_floor() {
         }
     };
     let url = target.url();
-    let out = nxlock(&["bench", "--url", &url, "--duration", "0.3", "--compare"]);
+    let out = nxlock(&[
+        "bench",
+        "--url",
+        &url,
+        "--duration",
+        "0.3",
+        "--wait",
+        "poll",
+        "--compare",
+    ]);
     assert!(
         out.status.success(),
         "{}",

@@ -238,6 +238,7 @@ async fn fair_queue_scripts_agree() {
         (&scripts::FAIR_ACQUIRE, vec!["C", "3"]),
         (&scripts::FAIR_ACQUIRE, vec!["D", "0"]),
         (&scripts::FAIR_ACQUIRE, vec!["D", "2"]),
+        (&scripts::FAIR_ACQUIRE, vec!["D", "-1"]),
         (&scripts::FAIR_RELEASE, vec!["A", "0"]),
         (&scripts::FAIR_RELEASE, vec!["B", "2"]),
         (&scripts::FAIR_RELEASE, vec!["C", "3"]),
@@ -288,5 +289,5 @@ async fn fair_queue_scripts_agree() {
         }
     }
     println!("compared {compared} fair-queue script runs on both backends");
-    assert_eq!(compared, 7 * 8);
+    assert_eq!(compared, 7 * 9);
 }

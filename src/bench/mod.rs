@@ -8,4 +8,4 @@ mod workload;
 
 pub use floor::hand_written_floor;
 pub use report::{BenchReport, Fairness, Latency, Percentiles};
-pub use workload::{Algorithm, Workload, run};
+pub use workload::{Algorithm, Waiting, Workload, run};

@@ -104,7 +104,7 @@ impl BenchReport {
         let seconds = elapsed.as_secs_f64();
         BenchReport {
             backend,
-            algorithm: workload.algorithm.name().into(),
+            algorithm: workload.label().into(),
             clients: workload.clients,
             keys: workload.keys,
             hold_us: u64::try_from(workload.hold.as_micros()).unwrap_or(u64::MAX),

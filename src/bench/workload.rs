@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use lock_conformance::OverlapDetector;
 use lock_core::{
-    CountingBackend, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockOptions, ScriptedLock,
-    TokenLock,
+    CountingBackend, FairLock, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName,
+    LockOptions, ScriptedLock, TokenLock, Wait,
 };
 
 use super::report::{BenchReport, ClientResult};
@@ -35,6 +35,18 @@ impl Algorithm {
     }
 }
 
+/// How blocked clients wait (`nxlock bench --wait`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Waiting {
+    /// Sleep by the acquire policy's backoff and retry (every algorithm).
+    Poll,
+    /// [`Wait::Notify`]: releases publish, waiters sleep until one (token only).
+    Notify,
+    /// [`FairLock`]: a ticket line with direct hand-off (token only).
+    #[default]
+    Fair,
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Workload {
@@ -51,6 +63,19 @@ pub struct Workload {
     pub ttl: Duration,
     /// How long clients keep cycling.
     pub duration: Duration,
+    /// How blocked clients wait; anything but [`Waiting::Poll`] needs [`Algorithm::Token`].
+    pub wait: Waiting,
+}
+
+impl Workload {
+    /// The name reports use: the algorithm, and how it waits unless it polls.
+    pub fn label(&self) -> &'static str {
+        match (self.algorithm, self.wait) {
+            (algorithm, Waiting::Poll) => algorithm.name(),
+            (_, Waiting::Notify) => "token+notify",
+            (_, Waiting::Fair) => "fair",
+        }
+    }
 }
 
 impl Default for Workload {
@@ -62,6 +87,7 @@ impl Default for Workload {
             hold: Duration::ZERO,
             ttl: Duration::from_secs(10),
             duration: Duration::from_secs(5),
+            wait: Waiting::Fair,
         }
     }
 }
@@ -124,7 +150,7 @@ async fn run_clients<B, A, F>(
 where
     B: KvBackend + Clone + 'static,
     A: LockAlgorithm + 'static,
-    F: Fn(CountingBackend<B>, Vec<u8>, LockOptions) -> A,
+    F: Fn(CountingBackend<B>, usize, LockOptions) -> A,
 {
     let keys = workload.keys.max(1);
     let detectors = Arc::new(
@@ -137,8 +163,7 @@ where
     let mut tasks = Vec::new();
     for client in 0..workload.clients.max(1) {
         let key_index = client % keys;
-        let key = format!("nxlock-bench:{{{key_index}}}:lock").into_bytes();
-        let lock = make(backend.clone(), key, options.clone());
+        let lock = make(backend.clone(), key_index, options.clone());
         tasks.push(tokio::spawn(client_loop(
             key_index,
             lock,
@@ -169,19 +194,49 @@ where
     )
 }
 
-/// Runs `workload` against `backend` (named `backend_name` in the report).
+/// The lock name of key `index`: keys `{nxlock-bench:<index>}:…`.
+fn lock_name(index: usize) -> LockName {
+    LockName::new(format!("nxlock-bench:{index}")).expect("a valid lock name")
+}
+
+/// Runs `workload` against `backend` (named `backend_name` in the report). Fails only
+/// when the workload asks for a wait the algorithm does not have.
 pub async fn run<B: KvBackend + Clone + 'static>(
     backend: B,
     backend_name: impl Into<String>,
     workload: &Workload,
-) -> BenchReport {
+) -> Result<BenchReport, String> {
     let backend = CountingBackend::new(backend);
     let name = backend_name.into();
-    match workload.algorithm {
-        Algorithm::Token => run_clients(backend, workload, TokenLock::with_options, name).await,
-        Algorithm::Legacy => run_clients(backend, workload, LegacyLock::with_options, name).await,
-        Algorithm::Scripted => {
-            run_clients(backend, workload, ScriptedLock::with_options, name).await
+    let key = |index| lock_name(index).key("lock");
+    Ok(match (workload.algorithm, workload.wait) {
+        (Algorithm::Token, Waiting::Poll) => {
+            let make = |b, i, o| TokenLock::with_options(b, key(i), o);
+            run_clients(backend, workload, make, name).await
         }
-    }
+        (Algorithm::Token, Waiting::Notify) => {
+            let make =
+                |b, i, o: LockOptions| TokenLock::with_options(b, key(i), o.wait(Wait::Notify));
+            run_clients(backend, workload, make, name).await
+        }
+        (Algorithm::Token, Waiting::Fair) => {
+            let make = |b, i, o| FairLock::with_options(b, &lock_name(i), o);
+            run_clients(backend, workload, make, name).await
+        }
+        (Algorithm::Legacy, Waiting::Poll) => {
+            let make = |b, i, o| LegacyLock::with_options(b, key(i), o);
+            run_clients(backend, workload, make, name).await
+        }
+        (Algorithm::Scripted, Waiting::Poll) => {
+            let make = |b, i, o| ScriptedLock::with_options(b, key(i), o);
+            run_clients(backend, workload, make, name).await
+        }
+        (algorithm, wait) => {
+            return Err(format!(
+                "--wait {wait:?} needs --algorithm token; {} locks can only poll",
+                algorithm.name()
+            )
+            .to_lowercase());
+        }
+    })
 }

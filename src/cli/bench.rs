@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use nxlock::bench::{Algorithm, BenchReport, Workload, hand_written_floor, run};
+use nxlock::bench::{Algorithm, BenchReport, Waiting, Workload, hand_written_floor, run};
 use nxlock::{MemoryBackend, RedisBackend};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -14,6 +14,13 @@ enum AlgorithmArg {
     Token,
     Legacy,
     Scripted,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum WaitArg {
+    Poll,
+    Notify,
+    Fair,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -30,6 +37,10 @@ pub struct BenchArgs {
     /// The lock algorithm.
     #[arg(long, value_enum, default_value = "token")]
     algorithm: AlgorithmArg,
+    /// How blocked clients wait: poll (backoff and retry), notify (wake on release) or
+    /// fair (FIFO ticket line with direct hand-off). Default: fair for token, else poll.
+    #[arg(long, value_enum)]
+    wait: Option<WaitArg>,
     /// Concurrent clients.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     clients: u32,
@@ -79,6 +90,12 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         eprintln!("nxlock bench: --compare needs --url (the floor is hand-written redis-rs)");
         return ExitCode::from(2);
     }
+    if matches!(args.wait, Some(WaitArg::Notify | WaitArg::Fair))
+        && !matches!(args.algorithm, AlgorithmArg::Token)
+    {
+        eprintln!("nxlock bench: --wait notify and --wait fair need --algorithm token");
+        return ExitCode::from(2);
+    }
     let workload = Workload {
         algorithm: match args.algorithm {
             AlgorithmArg::Token => Algorithm::Token,
@@ -90,6 +107,13 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         hold: Duration::from_micros(args.hold_us),
         ttl: Duration::from_millis(args.ttl_ms),
         duration: Duration::from_secs_f64(args.duration),
+        wait: match (args.wait, args.algorithm) {
+            (Some(WaitArg::Poll), _) | (None, AlgorithmArg::Legacy | AlgorithmArg::Scripted) => {
+                Waiting::Poll
+            }
+            (Some(WaitArg::Notify), _) => Waiting::Notify,
+            (Some(WaitArg::Fair), _) | (None, AlgorithmArg::Token) => Waiting::Fair,
+        },
     };
     let runtime = match args.runtime {
         RuntimeArg::Current => tokio::runtime::Builder::new_current_thread()
@@ -117,11 +141,11 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
             })
         });
         let result = match &args.url {
-            None => Ok((run(MemoryBackend::new(), "memory", &workload).await, None)),
+            None => Ok((run(MemoryBackend::new(), "memory", &workload).await?, None)),
             Some(url) => match RedisBackend::connect(url).await {
                 Err(e) => Err(format!("cannot connect to {url}: {e}")),
                 Ok(backend) => {
-                    let report = run(backend, url.clone(), &workload).await;
+                    let report = run(backend, url.clone(), &workload).await?;
                     let floor = if args.compare {
                         Some(hand_written_floor(url, workload.clients, workload.duration).await?)
                     } else {

@@ -12,6 +12,7 @@
 //! | [`ScriptedLock`] | 001 | one script: SETNX/GET/GETSET, codes 0-3 | script: our stamp, not passed |
 //! | [`ReentrantLock`] | 000 | script: `<owner>:<count>` | script: decrement, delete at 0 |
 //! | [`FencedLock`] | 000 + fencing | script: `SET NX PX` + `INCR` fence | compare-and-delete script |
+//! | [`FairLock`] | Redisson's fair lock | script: ticket line, FIFO | script: hand to the next waiter |
 //!
 //! Every algorithm implements [`LockAlgorithm`]; [`LockAlgorithm::acquire`] retries by the
 //! lock's [`AcquirePolicy`] and never forever unless asked ([`Retry::Forever`]).
@@ -30,10 +31,11 @@ mod pubsub;
 mod script;
 pub mod scripts;
 mod value;
+mod wake;
 
 pub use algorithms::{
-    FencedGuard, FencedLock, LegacyGuard, LegacyLock, LockOwner, ReentrantGuard, ReentrantLock,
-    ScriptedGuard, ScriptedLock, TokenGuard, TokenLock,
+    DEFAULT_PATIENCE, FairGuard, FairLock, FencedGuard, FencedLock, LegacyGuard, LegacyLock,
+    LockOwner, ReentrantGuard, ReentrantLock, ScriptedGuard, ScriptedLock, TokenGuard, TokenLock,
 };
 pub use backend::{ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOptions, SetReply};
 pub use clock::Clock;
@@ -47,3 +49,4 @@ pub use policy::{AcquirePolicy, Backoff, Retry};
 pub use pubsub::{Channels, Message, Missed, Subscription};
 pub use script::{NativeScript, Script, ScriptContext, integer_arg, nth};
 pub use value::Value;
+pub use wake::Wait;

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::outcome::lossy;
-use crate::{AcquirePolicy, Attempt, Clock, LockError};
+use crate::{AcquirePolicy, Attempt, Clock, LockError, Wait};
 
 /// Options shared by every algorithm.
 #[derive(Clone, Debug)]
@@ -17,6 +17,9 @@ pub struct LockOptions {
     /// The clock for timestamps and sleeps; `None` uses the backend's
     /// ([`KvBackend::clock`](crate::KvBackend::clock)).
     pub clock: Option<Clock>,
+    /// How a blocked acquire waits. Default [`Wait::Poll`]; [`Wait::Notify`] is supported
+    /// by [`TokenLock`](crate::TokenLock) (see [`FairLock`](crate::FairLock) for FIFO).
+    pub wait: Wait,
 }
 
 impl Default for LockOptions {
@@ -25,6 +28,7 @@ impl Default for LockOptions {
             ttl: Duration::from_secs(30),
             policy: AcquirePolicy::default(),
             clock: None,
+            wait: Wait::Poll,
         }
     }
 }
@@ -47,6 +51,12 @@ impl LockOptions {
     /// Sets the clock (for example a skewed one, to test timestamp locks).
     pub fn clock(mut self, clock: Clock) -> Self {
         self.clock = Some(clock);
+        self
+    }
+
+    /// Sets how a blocked acquire waits.
+    pub fn wait(mut self, wait: Wait) -> Self {
+        self.wait = wait;
         self
     }
 
@@ -103,7 +113,16 @@ pub trait LockAlgorithm: Send + Sync {
     }
 }
 
-async fn acquire_with_policy<A: LockAlgorithm + ?Sized>(lock: &A) -> Result<A::Guard, LockError> {
+pub(crate) async fn acquire_with_policy<A: LockAlgorithm + ?Sized>(
+    lock: &A,
+) -> Result<A::Guard, LockError> {
+    if lock.options().wait != Wait::Poll {
+        // Polling instead would look like it worked while ignoring the option.
+        return Err(LockError::Unsupported {
+            algorithm: lock.name(),
+            operation: "Wait::Notify",
+        });
+    }
     let policy = &lock.options().policy;
     let clock = lock.clock();
     let started_us = clock.now_us();
@@ -137,7 +156,7 @@ async fn acquire_with_policy<A: LockAlgorithm + ?Sized>(lock: &A) -> Result<A::G
 }
 
 /// Runs a release in the background when a guard is dropped unreleased.
-pub(crate) fn release_in_background<F>(release: F)
+pub(crate) fn run_in_background<F>(release: F)
 where
     F: Future<Output = ()> + Send + 'static,
 {

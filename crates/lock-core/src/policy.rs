@@ -139,6 +139,23 @@ impl AcquirePolicy {
     }
 }
 
+/// How long a waiter that wakes on releases sleeps when the holder's TTL is unknown (the
+/// lock has no TTL) before checking again.
+const UNKNOWN_HOLDER_RECHECK: Duration = Duration::from_millis(100);
+
+impl AcquirePolicy {
+    /// The longest a waiter woken by releases sleeps before checking the lock again: the
+    /// holder's TTL plus 1 ms when known, and never past a [`Retry::For`] deadline. The
+    /// backoff does not apply: the wake-up, not a timer, is what normally ends the wait.
+    pub(crate) fn wake_limit(&self, holder_ttl: Option<Duration>, waited: Duration) -> Duration {
+        let limit = holder_ttl.map_or(UNKNOWN_HOLDER_RECHECK, |ttl| ttl + Duration::from_millis(1));
+        match self.retry {
+            Retry::For(deadline) => limit.min(deadline.saturating_sub(waited)),
+            _ => limit,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, ms_arg};
-use crate::lock::release_in_background;
+use crate::lock::run_in_background;
 use crate::scripts::parse_integer;
 use crate::{Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions};
 
@@ -159,7 +159,7 @@ impl<B: KvBackend + Clone + 'static> Drop for LegacyGuard<B> {
         let key = self.key.clone();
         let clock = self.clock.clone();
         let expires_at_ms = self.expires_at_ms;
-        release_in_background(async move {
+        run_in_background(async move {
             let _ = checked_delete(&backend, &key, &clock, expires_at_ms).await;
         });
     }

@@ -16,12 +16,14 @@ macro_rules! binding_accessors {
     };
 }
 
+mod fair;
 mod fenced;
 mod legacy;
 mod reentrant;
 mod scripted;
 mod token;
 
+pub use fair::{DEFAULT_PATIENCE, FairGuard, FairLock};
 pub use fenced::{FencedGuard, FencedLock};
 pub use legacy::{LegacyGuard, LegacyLock};
 pub use reentrant::{LockOwner, ReentrantGuard, ReentrantLock};

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, holder_ttl, int_reply, ms_arg, pair_reply};
-use crate::lock::release_in_background;
+use crate::lock::run_in_background;
 use crate::scripts::{REENTRANT_ACQUIRE, REENTRANT_EXTEND, REENTRANT_RELEASE};
 use crate::{Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions};
 
@@ -173,7 +173,7 @@ impl<B: KvBackend + Clone + 'static> Drop for ReentrantGuard<B> {
         let backend = self.backend.clone();
         let key = self.key.clone();
         let owner = self.owner.clone();
-        release_in_background(async move {
+        run_in_background(async move {
             let _ = leave_once(&backend, &key, &owner).await;
         });
     }

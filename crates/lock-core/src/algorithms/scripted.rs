@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, int_reply, ms_arg, pair_reply};
-use crate::lock::release_in_background;
+use crate::lock::run_in_background;
 use crate::scripts::{LEGACY_ACQUIRE, LEGACY_EXTEND, LEGACY_RELEASE};
 use crate::{Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, Value};
 
@@ -159,7 +159,7 @@ impl<B: KvBackend + Clone + 'static> Drop for ScriptedGuard<B> {
         let key = self.key.clone();
         let clock = self.clock.clone();
         let stamp = self.stamp;
-        release_in_background(async move {
+        run_in_background(async move {
             let _ = scripted_release(&backend, &key, &clock, stamp).await;
         });
     }

@@ -3,12 +3,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, holder_ttl, int_reply, ms_arg};
-use crate::lock::release_in_background;
-use crate::scripts::{COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE};
+use super::{Binding, holder_ttl, int_reply, ms_arg, pair_reply};
+use crate::lock::{acquire_with_policy, run_in_background};
+use crate::outcome::lossy;
+use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE, NOTIFY_RELEASE};
+use crate::wake::{SubscriptionSlot, Waiter, wake_channel};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, SetOptions,
-    SetReply,
+    SetReply, Wait,
 };
 
 /// The token lock (seed 000): a fresh random UUID v4 per acquisition is the value, so only
@@ -18,11 +20,18 @@ use crate::{
 ///   reports how long the holder has left;
 /// - release: [`COMPARE_AND_DELETE`]; extend: [`COMPARE_AND_PEXPIRE`].
 ///
+/// With [`Wait::Notify`] a release also publishes on `<key>:wake` ([`NOTIFY_RELEASE`]) and
+/// blocked acquires sleep until a release or the holder's TTL, retrying with
+/// [`ACQUIRE_OR_PTTL`] (one command per attempt).
+///
 /// Remaining hazard: a holder paused longer than its TTL loses the lock without knowing
-/// until its next release or extend reports `false`; fencing tokens (a later issue) cover it.
+/// until its next release or extend reports `false`; see [`FencedLock`](crate::FencedLock).
 #[derive(Clone, Debug)]
 pub struct TokenLock<B> {
     binding: Binding<B>,
+    /// `Some(<key>:wake)` with [`Wait::Notify`].
+    channel: Option<Arc<[u8]>>,
+    subscription: SubscriptionSlot,
 }
 
 impl<B: KvBackend + Clone + 'static> TokenLock<B> {
@@ -33,8 +42,65 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
 
     /// A token lock on `key` with `options`.
     pub fn with_options(backend: B, key: impl Into<Vec<u8>>, options: LockOptions) -> Self {
+        let binding = Binding::new(backend, key, options);
+        let channel =
+            (binding.options.wait == Wait::Notify).then(|| wake_channel(&binding.key).into());
         Self {
-            binding: Binding::new(backend, key, options),
+            binding,
+            channel,
+            subscription: SubscriptionSlot::default(),
+        }
+    }
+
+    fn guard(&self, token: String) -> TokenGuard<B> {
+        let mut guard = TokenGuard::held(
+            self.binding.backend.clone(),
+            self.binding.key.clone(),
+            token,
+        );
+        guard.channel = self.channel.clone();
+        guard
+    }
+
+    /// [`Wait::Notify`]: attempt, subscribe, attempt, then sleep until a release or the
+    /// holder's TTL; repeat while the policy allows.
+    async fn acquire_notified(&self, channel: &[u8]) -> Result<TokenGuard<B>, LockError> {
+        let Binding {
+            backend,
+            key,
+            options,
+            clock,
+        } = &self.binding;
+        let ttl_ms = ms_arg(options.ttl_ms()?);
+        let policy = &options.policy;
+        let started_us = clock.now_us();
+        let waited =
+            || Duration::from_micros(u64::try_from(clock.now_us() - started_us).unwrap_or(0));
+        let mut waiter = Waiter::new(backend, channel, &self.subscription);
+        let mut attempts = 0u32;
+        loop {
+            attempts = attempts.saturating_add(1);
+            let token = TokenGuard::<B>::new_token();
+            let reply = backend
+                .eval(&ACQUIRE_OR_PTTL, &[&**key], &[token.as_bytes(), &ttl_ms])
+                .await?;
+            let holder = match pair_reply(&ACQUIRE_OR_PTTL, reply)? {
+                (1, _) => return Ok(self.guard(token)),
+                (_, pttl) => holder_ttl(pttl),
+            };
+            if !policy.allows_another(attempts, waited()) {
+                return Err(LockError::Timeout {
+                    key: lossy(key),
+                    attempts,
+                    waited: waited(),
+                });
+            }
+            if waiter.subscribe().await {
+                continue;
+            }
+            waiter
+                .wait(clock, policy.wake_limit(holder, waited()), |_| true)
+                .await;
         }
     }
 }
@@ -46,6 +112,13 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
         "token"
     }
     binding_accessors!();
+
+    async fn acquire(&self) -> Result<TokenGuard<B>, LockError> {
+        match &self.channel {
+            Some(channel) => self.acquire_notified(channel).await,
+            None => acquire_with_policy(self).await,
+        }
+    }
 
     async fn try_acquire(&self) -> Result<Attempt<TokenGuard<B>>, LockError> {
         let Binding {
@@ -60,11 +133,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
             .set(key, token.as_bytes(), SetOptions::new().nx().px(ttl_ms))
             .await?
         {
-            SetReply::Applied => Ok(Attempt::Acquired(TokenGuard::held(
-                backend.clone(),
-                key.clone(),
-                token,
-            ))),
+            SetReply::Applied => Ok(Attempt::Acquired(self.guard(token))),
             _ => match backend.pttl(key).await? {
                 // Released between our SET and PTTL: worth an immediate retry.
                 -2 => Ok(Attempt::Contended),
@@ -82,6 +151,8 @@ pub struct TokenGuard<B: KvBackend + Clone + 'static> {
     backend: B,
     key: Arc<[u8]>,
     token: String,
+    /// Where the release publishes ([`Wait::Notify`]).
+    channel: Option<Arc<[u8]>>,
     armed: bool,
 }
 
@@ -98,8 +169,43 @@ impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
             backend,
             key,
             token,
+            channel: None,
             armed: true,
         }
+    }
+
+    /// Release, publishing a wake-up when the lock was built with [`Wait::Notify`].
+    async fn release_by(
+        backend: &B,
+        key: &[u8],
+        token: &str,
+        channel: Option<&[u8]>,
+    ) -> crate::Result<crate::Value> {
+        match channel {
+            Some(channel) => {
+                backend
+                    .eval(&NOTIFY_RELEASE, &[key], &[token.as_bytes(), channel])
+                    .await
+            }
+            None => {
+                backend
+                    .eval(&COMPARE_AND_DELETE, &[key], &[token.as_bytes()])
+                    .await
+            }
+        }
+    }
+
+    pub(super) fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    pub(super) fn key_arc(&self) -> Arc<[u8]> {
+        self.key.clone()
+    }
+
+    /// Stops Drop from releasing; true if it would have.
+    pub(super) fn disarm(&mut self) -> bool {
+        std::mem::replace(&mut self.armed, false)
     }
 
     /// The random token this acquisition wrote.
@@ -114,10 +220,13 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
     }
 
     async fn release(mut self) -> Result<bool, LockError> {
-        let reply = self
-            .backend
-            .eval(&COMPARE_AND_DELETE, &[&*self.key], &[self.token.as_bytes()])
-            .await;
+        let reply = Self::release_by(
+            &self.backend,
+            &self.key,
+            &self.token,
+            self.channel.as_deref(),
+        )
+        .await;
         // Only now: if this future is dropped mid-flight, Drop still releases.
         self.armed = false;
         Ok(int_reply(&COMPARE_AND_DELETE, reply?)? == 1)
@@ -145,10 +254,9 @@ impl<B: KvBackend + Clone + 'static> Drop for TokenGuard<B> {
         let backend = self.backend.clone();
         let key = self.key.clone();
         let token = std::mem::take(&mut self.token);
-        release_in_background(async move {
-            let _ = backend
-                .eval(&COMPARE_AND_DELETE, &[&key], &[token.as_bytes()])
-                .await;
+        let channel = self.channel.take();
+        run_in_background(async move {
+            let _ = Self::release_by(&backend, &key, &token, channel.as_deref()).await;
         });
     }
 }

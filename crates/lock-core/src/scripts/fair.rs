@@ -50,7 +50,8 @@ end
 /// ahead, or it had been handed to the caller's token (the TTL is then raised from the
 /// patience to `ARGV[6]`). Otherwise `{0, pttl, ticket}`: the caller waits in line with
 /// `ticket` (a new one if it had none or its old one lapsed) and the holder has `pttl` ms
-/// left. A free lock with live waiters is handed to the first of them first.
+/// left. A free lock with live waiters is handed to the first of them first. Ticket -1
+/// asks without queueing: `{0, pttl, 0}` instead of a ticket.
 pub static FAIR_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "fair-acquire",
@@ -72,6 +73,9 @@ if not holder then
     redis.call('SET', KEYS[1], token, 'PX', ARGV[6])
     return {1, 0, 0}
   end
+end
+if ticket < 0 then
+  return {0, redis.call('PTTL', KEYS[1]), 0}
 end
 if ticket == 0 then
   ticket = redis.call('INCR', KEYS[2])
@@ -107,6 +111,9 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
                     return triple(1, 0, 0);
                 }
             }
+        }
+        if ticket < 0 {
+            return triple(0, store.pttl(queue.lock)?, 0);
         }
         if ticket == 0 {
             ticket = store.incr(queue.issued)?;

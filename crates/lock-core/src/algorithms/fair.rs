@@ -1,0 +1,357 @@
+//! A first-come first-served lock: waiters take tickets and the release hands the lock
+//! straight to the next live one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::token::TokenGuard;
+use super::{Binding, int_reply, ms_arg, unexpected};
+use crate::lock::run_in_background;
+use crate::outcome::lossy;
+use crate::scripts::{COMPARE_AND_PEXPIRE, FAIR_ACQUIRE, FAIR_RELEASE};
+use crate::wake::{SubscriptionSlot, Waiter, Woken};
+use crate::{
+    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, Value,
+};
+
+/// Default [`FairLock::with_patience`].
+pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
+
+/// A fair lock named `name`: blocked clients are served in arrival order.
+///
+/// Keys (one hash tag): `{name}:lock` (the holder's token), `{name}:issued` and
+/// `{name}:served` (ticket counters, deleted whenever the line empties), and one
+/// `{name}:ticket:<n>` per waiter. Wake-ups go to the channel `{name}:wake`.
+///
+/// - A blocked [`acquire`](LockAlgorithm::acquire) takes a ticket ([`FAIR_ACQUIRE`]),
+///   subscribes to the channel and sleeps.
+/// - [`release`](LockGuard::release) ([`FAIR_RELEASE`]) writes the next live waiter's
+///   token into the lock and publishes it: the waiter owns the lock the moment the release
+///   runs and only has to hear about it. No waiter races another for it, and a cycle under
+///   contention costs a ticket, a release and (for TTLs above the patience) a claim.
+/// - A waiter refreshes its ticket every third of the *patience* (default 5 s) while it
+///   waits. A waiter that died stops refreshing: its ticket lapses within the patience and
+///   is skipped, and if the lock was already handed to it, that hand-off (whose TTL is the
+///   patience) lapses too. A dead waiter holds the line up by at most twice the patience.
+/// - A handed-over hold starts with the patience as its TTL (never more than the lock's
+///   TTL: the patience is capped by it). If the hold is still running a third of the
+///   patience later, a background claim ([`COMPARE_AND_PEXPIRE`]) raises it to the lock's
+///   TTL; short holds never pay for it. The claim is a no-op if the lock has moved on.
+/// - Cancelling a waiting acquire leaves the line in the background (or passes the lock
+///   on, if it had just been handed over).
+///
+/// Every client of one lock must use the same patience.
+#[derive(Clone, Debug)]
+pub struct FairLock<B> {
+    binding: Binding<B>,
+    line: Arc<Line>,
+    subscription: SubscriptionSlot,
+}
+
+/// The queue's keys and the arguments every fair script shares.
+#[derive(Clone, Debug)]
+struct Line {
+    issued: Vec<u8>,
+    served: Vec<u8>,
+    ticket_prefix: Vec<u8>,
+    channel: Vec<u8>,
+    patience_ms: Vec<u8>,
+    patience: Duration,
+}
+
+impl Line {
+    async fn release<B: KvBackend>(
+        &self,
+        backend: &B,
+        lock: &[u8],
+        token: &str,
+        ticket: i64,
+    ) -> crate::Result<Value> {
+        backend
+            .eval(
+                &FAIR_RELEASE,
+                &[lock, &self.issued, &self.served],
+                &[
+                    token.as_bytes(),
+                    &ms_arg(ticket),
+                    &self.patience_ms,
+                    &self.ticket_prefix,
+                    &self.channel,
+                ],
+            )
+            .await
+    }
+}
+
+/// One FAIR_ACQUIRE reply.
+enum Turn {
+    Acquired,
+    Waiting {
+        holder_ttl: Option<Duration>,
+        ticket: i64,
+    },
+}
+
+impl<B: KvBackend + Clone + 'static> FairLock<B> {
+    /// A fair lock named `name` with default options and patience.
+    pub fn new(backend: B, name: &LockName) -> Self {
+        Self::with_options(backend, name, LockOptions::default())
+    }
+
+    /// A fair lock named `name` with `options` (its [`Wait`](crate::Wait) is ignored: a fair
+    /// lock always waits for its turn by wake-up).
+    pub fn with_options(backend: B, name: &LockName, options: LockOptions) -> Self {
+        let line = Line {
+            issued: name.key("issued"),
+            served: name.key("served"),
+            ticket_prefix: name.key("ticket:"),
+            channel: name.key("wake"),
+            patience_ms: Vec::new(),
+            patience: Duration::ZERO,
+        };
+        Self {
+            binding: Binding::new(backend, name.key("lock"), options),
+            line: Arc::new(line),
+            subscription: SubscriptionSlot::default(),
+        }
+        .with_patience(DEFAULT_PATIENCE)
+    }
+
+    /// How long a waiter may go silent before it loses its place: at least 3 ms, and at
+    /// most the lock's TTL (a hand-off must not outlive the TTL the waiter asked for).
+    pub fn with_patience(mut self, patience: Duration) -> Self {
+        let patience = patience
+            .min(self.binding.options.ttl)
+            .max(Duration::from_millis(3));
+        let line = Arc::make_mut(&mut self.line);
+        line.patience = patience;
+        line.patience_ms = ms_arg(i64::try_from(patience.as_millis()).unwrap_or(i64::MAX));
+        self
+    }
+
+    async fn turn(&self, token: &str, ticket: i64) -> Result<Turn, LockError> {
+        let Binding {
+            backend,
+            key,
+            options,
+            ..
+        } = &self.binding;
+        let line = &*self.line;
+        let reply = backend
+            .eval(
+                &FAIR_ACQUIRE,
+                &[&**key, &line.issued, &line.served],
+                &[
+                    token.as_bytes(),
+                    &ms_arg(ticket),
+                    &line.patience_ms,
+                    &line.ticket_prefix,
+                    &line.channel,
+                    &ms_arg(options.ttl_ms()?),
+                ],
+            )
+            .await?;
+        match &reply {
+            Value::Array(items) => match items.as_slice() {
+                [Value::Int(1), ..] => Ok(Turn::Acquired),
+                [Value::Int(0), Value::Int(pttl), Value::Int(ticket)] => Ok(Turn::Waiting {
+                    holder_ttl: super::holder_ttl(*pttl),
+                    ticket: *ticket,
+                }),
+                _ => Err(unexpected(&FAIR_ACQUIRE, &reply)),
+            },
+            _ => Err(unexpected(&FAIR_ACQUIRE, &reply)),
+        }
+    }
+
+    fn guard(&self, token: String) -> FairGuard<B> {
+        FairGuard {
+            inner: TokenGuard::held(
+                self.binding.backend.clone(),
+                self.binding.key.clone(),
+                token,
+            ),
+            line: self.line.clone(),
+            claim: None,
+        }
+    }
+
+    /// The guard of a lock handed to us by a release. The hand-off's TTL is the patience;
+    /// a hold still running a third of the patience later claims the lock's full TTL.
+    fn handed_over(&self, token: String) -> Result<FairGuard<B>, LockError> {
+        let mut guard = self.guard(token);
+        if self.binding.options.ttl > self.line.patience {
+            let ttl_ms = ms_arg(self.binding.options.ttl_ms()?);
+            let (backend, key) = (self.binding.backend.clone(), self.binding.key.clone());
+            let (clock, after) = (self.binding.clock.clone(), self.line.patience / 3);
+            let token = guard.token().to_owned();
+            guard.claim = tokio::runtime::Handle::try_current().ok().map(|runtime| {
+                runtime.spawn(async move {
+                    clock.sleep(after).await;
+                    let _ = backend
+                        .eval(&COMPARE_AND_PEXPIRE, &[&key], &[token.as_bytes(), &ttl_ms])
+                        .await;
+                })
+            });
+        }
+        Ok(guard)
+    }
+}
+
+/// Leaves the line (or passes on a lock handed over meanwhile) if an acquire ends without
+/// the lock: cancelled, timed out or failed.
+struct LeaveOnDrop<'a, B: KvBackend + Clone + 'static> {
+    lock: &'a FairLock<B>,
+    token: &'a str,
+    ticket: i64,
+    armed: bool,
+}
+
+impl<B: KvBackend + Clone + 'static> Drop for LeaveOnDrop<'_, B> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let (backend, key, line) = (
+            self.lock.binding.backend.clone(),
+            self.lock.binding.key.clone(),
+            self.lock.line.clone(),
+        );
+        let (token, ticket) = (self.token.to_owned(), self.ticket);
+        run_in_background(async move {
+            let _ = line.release(&backend, &key, &token, ticket).await;
+        });
+    }
+}
+
+impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
+    type Guard = FairGuard<B>;
+
+    fn name(&self) -> &'static str {
+        "fair"
+    }
+    binding_accessors!();
+
+    async fn try_acquire(&self) -> Result<Attempt<FairGuard<B>>, LockError> {
+        let token = TokenGuard::<B>::new_token();
+        // Ticket -1: look, and take the lock if it is ours to take, but never queue.
+        match self.turn(&token, -1).await? {
+            Turn::Acquired => Ok(Attempt::Acquired(self.guard(token))),
+            Turn::Waiting { holder_ttl, .. } => Ok(Attempt::Held { holder_ttl }),
+        }
+    }
+
+    async fn acquire(&self) -> Result<FairGuard<B>, LockError> {
+        let Binding {
+            backend,
+            key,
+            options,
+            clock,
+        } = &self.binding;
+        let policy = &options.policy;
+        let started_us = clock.now_us();
+        let waited =
+            || Duration::from_micros(u64::try_from(clock.now_us() - started_us).unwrap_or(0));
+        let token = TokenGuard::<B>::new_token();
+        let mut leave = LeaveOnDrop {
+            lock: self,
+            token: &token,
+            ticket: 0,
+            armed: true,
+        };
+        let mut waiter = Waiter::new(backend, &self.line.channel, &self.subscription);
+        let refresh_every = self.line.patience / 3;
+        let mut attempts = 0u32;
+        loop {
+            attempts = attempts.saturating_add(1);
+            let holder_ttl = match self.turn(&token, leave.ticket).await? {
+                Turn::Acquired => {
+                    leave.armed = false;
+                    return Ok(self.guard(token.clone()));
+                }
+                Turn::Waiting { holder_ttl, ticket } => {
+                    leave.ticket = ticket;
+                    holder_ttl
+                }
+            };
+            if !policy.allows_another(attempts, waited()) {
+                return Err(LockError::Timeout {
+                    key: lossy(key),
+                    attempts,
+                    waited: waited(),
+                });
+            }
+            if waiter.subscribe().await {
+                continue;
+            }
+            let limit = policy.wake_limit(holder_ttl, waited()).min(refresh_every);
+            let wanted = |message: &[u8]| message == token.as_bytes();
+            if waiter.wait(clock, limit, wanted).await == Woken::Message {
+                leave.armed = false;
+                return self.handed_over(token.clone());
+            }
+        }
+    }
+}
+
+/// A held [`FairLock`]. Releasing hands the lock to the next live waiter.
+#[derive(Debug)]
+pub struct FairGuard<B: KvBackend + Clone + 'static> {
+    /// Key, token and background release on drop; the release itself is the fair one.
+    inner: TokenGuard<B>,
+    line: Arc<Line>,
+    /// The pending claim of a handed-over lock; pointless once the hold ends.
+    claim: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl<B: KvBackend + Clone + 'static> FairGuard<B> {
+    /// The random token this acquisition holds the lock with.
+    pub fn token(&self) -> &str {
+        self.inner.token()
+    }
+
+    fn stop_claim(&mut self) {
+        if let Some(claim) = self.claim.take() {
+            claim.abort();
+        }
+    }
+}
+
+impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+
+    async fn release(mut self) -> Result<bool, LockError> {
+        self.stop_claim();
+        let (backend, key) = (self.inner.backend().clone(), self.inner.key_arc());
+        let reply = self
+            .line
+            .release(&backend, &key, self.inner.token(), 0)
+            .await;
+        self.inner.disarm();
+        Ok(int_reply(&FAIR_RELEASE, reply?)? == 1)
+    }
+
+    async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
+        self.inner.extend(ttl).await
+    }
+}
+
+impl<B: KvBackend + Clone + 'static> Drop for FairGuard<B> {
+    fn drop(&mut self) {
+        self.stop_claim();
+        if !self.inner.disarm() {
+            return;
+        }
+        let (backend, key, line) = (
+            self.inner.backend().clone(),
+            self.inner.key_arc(),
+            self.line.clone(),
+        );
+        let token = self.inner.token().to_owned();
+        run_in_background(async move {
+            let _ = line.release(&backend, &key, &token, 0).await;
+        });
+    }
+}
