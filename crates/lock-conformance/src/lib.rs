@@ -100,6 +100,35 @@ macro_rules! __with_cases {
                 acquire_gives_up_with_a_timeout,
                 dropped_guard_is_released_in_the_background,
             }
+            notify {
+                mutual_exclusion,
+                second_client_is_refused_while_held,
+                expiry_frees_a_crashed_holder,
+                release_frees_the_lock,
+                stale_release_leaves_the_new_holder,
+                extend_keeps_the_lock_and_stale_extend_fails,
+                acquire_gives_up_with_a_timeout,
+                dropped_guard_is_released_in_the_background,
+                release_publishes_a_wake_up,
+                waiter_wakes_on_release_not_at_the_holder_ttl,
+                lost_wake_up_is_bounded_by_the_holder_ttl,
+            }
+            fair {
+                mutual_exclusion,
+                second_client_is_refused_while_held,
+                expiry_frees_a_crashed_holder,
+                release_frees_the_lock,
+                stale_release_leaves_the_new_holder,
+                extend_keeps_the_lock_and_stale_extend_fails,
+                acquire_gives_up_with_a_timeout,
+                dropped_guard_is_released_in_the_background,
+                waiters_are_served_in_arrival_order,
+                release_hands_the_lock_straight_to_the_next_waiter,
+                dead_waiter_is_skipped_within_the_patience,
+                lock_handed_to_a_dead_waiter_lapses_within_the_patience,
+                cancelled_waiter_leaves_the_line,
+                contended_cycles_cost_two_commands,
+            }
             legacy {
                 mutual_exclusion,
                 second_client_is_refused_while_held,

@@ -144,9 +144,9 @@ impl AcquirePolicy {
 const UNKNOWN_HOLDER_RECHECK: Duration = Duration::from_millis(100);
 
 impl AcquirePolicy {
-    /// The longest a waiter woken by releases sleeps before checking the lock again: the
-    /// holder's TTL plus 1 ms when known, and never past a [`Retry::For`] deadline. The
-    /// backoff does not apply: the wake-up, not a timer, is what normally ends the wait.
+    /// The longest a fair-lock waiter sleeps before checking the lock again: the holder's
+    /// TTL plus 1 ms when known, and never past a [`Retry::For`] deadline. The backoff does
+    /// not apply: the hand-off's wake-up, not a timer, is what normally ends the wait.
     pub(crate) fn wake_limit(&self, holder_ttl: Option<Duration>, waited: Duration) -> Duration {
         let limit = holder_ttl.map_or(UNKNOWN_HOLDER_RECHECK, |ttl| ttl + Duration::from_millis(1));
         match self.retry {

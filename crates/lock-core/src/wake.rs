@@ -18,8 +18,8 @@ pub enum Wait {
     /// not fair: the releaser often wins again.
     #[default]
     Poll,
-    /// Releases publish on the lock's channel (`<key>:wake`) and waiters sleep until a
-    /// release or the holder's TTL. Every waiter wakes and tries, so it is not fair either.
+    /// Releases publish on the lock's channel (`<key>:wake`), and a waiter's backoff sleep
+    /// ends early on a release. Every waiter wakes and tries, so it is not fair either.
     Notify,
 }
 

@@ -6,13 +6,16 @@
 pub mod algorithm;
 pub mod cancellation;
 pub mod expiry;
+pub mod fair;
 pub mod fenced;
 pub mod keys;
 pub mod lease;
 pub mod legacy;
+pub mod notify;
 pub mod races;
 pub mod reentrant;
 pub mod scripted;
 pub mod scripts;
 pub mod strings;
 pub mod token;
+mod waiting;

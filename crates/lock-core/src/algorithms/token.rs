@@ -20,9 +20,9 @@ use crate::{
 ///   reports how long the holder has left;
 /// - release: [`COMPARE_AND_DELETE`]; extend: [`COMPARE_AND_PEXPIRE`].
 ///
-/// With [`Wait::Notify`] a release also publishes on `<key>:wake` ([`NOTIFY_RELEASE`]) and
-/// blocked acquires sleep until a release or the holder's TTL, retrying with
-/// [`ACQUIRE_OR_PTTL`] (one command per attempt).
+/// With [`Wait::Notify`] a release also publishes on `<key>:wake` ([`NOTIFY_RELEASE`]), and
+/// a blocked acquire's backoff sleeps end early when a release is published; it retries
+/// with [`ACQUIRE_OR_PTTL`] (one command per attempt).
 ///
 /// Remaining hazard: a holder paused longer than its TTL loses the lock without knowing
 /// until its next release or extend reports `false`; see [`FencedLock`](crate::FencedLock).
@@ -98,9 +98,10 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
             if waiter.subscribe().await {
                 continue;
             }
-            waiter
-                .wait(clock, policy.wake_limit(holder, waited()), |_| true)
-                .await;
+            // The policy's backoff still bounds each sleep: a lost wake-up costs at most
+            // one backoff step, and Retry::Attempts counts wake-ups and timeouts alike.
+            let limit = policy.delay(attempts, holder, waited());
+            waiter.wait(clock, limit, |_| true).await;
         }
     }
 }

@@ -1,0 +1,206 @@
+//! [`FairLock`]: first-come first-served, with direct hand-off and bounded dead waiters.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lock_core::{
+    CountingBackend, FairLock, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions,
+};
+
+use super::algorithm::{self, algorithm_cases};
+use super::waiting::{LIVENESS, eventually, joined, patient, spawn_acquire};
+use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+
+const PATIENCE: Duration = Duration::from_millis(200);
+
+fn name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
+    LockName::new(ctx.name("fair")).expect("case names make valid lock names")
+}
+
+fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+    name(ctx).key("lock")
+}
+
+fn client<H: Harness>(ctx: &Ctx<'_, H>, options: LockOptions) -> FairLock<H::Backend> {
+    FairLock::with_options(ctx.backend.clone(), &name(ctx), options)
+}
+
+algorithm_cases!();
+
+/// Waits until `n` tickets have been issued: the `n`th waiter is in line.
+async fn in_line<H: Harness>(ctx: &Ctx<'_, H>, n: i64) -> Result<(), Failure> {
+    let issued = name(ctx).key("issued");
+    eventually(&format!("waiter {n} took a ticket"), || async {
+        let value = ctx.backend.get(&issued).await?;
+        Ok(value.as_deref() == Some(n.to_string().as_bytes()))
+    })
+    .await
+}
+
+/// Four waiters that queued one after another get the lock in that order.
+pub async fn waiters_are_served_in_arrival_order<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let holder = client(ctx, LockOptions::new()).acquire().await?;
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut waiters = Vec::new();
+    for i in 0..4 {
+        let (lock, order) = (client(ctx, patient()), order.clone());
+        waiters.push(tokio::spawn(async move {
+            let guard = lock.acquire().await?;
+            order.lock().expect("order list").push(i);
+            guard.release().await
+        }));
+        in_line(ctx, i + 1).await?;
+    }
+    holder.release().await?;
+    for (i, waiter) in waiters.into_iter().enumerate() {
+        joined(waiter, &format!("waiter {i}")).await?;
+    }
+    let order = order.lock().expect("order list").clone();
+    check_eq!(
+        order,
+        vec![0, 1, 2, 3],
+        "order in which the waiters got the lock"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// The release itself writes the next waiter's token into the lock: an outsider arriving
+/// at that moment cannot barge in, and the waiter holds the lock before it hears of it.
+pub async fn release_hands_the_lock_straight_to_the_next_waiter<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let holder = client(ctx, LockOptions::new()).acquire().await?;
+    let waiting = spawn_acquire(client(ctx, patient()));
+    in_line(ctx, 1).await?;
+    check!(
+        holder.release().await?,
+        "the holder's release reported not held"
+    );
+    let owner = ctx.backend.get(&lock_key(ctx)).await?;
+    let outsider = client(ctx, LockOptions::new()).try_acquire().await?;
+    check!(
+        outsider.acquired().is_none(),
+        "an outsider took the lock between the release and the waiter's wake-up"
+    );
+    let guard = joined(waiting, "the waiter").await?;
+    check_eq!(
+        owner.as_deref(),
+        Some(guard.token().as_bytes()),
+        "lock value right after the release"
+    );
+    guard.release().await?;
+    Ok(Verdict::Passed)
+}
+
+/// Puts a waiter in line that will never refresh its ticket or answer a wake-up.
+async fn dead_waiter<H: Harness>(ctx: &Ctx<'_, H>) -> Result<(), Failure> {
+    let name = name(ctx);
+    let ticket = ctx.backend.incr(&name.key("issued")).await?;
+    let key = name.key(&format!("ticket:{ticket}"));
+    let ttl = i64::try_from(PATIENCE.as_millis()).unwrap_or(i64::MAX);
+    ctx.backend
+        .set(&key, b"dead-waiter", lock_core::SetOptions::new().px(ttl))
+        .await?;
+    Ok(())
+}
+
+/// A waiter that died while queued loses its place once its patience runs out; the lock
+/// then goes to the live waiter behind it.
+pub async fn dead_waiter_is_skipped_within_the_patience<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let holder = client(ctx, LockOptions::new())
+        .with_patience(PATIENCE)
+        .acquire()
+        .await?;
+    dead_waiter(ctx).await?;
+    let waiting = spawn_acquire(client(ctx, patient()).with_patience(PATIENCE));
+    in_line(ctx, 2).await?;
+    ctx.advance(PATIENCE + Duration::from_millis(100)).await;
+    holder.release().await?;
+    joined(waiting, "the live waiter").await?.release().await?;
+    Ok(Verdict::Passed)
+}
+
+/// A waiter that died just as the lock was handed to it blocks the line only for the
+/// patience: the hand-off's TTL is the patience, not the lock's TTL.
+pub async fn lock_handed_to_a_dead_waiter_lapses_within_the_patience<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    // The releaser's patience is the hand-off's TTL: every client of a lock shares it.
+    let holder = client(ctx, LockOptions::new())
+        .with_patience(PATIENCE)
+        .acquire()
+        .await?;
+    dead_waiter(ctx).await?;
+    let waiting = spawn_acquire(client(ctx, patient()).with_patience(PATIENCE));
+    in_line(ctx, 2).await?;
+    holder.release().await?;
+    let owner = ctx.backend.get(&lock_key(ctx)).await?;
+    check_eq!(
+        owner.as_deref(),
+        Some(b"dead-waiter".as_slice()),
+        "lock after the release"
+    );
+    let pttl = ctx.backend.pttl(&lock_key(ctx)).await?;
+    check!(
+        (0..=200).contains(&pttl),
+        "the hand-off's PTTL is {pttl} ms, more than the 200 ms patience"
+    );
+    ctx.advance(PATIENCE + Duration::from_millis(100)).await;
+    joined(waiting, "the live waiter").await?.release().await?;
+    Ok(Verdict::Passed)
+}
+
+/// Cancelling a waiting acquire takes its ticket out of the line, so the next release
+/// goes straight to the waiter behind it.
+pub async fn cancelled_waiter_leaves_the_line<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let holder = client(ctx, LockOptions::new()).acquire().await?;
+    let cancelled = spawn_acquire(client(ctx, patient()));
+    in_line(ctx, 1).await?;
+    cancelled.abort();
+    let first_ticket = name(ctx).key("ticket:1");
+    eventually("the cancelled waiter's ticket was removed", || async {
+        Ok(ctx.backend.exists(&[&first_ticket]).await? == 0)
+    })
+    .await?;
+    let waiting = spawn_acquire(client(ctx, patient()));
+    in_line(ctx, 2).await?;
+    holder.release().await?;
+    let guard = joined(waiting, "the waiter behind the cancelled one").await?;
+    guard.release().await?;
+    Ok(Verdict::Passed)
+}
+
+/// Under contention a cycle costs a ticket and a release: no polling. Four clients run
+/// ten cycles each; beyond two commands per cycle only each client's one-time SUBSCRIBE
+/// and the retry that follows it are allowed.
+pub async fn contended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    const CLIENTS: u64 = 4;
+    const CYCLES: u64 = 10;
+    let counting = CountingBackend::new(ctx.backend.clone());
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let lock = FairLock::with_options(counting.clone(), &name(ctx), patient());
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..CYCLES {
+                lock.acquire().await?.release().await?;
+            }
+            Ok::<_, lock_core::LockError>(())
+        }));
+    }
+    for task in tasks {
+        match tokio::time::timeout(LIVENESS, task).await {
+            Ok(Ok(Ok(()))) => {}
+            other => return Err(Failure(format!("a client did not finish: {other:?}"))),
+        }
+    }
+    let commands = counting.commands();
+    let allowed = 2 * CLIENTS * CYCLES + 2 * CLIENTS;
+    check!(
+        commands <= allowed,
+        "{commands} commands for {} cycles (at most {allowed} allowed)",
+        CLIENTS * CYCLES
+    );
+    Ok(Verdict::Passed)
+}
