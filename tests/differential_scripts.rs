@@ -115,42 +115,46 @@ async fn native_and_lua_bodies_agree_on_every_edge_case() {
         .into_iter()
         .filter(|s| !s.name().starts_with("fair-"))
     {
-        for state in states(now) {
-            for args in arg_sets(script, now) {
-                let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-                prepare(&pair.memory, key, &state).await;
-                prepare(&pair.redis, key, &state).await;
-                let keys: &[&[u8]] = if script.name() == "fenced-acquire" {
-                    &[key, fence]
-                } else {
-                    &[key]
-                };
-                let native = pair.memory.eval(script, keys, &args).await;
-                let lua = pair.redis.eval(script, keys, &args).await;
-                let case = format!(
-                    "{} on {state:?} with {:?}",
-                    script.name(),
-                    args.iter()
-                        .map(|a| String::from_utf8_lossy(a))
-                        .collect::<Vec<_>>()
-                );
-                assert!(
-                    replies_close(&native, &lua),
-                    "reply of {case}: native {native:?}, lua {lua:?}"
-                );
-                let (mem_value, mem_ttl) = observe(&pair.memory, key).await;
-                let (redis_value, redis_ttl) = observe(&pair.redis, key).await;
-                assert_eq!(mem_value, redis_value, "value after {case}");
-                assert!(
-                    ttl_close(mem_ttl, redis_ttl, 200),
-                    "PTTL after {case}: memory {mem_ttl}, redis {redis_ttl}"
-                );
-                assert_eq!(
-                    observe(&pair.memory, fence).await,
-                    observe(&pair.redis, fence).await,
-                    "fence counter after {case}"
-                );
-                compared += 1;
+        // A second key is the fence counter; the reentrant acquire runs with and without it.
+        let key_sets: &[&[&[u8]]] = match script.name() {
+            "fenced-acquire" => &[&[key, fence]],
+            "reentrant-acquire" => &[&[key], &[key, fence]],
+            _ => &[&[key]],
+        };
+        for &keys in key_sets {
+            for state in states(now) {
+                for args in arg_sets(script, now) {
+                    let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+                    prepare(&pair.memory, key, &state).await;
+                    prepare(&pair.redis, key, &state).await;
+                    let native = pair.memory.eval(script, keys, &args).await;
+                    let lua = pair.redis.eval(script, keys, &args).await;
+                    let case = format!(
+                        "{} with {} key(s) on {state:?} with {:?}",
+                        script.name(),
+                        keys.len(),
+                        args.iter()
+                            .map(|a| String::from_utf8_lossy(a))
+                            .collect::<Vec<_>>()
+                    );
+                    assert!(
+                        replies_close(&native, &lua),
+                        "reply of {case}: native {native:?}, lua {lua:?}"
+                    );
+                    let (mem_value, mem_ttl) = observe(&pair.memory, key).await;
+                    let (redis_value, redis_ttl) = observe(&pair.redis, key).await;
+                    assert_eq!(mem_value, redis_value, "value after {case}");
+                    assert!(
+                        ttl_close(mem_ttl, redis_ttl, 200),
+                        "PTTL after {case}: memory {mem_ttl}, redis {redis_ttl}"
+                    );
+                    assert_eq!(
+                        observe(&pair.memory, fence).await,
+                        observe(&pair.redis, fence).await,
+                        "fence counter after {case}"
+                    );
+                    compared += 1;
+                }
             }
         }
     }

@@ -173,6 +173,7 @@ macro_rules! __with_cases {
                 fence_tokens_strictly_increase,
                 stale_holder_after_a_pause_is_rejected_by_fencing,
                 unfenced_stale_write_corrupts_the_resource,
+                reentry_keeps_the_fence,
             }
             lease {
                 renews_the_lock_past_its_ttl,

@@ -1,9 +1,11 @@
-//! [`FencedLock`]: the common behaviours, fences that only grow, and the pause scenario.
+//! [`FencedLock`]: the common behaviours, fences that only grow, and the pause scenario;
+//! and fenced [`ReentrantLock`]s, whose re-entry keeps its fence.
 
 use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, FencedGuard, FencedLock, LockAlgorithm, LockGuard, LockName, LockOptions,
+    LockOwner, ReentrantLock,
 };
 
 use super::algorithm::{self, algorithm_cases};
@@ -121,4 +123,40 @@ pub async fn unfenced_stale_write_corrupts_the_resource<H: Harness>(
         ));
     }
     Err(Failure("the unfenced stale write did not land".into()))
+}
+
+/// A fenced reentrant lock: the owner's first hold takes a new fence, re-entering reports
+/// the same one (no bump), and the next owner's hold gets a larger one.
+pub async fn reentry_keeps_the_fence<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let reentrant = |owner: &LockOwner| {
+        ReentrantLock::fenced(
+            ctx.backend.clone(),
+            &name(ctx),
+            owner.clone(),
+            short(Duration::from_secs(10)),
+        )
+    };
+    let (alice, bob) = (LockOwner::new(), LockOwner::new());
+    let take = |lock: ReentrantLock<H::Backend>, who: &'static str| async move {
+        lock.try_acquire()
+            .await?
+            .acquired()
+            .ok_or_else(|| Failure(format!("{who} was refused")))
+    };
+    let outer = take(reentrant(&alice), "alice").await?;
+    let inner = take(reentrant(&alice), "alice re-entering").await?;
+    check_eq!(inner.depth(), 2, "depth of the re-entry");
+    check!(outer.fence().is_some(), "a fenced hold has no fence");
+    check_eq!(inner.fence(), outer.fence(), "fence of the re-entry");
+    let alice_fence = outer.fence();
+    inner.release().await?;
+    outer.release().await?;
+    let next = take(reentrant(&bob), "bob").await?;
+    check!(
+        next.fence() > alice_fence,
+        "bob's fence {:?} is not above alice's {alice_fence:?}",
+        next.fence()
+    );
+    next.release().await?;
+    Ok(Verdict::Passed)
 }

@@ -3,10 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, holder_ttl, int_reply, ms_arg, pair_reply};
+use super::{Binding, holder_ttl, int_reply, ms_arg, unexpected};
 use crate::lock::run_in_background;
 use crate::scripts::{REENTRANT_ACQUIRE, REENTRANT_EXTEND, REENTRANT_RELEASE};
-use crate::{Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions};
+use crate::{
+    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, Value,
+};
 
 /// Who holds a reentrant lock: a handle, not an OS thread (tokio tasks move between
 /// threads, so seed 000's thread-local UUID would be wrong here).
@@ -46,6 +48,8 @@ impl Default for LockOwner {
 pub struct ReentrantLock<B> {
     binding: Binding<B>,
     owner: LockOwner,
+    /// `{name}:fence` for [`ReentrantLock::fenced`].
+    fence_key: Option<Vec<u8>>,
 }
 
 impl<B: KvBackend + Clone + 'static> ReentrantLock<B> {
@@ -64,6 +68,17 @@ impl<B: KvBackend + Clone + 'static> ReentrantLock<B> {
         Self {
             binding: Binding::new(backend, key, options),
             owner,
+            fence_key: None,
+        }
+    }
+
+    /// A reentrant lock named `name` (keys `{name}:lock` and `{name}:fence`) whose holds
+    /// carry fencing tokens ([`ReentrantGuard::fence`]): the owner's first hold takes a new
+    /// one, and re-entering reports the same one.
+    pub fn fenced(backend: B, name: &LockName, owner: LockOwner, options: LockOptions) -> Self {
+        Self {
+            fence_key: Some(name.key("fence")),
+            ..Self::with_options(backend, name.key("lock"), owner, options)
         }
     }
 
@@ -89,19 +104,32 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
             ..
         } = &self.binding;
         let ttl_ms = options.ttl_ms()?;
+        let keys: &[&[u8]] = match &self.fence_key {
+            Some(fence) => &[key, fence],
+            None => &[key],
+        };
         let reply = backend
             .eval(
                 &REENTRANT_ACQUIRE,
-                &[&**key],
+                keys,
                 &[self.owner.id().as_bytes(), &ms_arg(ttl_ms)],
             )
             .await?;
-        match pair_reply(&REENTRANT_ACQUIRE, reply)? {
+        let (code, depth_or_pttl, fence) = match &reply {
+            Value::Array(items) => match items.as_slice() {
+                [Value::Int(1), Value::Int(depth), Value::Int(fence)] => (1, *depth, Some(*fence)),
+                [Value::Int(code), Value::Int(n)] => (*code, *n, None),
+                _ => return Err(unexpected(&REENTRANT_ACQUIRE, &reply)),
+            },
+            _ => return Err(unexpected(&REENTRANT_ACQUIRE, &reply)),
+        };
+        match (code, depth_or_pttl) {
             (1, depth) => Ok(Attempt::Acquired(ReentrantGuard {
                 backend: backend.clone(),
                 key: key.clone(),
                 owner: self.owner.clone(),
                 depth,
+                fence,
                 armed: true,
             })),
             (_, -2) => Ok(Attempt::Contended),
@@ -119,6 +147,7 @@ pub struct ReentrantGuard<B: KvBackend + Clone + 'static> {
     key: Arc<[u8]>,
     owner: LockOwner,
     depth: i64,
+    fence: Option<i64>,
     armed: bool,
 }
 
@@ -126,6 +155,12 @@ impl<B: KvBackend + Clone + 'static> ReentrantGuard<B> {
     /// How many holds the owner had, this one included, when it was acquired.
     pub fn depth(&self) -> i64 {
         self.depth
+    }
+
+    /// The fencing token of the owner's hold, for a [`ReentrantLock::fenced`] lock: the
+    /// same for every re-entry of one continuous hold.
+    pub fn fence(&self) -> Option<i64> {
+        self.fence
     }
 }
 
