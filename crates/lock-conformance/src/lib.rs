@@ -127,6 +127,7 @@ macro_rules! __with_cases {
                 dead_waiter_is_skipped_within_the_patience,
                 lock_handed_to_a_dead_waiter_lapses_within_the_patience,
                 cancelled_waiter_leaves_the_line,
+                acquire_cancelled_at_any_point_leaves_the_line_clean,
                 contended_cycles_cost_two_commands,
             }
             legacy {

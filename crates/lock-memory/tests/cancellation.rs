@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use lock_core::{AcquirePolicy, KvBackend, LockAlgorithm, LockGuard, LockOptions, TokenLock};
+use lock_core::{
+    AcquirePolicy, FairLock, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions, TokenLock,
+};
 use lock_memory::MemoryBackend;
 
 const LATENCY: Duration = Duration::from_millis(10);
@@ -108,4 +110,49 @@ async fn a_waiting_acquire_cancelled_mid_sleep_leaves_the_holder_alone() {
     let value = backend.get(b"k").await.unwrap();
     assert_eq!(value.as_deref(), Some(holder.token().as_bytes()));
     assert!(holder.release().await.unwrap());
+}
+
+fn fair(backend: &MemoryBackend) -> FairLock<MemoryBackend> {
+    let name = LockName::new("fair").unwrap();
+    FairLock::with_options(backend.clone(), &name, LockOptions::new().ttl(TTL))
+}
+
+/// A fair acquire cancelled at any point, while queueing, subscribing, waiting, or just
+/// as the lock is handed to it, leaves neither a ticket nor a handed-over lock behind: once
+/// the holder has released, the next client gets the lock at once.
+#[tokio::test(start_paused = true)]
+async fn a_fair_acquire_cancelled_at_any_point_leaves_the_line_clean() {
+    for release_at_ms in [5, 25] {
+        for cancel_after_ms in 0..=45 {
+            let backend = MemoryBackend::new();
+            let holder = fair(&backend).acquire().await.unwrap();
+            backend.faults().set_latency(LATENCY);
+            let release = tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(release_at_ms)).await;
+                holder.release().await.unwrap()
+            });
+            let waiter = fair(&backend);
+            let outcome =
+                tokio::time::timeout(Duration::from_millis(cancel_after_ms), waiter.acquire())
+                    .await;
+            assert!(release.await.unwrap(), "the holder's release");
+            // Let background clean-ups (which also wait out the latency) finish.
+            tokio::time::sleep(LATENCY * 5).await;
+            backend.faults().clear();
+            if let Ok(guard) = outcome {
+                assert!(guard.unwrap().release().await.unwrap());
+            }
+            let case = format!("release at {release_at_ms} ms, cancel at {cancel_after_ms} ms");
+            assert!(
+                fair(&backend)
+                    .try_acquire()
+                    .await
+                    .unwrap()
+                    .acquired()
+                    .is_some(),
+                "{case}: the lock was not free\n{}",
+                backend.dump()
+            );
+        }
+    }
 }

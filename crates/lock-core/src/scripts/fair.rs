@@ -126,7 +126,9 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
 
 /// Fair release, also a waiter's cancellation. When the caller holds the lock, it goes
 /// to the first live waiter (or is deleted) and the reply is 1. Otherwise the caller's
-/// ticket `ARGV[2]`, if still its own, leaves the line, and the reply is 0.
+/// ticket leaves the line, and the reply is 0: ticket `ARGV[2]` if still the caller's, or
+/// with ticket 0 whichever waiting ticket holds the caller's token (an acquire cancelled
+/// while its queueing command was in flight never learnt its number).
 pub static FAIR_RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "fair-release",
@@ -134,9 +136,16 @@ pub static FAIR_RELEASE: LazyLock<Script> = LazyLock::new(|| {
             hand_off_lua!(),
             r#"local token = ARGV[1]
 if redis.call('GET', KEYS[1]) ~= token then
-  local ticket = ARGV[4] .. ARGV[2]
-  if redis.call('GET', ticket) == token then
-    redis.call('DEL', ticket)
+  local first, last = tonumber(ARGV[2]), tonumber(ARGV[2])
+  if first == 0 then
+    first = tonumber(redis.call('GET', KEYS[3]) or '0') + 1
+    last = tonumber(redis.call('GET', KEYS[2]) or '0')
+  end
+  for ticket = first, last do
+    if redis.call('GET', ARGV[4] .. ticket) == token then
+      redis.call('DEL', ARGV[4] .. ticket)
+      break
+    end
   end
   return 0
 end
@@ -149,9 +158,18 @@ return 1"#
     .with_native(|store, keys, args| {
         let queue = Queue::parse(keys, args)?;
         if !store.value_is(queue.lock, queue.token)? {
-            let ticket = [queue.prefix, nth(args, 1)?].concat();
-            if store.value_is(&ticket, queue.token)? {
-                store.del(&[&ticket])?;
+            let ticket = integer_arg(args, 1)?;
+            let tickets = if ticket == 0 {
+                queue.counter(store, queue.served)? + 1..=queue.counter(store, queue.issued)?
+            } else {
+                ticket..=ticket
+            };
+            for ticket in tickets {
+                let key = queue.ticket_key(ticket);
+                if store.value_is(&key, queue.token)? {
+                    store.del(&[&key])?;
+                    break;
+                }
             }
             return Ok(Value::Int(0));
         }
@@ -190,16 +208,18 @@ impl<'a> Queue<'a> {
         [self.prefix, ticket.to_string().as_bytes()].concat()
     }
 
+    /// A ticket counter; missing counts as 0.
+    fn counter(&self, store: &mut dyn ScriptContext, key: &[u8]) -> Result<i64> {
+        Ok(store
+            .get(key)?
+            .and_then(|v| super::parse_integer(&v))
+            .unwrap_or(0))
+    }
+
     /// The native twin of `hand_off` in [`hand_off_lua`].
     fn hand_off(&self, store: &mut dyn ScriptContext) -> Result<Option<Vec<u8>>> {
-        let counter = |store: &mut dyn ScriptContext, key| -> Result<i64> {
-            Ok(store
-                .get(key)?
-                .and_then(|v| super::parse_integer(&v))
-                .unwrap_or(0))
-        };
-        let mut served = counter(store, self.served)?;
-        let issued = counter(store, self.issued)?;
+        let mut served = self.counter(store, self.served)?;
+        let issued = self.counter(store, self.issued)?;
         while served < issued {
             served += 1;
             let key = self.ticket_key(served);
