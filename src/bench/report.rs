@@ -13,6 +13,9 @@ pub(crate) struct ClientResult {
     pub(crate) errors: u64,
     pub(crate) acquire_ns: Histogram<u64>,
     pub(crate) cycle_ns: Histogram<u64>,
+    /// For acquires that had to wait: from the previous holder starting its release to
+    /// this client holding the lock.
+    pub(crate) handoff_ns: Histogram<u64>,
 }
 
 /// Acquire-wait percentiles in microseconds.
@@ -79,6 +82,11 @@ pub struct BenchReport {
     /// Failed acquires or releases that reported the lock lost (not part of the JSON).
     #[serde(skip)]
     pub errors: u64,
+    /// Hand-off latency of waiting acquires (from the previous holder starting its release
+    /// to the next holding the lock); `None` when no acquire waited. Table only: the JSON
+    /// fields are fixed.
+    #[serde(skip)]
+    pub handoff_us: Option<Latency>,
 }
 
 fn us(ns: u64) -> f64 {
@@ -96,9 +104,11 @@ impl BenchReport {
     ) -> Self {
         let mut acquire = Histogram::<u64>::new_from(&clients[0].acquire_ns);
         let mut cycle = Histogram::<u64>::new_from(&clients[0].cycle_ns);
+        let mut handoff = Histogram::<u64>::new_from(&clients[0].handoff_ns);
         for c in &clients {
             let _ = acquire.add(&c.acquire_ns);
             let _ = cycle.add(&c.cycle_ns);
+            let _ = handoff.add(&c.handoff_ns);
         }
         let cycles: u64 = clients.iter().map(|c| c.cycles).sum();
         let seconds = elapsed.as_secs_f64();
@@ -132,6 +142,10 @@ impl BenchReport {
             },
             violations,
             errors: clients.iter().map(|c| c.errors).sum(),
+            handoff_us: (!handoff.is_empty()).then(|| Latency {
+                p50: us(handoff.value_at_quantile(0.5)),
+                p99: us(handoff.value_at_quantile(0.99)),
+            }),
         }
     }
 
@@ -173,6 +187,13 @@ impl fmt::Display for BenchReport {
             "cycle µs           p50 {:.1}  p99 {:.1}",
             self.cycle_us.p50, self.cycle_us.p99
         )?;
+        if let Some(handoff) = &self.handoff_us {
+            writeln!(
+                f,
+                "hand-off µs        p50 {:.1}  p99 {:.1}",
+                handoff.p50, handoff.p99
+            )?;
+        }
         writeln!(
             f,
             "per-client cycles  min {}  max {}  (min/max {:.2})",

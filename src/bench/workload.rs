@@ -1,7 +1,7 @@
 //! The workload: clients, keys, hold time, and the loop each client runs.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -97,19 +97,28 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
 }
 
+/// One key's shared state: its overlap detector, and when its last release started (ns
+/// since the run began), for hand-off latency.
+struct KeyState {
+    detector: OverlapDetector,
+    release_started_ns: AtomicU64,
+}
+
 async fn client_loop<A: LockAlgorithm>(
-    key_index: usize,
+    key: Arc<KeyState>,
     lock: A,
     hold: Duration,
     stop: Arc<AtomicBool>,
-    detectors: Arc<Vec<OverlapDetector>>,
+    epoch: Instant,
 ) -> ClientResult {
     let mut result = ClientResult {
         cycles: 0,
         errors: 0,
         acquire_ns: histogram(),
         cycle_ns: histogram(),
+        handoff_ns: histogram(),
     };
+    let since_epoch = |at: Instant| u64::try_from((at - epoch).as_nanos()).unwrap_or(u64::MAX);
     while !stop.load(Ordering::Relaxed) {
         let start = Instant::now();
         let guard = match lock.acquire().await {
@@ -120,14 +129,22 @@ async fn client_loop<A: LockAlgorithm>(
             }
         };
         let acquired = Instant::now();
+        let release_started = key.release_started_ns.load(Ordering::Acquire);
+        if release_started > since_epoch(start) {
+            // We waited through someone's release: that is a hand-off.
+            let handoff = since_epoch(acquired).saturating_sub(release_started);
+            result.handoff_ns.saturating_record(handoff.max(1));
+        }
         {
-            let _inside = detectors[key_index].enter();
+            let _inside = key.detector.enter();
             if hold.is_zero() {
                 tokio::task::yield_now().await;
             } else {
                 tokio::time::sleep(hold).await;
             }
         }
+        key.release_started_ns
+            .store(since_epoch(Instant::now()), Ordering::Release);
         match guard.release().await {
             Ok(true) => {}
             _ => result.errors += 1,
@@ -153,11 +170,15 @@ where
     F: Fn(CountingBackend<B>, usize, LockOptions) -> A,
 {
     let keys = workload.keys.max(1);
-    let detectors = Arc::new(
-        (0..keys)
-            .map(|_| OverlapDetector::new())
-            .collect::<Vec<_>>(),
-    );
+    let key_states: Vec<Arc<KeyState>> = (0..keys)
+        .map(|_| {
+            Arc::new(KeyState {
+                detector: OverlapDetector::new(),
+                release_started_ns: AtomicU64::new(0),
+            })
+        })
+        .collect();
+    let epoch = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
     let options = LockOptions::new().ttl(workload.ttl);
     let mut tasks = Vec::new();
@@ -165,11 +186,11 @@ where
         let key_index = client % keys;
         let lock = make(backend.clone(), key_index, options.clone());
         tasks.push(tokio::spawn(client_loop(
-            key_index,
+            key_states[key_index].clone(),
             lock,
             workload.hold,
             stop.clone(),
-            detectors.clone(),
+            epoch,
         )));
     }
     let started = Instant::now();
@@ -183,7 +204,7 @@ where
         }
     }
     let elapsed = started.elapsed();
-    let violations = detectors.iter().map(OverlapDetector::violations).sum();
+    let violations = key_states.iter().map(|k| k.detector.violations()).sum();
     BenchReport::collect(
         backend_name,
         workload,
