@@ -92,8 +92,9 @@ fn contended_runs_of_every_algorithm_keep_mutual_exclusion() {
     }
 }
 
-/// The fair lock serves clients in turn, so their cycle counts differ only by the cycles
-/// in flight when the run stopped; the notify mode keeps exclusion too.
+/// The fair lock serves clients in turn: a client only loses its turn when the line was
+/// empty as it came back (polling on the double gives min/max below 0.1). Every mode keeps
+/// exclusion.
 #[test]
 fn every_wait_mode_keeps_exclusion_and_fair_serves_in_turn() {
     for wait in ["poll", "notify", "fair"] {
@@ -115,7 +116,7 @@ fn every_wait_mode_keeps_exclusion_and_fair_serves_in_turn() {
                 report["per_client_cycles"]["min"].as_u64().unwrap(),
                 report["per_client_cycles"]["max"].as_u64().unwrap(),
             );
-            assert!(min > 0 && max - min <= 2, "{report}");
+            assert!(min * 10 >= max * 8, "{report}");
             // A ticket and a release per cycle: no polling.
             assert!(
                 report["commands_per_cycle"].as_f64().unwrap() <= 2.1,
