@@ -123,27 +123,18 @@ pub(crate) async fn acquire_with_policy<A: LockAlgorithm + ?Sized>(
             operation: "Wait::Notify",
         });
     }
-    let policy = &lock.options().policy;
-    let clock = lock.clock();
-    let started_us = clock.now_us();
-    let waited = || Duration::from_micros(u64::try_from(clock.now_us() - started_us).unwrap_or(0));
-    let mut attempts = 0u32;
+    let (policy, clock) = (&lock.options().policy, lock.clock());
+    let mut budget = Budget::new(policy, clock);
     loop {
-        attempts = attempts.saturating_add(1);
+        budget.count_attempt();
         let held = match lock.try_acquire().await? {
             Attempt::Acquired(guard) => return Ok(guard),
             Attempt::Held { holder_ttl } => Some(holder_ttl),
             Attempt::Contended => None,
         };
-        if !policy.allows_another(attempts, waited()) {
-            return Err(LockError::Timeout {
-                key: lossy(lock.key()),
-                attempts,
-                waited: waited(),
-            });
-        }
+        budget.allow_another(lock.key())?;
         let delay = held.map_or(Duration::ZERO, |holder_ttl| {
-            policy.delay(attempts, holder_ttl, waited())
+            policy.delay(budget.attempts, holder_ttl, budget.waited())
         });
         if delay.is_zero() {
             // Raced (seed 001's codes 1 and 3), or a zero backoff: retry at once, but let
@@ -152,6 +143,47 @@ pub(crate) async fn acquire_with_policy<A: LockAlgorithm + ?Sized>(
         } else {
             clock.sleep(delay).await;
         }
+    }
+}
+
+/// One acquire call's attempts and time waited, against its policy.
+pub(crate) struct Budget<'a> {
+    policy: &'a AcquirePolicy,
+    clock: &'a Clock,
+    started_us: i64,
+    pub(crate) attempts: u32,
+}
+
+impl<'a> Budget<'a> {
+    pub(crate) fn new(policy: &'a AcquirePolicy, clock: &'a Clock) -> Self {
+        Self {
+            policy,
+            clock,
+            started_us: clock.now_us(),
+            attempts: 0,
+        }
+    }
+
+    pub(crate) fn count_attempt(&mut self) {
+        self.attempts = self.attempts.saturating_add(1);
+    }
+
+    /// Time since the acquire started, on the lock's clock.
+    pub(crate) fn waited(&self) -> Duration {
+        Duration::from_micros(u64::try_from(self.clock.now_us() - self.started_us).unwrap_or(0))
+    }
+
+    /// [`LockError::Timeout`] for `key` once the policy allows no further attempt.
+    pub(crate) fn allow_another(&self, key: &[u8]) -> Result<(), LockError> {
+        let waited = self.waited();
+        if self.policy.allows_another(self.attempts, waited) {
+            return Ok(());
+        }
+        Err(LockError::Timeout {
+            key: lossy(key),
+            attempts: self.attempts,
+            waited,
+        })
     }
 }
 

@@ -4,8 +4,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lock_core::{
-    CountingBackend, FairLock, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions,
+    CountingBackend, FairGuard, FairLock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName,
+    LockOptions,
 };
+use tokio::task::JoinHandle;
 
 use super::algorithm::{self, algorithm_cases};
 use super::waiting::{LIVENESS, eventually, joined, patient, spawn_acquire};
@@ -104,11 +106,18 @@ async fn dead_waiter<H: Harness>(ctx: &Ctx<'_, H>) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A waiter that died while queued loses its place once its patience runs out; the lock
-/// then goes to the live waiter behind it.
-pub async fn dead_waiter_is_skipped_within_the_patience<H: Harness>(
+/// A holder, then a dead waiter (ticket 1), then a live one (ticket 2), all with the
+/// short patience: the releaser's patience is the hand-off's TTL, so a lock's clients
+/// share it.
+async fn holder_then_dead_then_live_waiter<H: Harness>(
     ctx: &Ctx<'_, H>,
-) -> CaseResult {
+) -> Result<
+    (
+        FairGuard<H::Backend>,
+        JoinHandle<Result<FairGuard<H::Backend>, LockError>>,
+    ),
+    Failure,
+> {
     let holder = client(ctx, LockOptions::new())
         .with_patience(PATIENCE)
         .acquire()
@@ -116,6 +125,15 @@ pub async fn dead_waiter_is_skipped_within_the_patience<H: Harness>(
     dead_waiter(ctx).await?;
     let waiting = spawn_acquire(client(ctx, patient()).with_patience(PATIENCE));
     in_line(ctx, 2).await?;
+    Ok((holder, waiting))
+}
+
+/// A waiter that died while queued loses its place once its patience runs out; the lock
+/// then goes to the live waiter behind it.
+pub async fn dead_waiter_is_skipped_within_the_patience<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let (holder, waiting) = holder_then_dead_then_live_waiter(ctx).await?;
     ctx.advance(PATIENCE + Duration::from_millis(100)).await;
     holder.release().await?;
     joined(waiting, "the live waiter").await?.release().await?;
@@ -127,14 +145,7 @@ pub async fn dead_waiter_is_skipped_within_the_patience<H: Harness>(
 pub async fn lock_handed_to_a_dead_waiter_lapses_within_the_patience<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
-    // The releaser's patience is the hand-off's TTL: every client of a lock shares it.
-    let holder = client(ctx, LockOptions::new())
-        .with_patience(PATIENCE)
-        .acquire()
-        .await?;
-    dead_waiter(ctx).await?;
-    let waiting = spawn_acquire(client(ctx, patient()).with_patience(PATIENCE));
-    in_line(ctx, 2).await?;
+    let (holder, waiting) = holder_then_dead_then_live_waiter(ctx).await?;
     holder.release().await?;
     let owner = ctx.backend.get(&lock_key(ctx)).await?;
     check_eq!(

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use super::token::TokenGuard;
 use super::{Binding, int_reply, ms_arg, unexpected};
-use crate::lock::run_in_background;
-use crate::outcome::lossy;
+use crate::lock::{Budget, run_in_background};
 use crate::scripts::{COMPARE_AND_PEXPIRE, FAIR_ACQUIRE, FAIR_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
 use crate::{
@@ -249,9 +248,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
             clock,
         } = &self.binding;
         let policy = &options.policy;
-        let started_us = clock.now_us();
-        let waited =
-            || Duration::from_micros(u64::try_from(clock.now_us() - started_us).unwrap_or(0));
+        let mut budget = Budget::new(policy, clock);
         let token = TokenGuard::<B>::new_token();
         let mut leave = LeaveOnDrop {
             lock: self,
@@ -261,9 +258,8 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
         };
         let mut waiter = Waiter::new(backend, &self.line.channel, &self.subscription);
         let refresh_every = self.line.patience / 3;
-        let mut attempts = 0u32;
         loop {
-            attempts = attempts.saturating_add(1);
+            budget.count_attempt();
             let holder_ttl = match self.turn(&token, leave.ticket).await? {
                 Turn::Acquired => {
                     leave.armed = false;
@@ -274,17 +270,13 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
                     holder_ttl
                 }
             };
-            if !policy.allows_another(attempts, waited()) {
-                return Err(LockError::Timeout {
-                    key: lossy(key),
-                    attempts,
-                    waited: waited(),
-                });
-            }
+            budget.allow_another(key)?;
             if waiter.subscribe().await {
                 continue;
             }
-            let limit = policy.wake_limit(holder_ttl, waited()).min(refresh_every);
+            let limit = policy
+                .wake_limit(holder_ttl, budget.waited())
+                .min(refresh_every);
             let wanted = |message: &[u8]| message == token.as_bytes();
             if waiter.wait(clock, limit, wanted).await == Woken::Message {
                 leave.armed = false;

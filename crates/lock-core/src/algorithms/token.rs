@@ -4,8 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, holder_ttl, int_reply, ms_arg, pair_reply};
-use crate::lock::{acquire_with_policy, run_in_background};
-use crate::outcome::lossy;
+use crate::lock::{Budget, acquire_with_policy, run_in_background};
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE, NOTIFY_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter, wake_channel};
 use crate::{
@@ -73,13 +72,10 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
         } = &self.binding;
         let ttl_ms = ms_arg(options.ttl_ms()?);
         let policy = &options.policy;
-        let started_us = clock.now_us();
-        let waited =
-            || Duration::from_micros(u64::try_from(clock.now_us() - started_us).unwrap_or(0));
+        let mut budget = Budget::new(policy, clock);
         let mut waiter = Waiter::new(backend, channel, &self.subscription);
-        let mut attempts = 0u32;
         loop {
-            attempts = attempts.saturating_add(1);
+            budget.count_attempt();
             let token = TokenGuard::<B>::new_token();
             let reply = backend
                 .eval(&ACQUIRE_OR_PTTL, &[&**key], &[token.as_bytes(), &ttl_ms])
@@ -88,19 +84,13 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
                 (1, _) => return Ok(self.guard(token)),
                 (_, pttl) => holder_ttl(pttl),
             };
-            if !policy.allows_another(attempts, waited()) {
-                return Err(LockError::Timeout {
-                    key: lossy(key),
-                    attempts,
-                    waited: waited(),
-                });
-            }
+            budget.allow_another(key)?;
             if waiter.subscribe().await {
                 continue;
             }
             // The policy's backoff still bounds each sleep: a lost wake-up costs at most
             // one backoff step, and Retry::Attempts counts wake-ups and timeouts alike.
-            let limit = policy.delay(attempts, holder, waited());
+            let limit = policy.delay(budget.attempts, holder, budget.waited());
             waiter.wait(clock, limit, |_| true).await;
         }
     }
