@@ -6,7 +6,7 @@ use std::time::Duration;
 use nxlock::conformance::{Harness, Outcome, run_all};
 use nxlock::{
     Clock, Error, ErrorKind, ExpireCondition, KvBackend, MemoryBackend, Result, Script, SetExpiry,
-    SetOptions, SetReply, Value, scripts,
+    SetOptions, SetReply, Subscription, Value, scripts,
 };
 use rstest::rstest;
 
@@ -99,6 +99,12 @@ impl KvBackend for Mutant {
             return Ok(Value::Int(self.inner.del(keys).await?));
         }
         self.inner.eval(script, keys, args).await
+    }
+    async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        self.inner.publish(channel, message).await
+    }
+    async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
+        self.inner.subscribe(channel).await
     }
     fn clock(&self) -> Clock {
         self.inner.clock()

@@ -100,6 +100,11 @@ impl<'a, B: KvBackend> Waiter<'a, B> {
         }
     }
 
+    /// Whether waits are by time alone (no subscription could be made).
+    pub(crate) fn polling(&self) -> bool {
+        self.polling
+    }
+
     /// Waits for a message for which `wanted` holds, at most `limit` on `clock`.
     pub(crate) async fn wait(
         &mut self,

@@ -37,6 +37,21 @@ impl ScriptContext for Store {
     fn incr(&mut self, key: &[u8]) -> Result<i64> {
         Store::incr(self, key)
     }
+    fn getdel(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Store::getdel(self, key)
+    }
+    fn exists(&mut self, keys: &[&[u8]]) -> Result<i64> {
+        Store::exists(self, keys)
+    }
+    fn pexpireat(&mut self, key: &[u8], unix_ms: i64, condition: ExpireCondition) -> Result<bool> {
+        Store::pexpireat(self, key, unix_ms, condition)
+    }
+    fn ttl(&mut self, key: &[u8]) -> Result<i64> {
+        Store::ttl(self, key)
+    }
+    fn persist(&mut self, key: &[u8]) -> Result<bool> {
+        Store::persist(self, key)
+    }
     fn publish(&mut self, channel: &[u8], message: &[u8]) -> Result<i64> {
         Store::publish(self, channel, message)
     }

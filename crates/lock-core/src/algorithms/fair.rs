@@ -274,9 +274,13 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
             if waiter.subscribe().await {
                 continue;
             }
-            let limit = policy
-                .wake_limit(holder_ttl, budget.waited())
-                .min(refresh_every);
+            let limit = if waiter.polling() {
+                // No wake-ups on this backend: check our turn at the policy's pace.
+                policy.delay(budget.attempts, holder_ttl, budget.waited())
+            } else {
+                policy.wake_limit(holder_ttl, budget.waited())
+            }
+            .min(refresh_every);
             let wanted = |message: &[u8]| message == token.as_bytes();
             if waiter.wait(clock, limit, wanted).await == Woken::Message {
                 leave.armed = false;
