@@ -32,6 +32,7 @@ pub use lock_core::*;
 pub use lock_memory::{Dump, Faults, KeyDump, MemoryBackend, MemoryStats};
 pub use lock_redis::server::announce_skip;
 pub use lock_redis::{RedisBackend, RedisOptions, RedisServer, RedisTarget, redis};
+pub use lock_server as server;
 pub use memory_harness::MemoryHarness;
 pub use redis_harness::RedisHarness;
 

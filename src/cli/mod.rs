@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,9 @@ enum Command {
     /// Contention benchmark: clients loop acquire -> hold -> release; prints throughput,
     /// latency percentiles, fairness, commands per cycle and violations.
     Bench(bench::BenchArgs),
+    /// Serve the in-memory double over the Redis protocol (RESP2), for clients in any
+    /// language; `NXLOCK.FASTFORWARD <ms>` moves its clock.
+    Serve(serve::ServeArgs),
 }
 
 impl Cli {
@@ -30,6 +34,7 @@ impl Cli {
         match self.command {
             Command::Check(args) => check::run(args),
             Command::Bench(args) => bench::run_bench(args),
+            Command::Serve(args) => serve::run(args),
         }
     }
 }

@@ -1,0 +1,64 @@
+//! Writing replies in RESP2.
+
+use lock_core::Value;
+
+/// Appends `value` to `out` in RESP2. Nil is the null bulk string, as Redis sends for a
+/// missing key.
+pub(crate) fn encode(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Nil => out.extend_from_slice(b"$-1\r\n"),
+        Value::Int(n) => {
+            out.push(b':');
+            out.extend_from_slice(n.to_string().as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        Value::Data(bytes) => {
+            out.push(b'$');
+            out.extend_from_slice(bytes.len().to_string().as_bytes());
+            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(bytes);
+            out.extend_from_slice(b"\r\n");
+        }
+        Value::Status(text) => line(b'+', text, out),
+        Value::Error(text) => line(b'-', text, out),
+        Value::Array(items) => {
+            out.push(b'*');
+            out.extend_from_slice(items.len().to_string().as_bytes());
+            out.extend_from_slice(b"\r\n");
+            for item in items {
+                encode(item, out);
+            }
+        }
+    }
+}
+
+/// A status or error line; Redis replaces CR and LF in them with spaces.
+fn line(kind: u8, text: &str, out: &mut Vec<u8>) {
+    out.push(kind);
+    out.extend(
+        text.bytes()
+            .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_encode_as_redis_sends_them() {
+        let mut out = Vec::new();
+        encode(
+            &Value::Array(vec![
+                Value::Int(-3),
+                Value::Nil,
+                Value::Data(b"ab".to_vec()),
+                Value::Status("OK".into()),
+                Value::Error("ERR x\ny".into()),
+            ]),
+            &mut out,
+        );
+        assert_eq!(out, b"*5\r\n:-3\r\n$-1\r\n$2\r\nab\r\n+OK\r\n-ERR x y\r\n");
+    }
+}

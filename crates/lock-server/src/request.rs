@@ -1,0 +1,260 @@
+//! Reading requests the way Redis's `processMultibulkBuffer` and `processInlineBuffer` do,
+//! with the same limits and the same `ERR Protocol error: …` texts.
+
+/// Longest inline request, or count/length line, Redis accepts (`PROTO_INLINE_MAX_SIZE`).
+const INLINE_MAX: usize = 64 * 1024;
+/// Redis's default `proto-max-bulk-len`.
+pub(crate) const MAX_BULK_LEN: i64 = 512 * 1024 * 1024;
+/// Redis's `INT_MAX` bound on a multibulk count.
+const MAX_MULTIBULK: i64 = i32::MAX as i64;
+/// Before AUTH, Redis refuses larger counts and lengths than these.
+const UNAUTHENTICATED_MULTIBULK: i64 = 10;
+const UNAUTHENTICATED_BULK: i64 = 16_384;
+
+/// A request's arguments and how many bytes of the buffer it used.
+pub(crate) type Request = (Vec<Vec<u8>>, usize);
+
+/// A request that cannot be read: the reply text, after which the connection closes.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ProtocolError(pub(crate) String);
+
+fn protocol_error(what: impl std::fmt::Display) -> ProtocolError {
+    ProtocolError(format!("ERR Protocol error: {what}"))
+}
+
+/// One request read from the front of `buffer`: its arguments (empty for a blank line or
+/// `*0`, which Redis skips) and how many bytes it used. `Ok(None)`: more bytes needed.
+pub(crate) fn parse(buffer: &[u8], authenticated: bool) -> Result<Option<Request>, ProtocolError> {
+    match buffer.first() {
+        None => Ok(None),
+        Some(b'*') => parse_multibulk(buffer, authenticated),
+        Some(_) => parse_inline(buffer),
+    }
+}
+
+/// The line starting at `from`, without its `\r\n`, and the offset after it.
+fn line(buffer: &[u8], from: usize) -> Option<(&[u8], usize)> {
+    let end = buffer[from..].windows(2).position(|w| w == b"\r\n")?;
+    Some((&buffer[from..from + end], from + end + 2))
+}
+
+/// Redis's `string2ll`: an optional minus and digits, nothing else, no overflow.
+fn integer(bytes: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    if text.starts_with('+') || text.is_empty() || (text.len() > 1 && text.starts_with('0')) {
+        return if text == "0" { Some(0) } else { None };
+    }
+    text.parse().ok()
+}
+
+fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Request>, ProtocolError> {
+    let Some((count_line, mut at)) = line(buffer, 0) else {
+        if buffer.len() > INLINE_MAX {
+            return Err(protocol_error("too big mbulk count string"));
+        }
+        return Ok(None);
+    };
+    let count = match integer(&count_line[1..]) {
+        Some(n) if n > MAX_MULTIBULK => return Err(protocol_error("invalid multibulk length")),
+        Some(n) if !authenticated && n > UNAUTHENTICATED_MULTIBULK => {
+            return Err(protocol_error("unauthenticated multibulk length"));
+        }
+        Some(n) => n,
+        None => return Err(protocol_error("invalid multibulk length")),
+    };
+    if count <= 0 {
+        return Ok(Some((Vec::new(), at)));
+    }
+    let mut args = Vec::with_capacity(usize::try_from(count.min(1024)).unwrap_or(0));
+    for _ in 0..count {
+        let Some(&first) = buffer.get(at) else {
+            return Ok(None);
+        };
+        if first != b'$' {
+            return Err(protocol_error(format!(
+                "expected '$', got '{}'",
+                first as char
+            )));
+        }
+        let Some((length_line, data_at)) = line(buffer, at) else {
+            if buffer.len() - at > INLINE_MAX {
+                return Err(protocol_error("too big bulk count string"));
+            }
+            return Ok(None);
+        };
+        let length = match integer(&length_line[1..]) {
+            Some(n) if !(0..=MAX_BULK_LEN).contains(&n) => {
+                return Err(protocol_error("invalid bulk length"));
+            }
+            Some(n) if !authenticated && n > UNAUTHENTICATED_BULK => {
+                return Err(protocol_error("unauthenticated bulk length"));
+            }
+            Some(n) => usize::try_from(n).map_err(|_| protocol_error("invalid bulk length"))?,
+            None => return Err(protocol_error("invalid bulk length")),
+        };
+        if buffer.len() < data_at + length + 2 {
+            return Ok(None);
+        }
+        args.push(buffer[data_at..data_at + length].to_vec());
+        at = data_at + length + 2;
+    }
+    Ok(Some((args, at)))
+}
+
+fn parse_inline(buffer: &[u8]) -> Result<Option<Request>, ProtocolError> {
+    let Some(newline) = buffer.iter().position(|&b| b == b'\n') else {
+        if buffer.len() > INLINE_MAX {
+            return Err(protocol_error("too big inline request"));
+        }
+        return Ok(None);
+    };
+    let mut text = &buffer[..newline];
+    if text.last() == Some(&b'\r') {
+        text = &text[..text.len() - 1];
+    }
+    let args = split_args(text).ok_or_else(|| protocol_error("unbalanced quotes in request"))?;
+    Ok(Some((args, newline + 1)))
+}
+
+/// Redis's `sdssplitargs`: words split by spaces, with "double quotes" (and `\n`, `\xHH`
+/// escapes) and 'single quotes'; a closing quote must be followed by a space or the end.
+fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    loop {
+        while i < line.len() && line[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == line.len() {
+            return Some(args);
+        }
+        let mut arg = Vec::new();
+        match line[i] {
+            b'"' => {
+                i += 1;
+                loop {
+                    match *line.get(i)? {
+                        b'\\'
+                            if line.get(i + 1) == Some(&b'x')
+                                && line.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+                                && line.get(i + 3).is_some_and(u8::is_ascii_hexdigit) =>
+                        {
+                            let hex = std::str::from_utf8(&line[i + 2..i + 4]).ok()?;
+                            arg.push(u8::from_str_radix(hex, 16).ok()?);
+                            i += 4;
+                        }
+                        b'\\' if i + 1 < line.len() => {
+                            arg.push(match line[i + 1] {
+                                b'n' => b'\n',
+                                b'r' => b'\r',
+                                b't' => b'\t',
+                                b'b' => 8,
+                                b'a' => 7,
+                                other => other,
+                            });
+                            i += 2;
+                        }
+                        b'"' => {
+                            i += 1;
+                            if line.get(i).is_some_and(|c| !c.is_ascii_whitespace()) {
+                                return None;
+                            }
+                            break;
+                        }
+                        other => {
+                            arg.push(other);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            b'\'' => {
+                i += 1;
+                loop {
+                    match *line.get(i)? {
+                        b'\\' if line.get(i + 1) == Some(&b'\'') => {
+                            arg.push(b'\'');
+                            i += 2;
+                        }
+                        b'\'' => {
+                            i += 1;
+                            if line.get(i).is_some_and(|c| !c.is_ascii_whitespace()) {
+                                return None;
+                            }
+                            break;
+                        }
+                        other => {
+                            arg.push(other);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            _ => {
+                while i < line.len() && !line[i].is_ascii_whitespace() {
+                    arg.push(line[i]);
+                    i += 1;
+                }
+            }
+        }
+        args.push(arg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<Vec<u8>> {
+        list.iter().map(|a| a.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn multibulk_requests_are_read_whole_or_not_at_all() {
+        let request = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+        assert_eq!(
+            parse(request, true),
+            Ok(Some((args(&["GET", "k"]), request.len())))
+        );
+        for cut in 1..request.len() {
+            assert_eq!(parse(&request[..cut], true), Ok(None), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn malformed_requests_get_redis_texts() {
+        let error = |bytes: &[u8]| parse(bytes, true).unwrap_err().0;
+        assert_eq!(
+            error(b"*x\r\n"),
+            "ERR Protocol error: invalid multibulk length"
+        );
+        assert_eq!(
+            error(b"*1\r\n+GET\r\n"),
+            "ERR Protocol error: expected '$', got '+'"
+        );
+        assert_eq!(
+            error(b"*1\r\n$-1\r\n"),
+            "ERR Protocol error: invalid bulk length"
+        );
+        assert_eq!(
+            error(b"GET \"k\r\n"),
+            "ERR Protocol error: unbalanced quotes in request"
+        );
+        assert_eq!(
+            parse(b"*11\r\n", false).unwrap_err().0,
+            "ERR Protocol error: unauthenticated multibulk length"
+        );
+    }
+
+    #[test]
+    fn inline_requests_split_like_sdssplitargs() {
+        let parsed = parse(b"SET k \"a b\\x41\" 'c d'\r\n", true)
+            .unwrap()
+            .unwrap();
+        assert_eq!(parsed.0, args(&["SET", "k", "a bA", "c d"]));
+        assert_eq!(
+            parse(b"\r\n", true).unwrap().unwrap().0,
+            Vec::<Vec<u8>>::new()
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! [`Server`]: the listener, its databases and its clients.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use lock_core::{Clock, KvBackend, Script, Value};
+use lock_memory::MemoryBackend;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::commands::keyspace;
+use crate::connection;
+
+/// Redis's 16 databases (`SELECT 0` … `SELECT 15`).
+pub const DATABASES: usize = 16;
+
+/// How to run a [`Server`].
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Address to listen on. Default 127.0.0.1: the double is for tests, not networks.
+    pub bind: IpAddr,
+    /// Port; 0 (the default) picks a free one.
+    pub port: u16,
+    /// Password clients must AUTH with; `None` (default) lets everyone in.
+    pub requirepass: Option<String>,
+    /// Connections served at once; more are refused with Redis's error. Default 10,000.
+    pub max_clients: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            requirepass: None,
+            max_clients: 10_000,
+        }
+    }
+}
+
+/// Runs one keyspace command inside a database's atomic section. Its "Lua" is never sent
+/// anywhere: the server only runs the native body.
+static KEYSPACE_COMMAND: LazyLock<Script> = LazyLock::new(|| {
+    Script::new("nxlock-server-command", "-- runs natively in nxlock serve")
+        .with_native(|store, _keys, args| Ok(keyspace::run(store, args)))
+});
+
+/// What every connection shares.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) options: ServerOptions,
+    pub(crate) port: u16,
+    pub(crate) clock: Clock,
+    dbs: Vec<MemoryBackend>,
+    clients: AtomicUsize,
+    next_client_id: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn db(&self, index: usize) -> &MemoryBackend {
+        &self.dbs[index]
+    }
+
+    pub(crate) fn requires_auth(&self) -> bool {
+        self.options.requirepass.is_some()
+    }
+
+    pub(crate) fn clients(&self) -> usize {
+        self.clients.load(Ordering::Relaxed)
+    }
+
+    /// Runs a keyspace command atomically in database `db`.
+    pub(crate) async fn keyspace(&self, db: usize, args: &[Vec<u8>]) -> Value {
+        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        match self.dbs[db].eval(&KEYSPACE_COMMAND, &[], &args).await {
+            Ok(value) => value,
+            // Injected faults and the like: the error's text is the reply.
+            Err(error) => Value::Error(error.message().to_string()),
+        }
+    }
+}
+
+/// A Redis-protocol server over nxlock's in-memory double.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// use lock_server::{Server, ServerOptions};
+/// let server = Server::start(ServerOptions::default()).await?;
+/// let url = server.url(); // redis://127.0.0.1:<free port>
+/// server.advance(std::time::Duration::from_secs(30)); // keys expire, no waiting
+/// server.stop().await;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Server {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// Binds and starts serving in the background (on the current tokio runtime).
+    pub async fn start(options: ServerOptions) -> std::io::Result<Server> {
+        let listener = TcpListener::bind((options.bind, options.port)).await?;
+        let addr = listener.local_addr()?;
+        let clock = Clock::system();
+        let shared = Arc::new(Shared {
+            dbs: (0..DATABASES)
+                .map(|_| MemoryBackend::with_clock(clock.clone()))
+                .collect(),
+            clock,
+            options,
+            port: addr.port(),
+            clients: AtomicUsize::new(0),
+            next_client_id: AtomicU64::new(1),
+        });
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));
+        Ok(Server {
+            shared,
+            addr,
+            stop,
+            task,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `redis://host:port`, for any client.
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
+    }
+
+    /// Database `index` (0–15) as a [`MemoryBackend`]: dump it, inject faults into it.
+    /// Faults apply to every keyspace command the server runs in that database.
+    pub fn db(&self, index: usize) -> &MemoryBackend {
+        self.shared.db(index)
+    }
+
+    /// Moves every database's clock forward: keys expire as if `by` had passed.
+    pub fn advance(&self, by: Duration) {
+        self.shared.clock.advance(by);
+    }
+
+    /// Stops accepting and closes every connection.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stopped: watch::Receiver<bool>) {
+    let mut stop = stopped.clone();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stop.changed() => return,
+        };
+        let Ok((stream, _)) = accepted else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);
+        let over_limit =
+            shared.clients.fetch_add(1, Ordering::AcqRel) >= shared.options.max_clients;
+        let (shared, stopped) = (shared.clone(), stopped.clone());
+        tokio::spawn(async move {
+            connection::serve(stream, &shared, id, over_limit, stopped).await;
+            shared.clients.fetch_sub(1, Ordering::AcqRel);
+        });
+    }
+}

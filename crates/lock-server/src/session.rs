@@ -1,0 +1,28 @@
+//! What the server remembers about one connection.
+
+/// One client connection's state.
+#[derive(Debug)]
+pub(crate) struct Session {
+    /// `CLIENT ID`.
+    pub(crate) id: u64,
+    /// The selected database (`SELECT`).
+    pub(crate) db: usize,
+    /// False until AUTH when the server has a password.
+    pub(crate) authenticated: bool,
+    /// `CLIENT SETNAME`.
+    pub(crate) name: Option<Vec<u8>>,
+    /// Set by QUIT: reply, then close.
+    pub(crate) quit: bool,
+}
+
+impl Session {
+    pub(crate) fn new(id: u64, requires_auth: bool) -> Self {
+        Self {
+            id,
+            db: 0,
+            authenticated: !requires_auth,
+            name: None,
+            quit: false,
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! `nxlock serve`: the double on a Redis-protocol socket until interrupted.
+
+use std::net::IpAddr;
+use std::process::ExitCode;
+
+use clap::Args;
+use lock_server::{Server, ServerOptions};
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (loopback by default: the double is for tests).
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: IpAddr,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 6379)]
+    port: u16,
+    /// Password clients must AUTH with.
+    #[arg(long)]
+    requirepass: Option<String>,
+}
+
+pub fn run(args: ServeArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("nxlock serve: cannot start a tokio runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(async {
+        let options = ServerOptions {
+            bind: args.bind,
+            port: args.port,
+            requirepass: args.requirepass,
+            ..ServerOptions::default()
+        };
+        let server = match Server::start(options).await {
+            Ok(server) => server,
+            Err(e) => {
+                eprintln!(
+                    "nxlock serve: cannot listen on {}:{}: {e}",
+                    args.bind, args.port
+                );
+                return ExitCode::FAILURE;
+            }
+        };
+        // Scripts and tests wait for this line to know the port.
+        println!("nxlock serve listening on {}", server.url());
+        let _ = tokio::signal::ctrl_c().await;
+        server.stop().await;
+        ExitCode::SUCCESS
+    })
+}

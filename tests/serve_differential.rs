@@ -1,0 +1,329 @@
+//! `nxlock serve` against a real redis-server, command by command: the same requests,
+//! byte-identical replies (remaining times may differ by the time between the two calls).
+
+use std::time::Duration;
+
+use nxlock::RedisTarget;
+use nxlock::server::{Server, ServerOptions};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Where one complete RESP2 reply at the front of `buffer` ends, if it is complete.
+fn reply_end(buffer: &[u8], at: usize) -> Option<usize> {
+    let line_end = at + buffer.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
+    let header = std::str::from_utf8(&buffer[at + 1..line_end]).ok()?;
+    match buffer[at] {
+        b'+' | b'-' | b':' => Some(line_end + 2),
+        b'$' => {
+            let length: i64 = header.parse().ok()?;
+            if length < 0 {
+                return Some(line_end + 2);
+            }
+            let end = line_end + 2 + length as usize + 2;
+            (buffer.len() >= end).then_some(end)
+        }
+        b'*' => {
+            let count: i64 = header.parse().ok()?;
+            let mut end = line_end + 2;
+            for _ in 0..count.max(0) {
+                end = reply_end(buffer, end)?;
+            }
+            Some(end)
+        }
+        _ => None,
+    }
+}
+
+/// A raw connection that sends requests and reads back exactly one reply each.
+struct Raw {
+    stream: TcpStream,
+    buffer: Vec<u8>,
+}
+
+impl Raw {
+    async fn connect(addr: &str) -> Raw {
+        Raw {
+            stream: TcpStream::connect(addr).await.expect("connect"),
+            buffer: Vec::new(),
+        }
+    }
+
+    async fn send_bytes(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.stream.write_all(bytes).await.unwrap();
+        self.read_reply().await
+    }
+
+    async fn command(&mut self, args: &[&str]) -> Vec<u8> {
+        let mut request = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            request.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
+        }
+        self.send_bytes(&request).await
+    }
+
+    /// One reply, or what arrived before the connection closed (then empty if nothing).
+    async fn read_reply(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(end) = reply_end(&self.buffer, 0) {
+                return self.buffer.drain(..end).collect();
+            }
+            let read = tokio::time::timeout(
+                Duration::from_secs(2),
+                self.stream.read_buf(&mut self.buffer),
+            )
+            .await
+            .expect("a reply within 2 s");
+            if read.unwrap_or(0) == 0 {
+                return std::mem::take(&mut self.buffer);
+            }
+        }
+    }
+}
+
+/// Replies that carry remaining times are compared with a tolerance.
+fn same(command: &[&str], ours: &[u8], redis: &[u8]) -> bool {
+    let timing = matches!(command[0].to_ascii_lowercase().as_str(), "pttl" | "ttl");
+    if !timing || ours == redis {
+        return ours == redis;
+    }
+    let number = |r: &[u8]| {
+        std::str::from_utf8(r)
+            .ok()?
+            .trim()
+            .strip_prefix(':')?
+            .parse::<i64>()
+            .ok()
+    };
+    match (number(ours), number(redis)) {
+        (Some(a), Some(b)) if a >= 0 && b >= 0 => (a - b).abs() <= 100,
+        _ => false,
+    }
+}
+
+/// Scenarios: each starts from empty databases on both servers.
+fn scenarios() -> Vec<Vec<Vec<&'static str>>> {
+    let s = |lines: &[&'static str]| -> Vec<Vec<&'static str>> {
+        lines.iter().map(|l| l.split(' ').collect()).collect()
+    };
+    vec![
+        s(&[
+            "PING",
+            "PING hello",
+            "PING a b",
+            "ECHO hi",
+            "ECHO",
+            "FOO",
+            "FOO a b c",
+        ]),
+        s(&[
+            "SET k v",
+            "GET k",
+            "SET k w NX",
+            "SET k w XX",
+            "GET k",
+            "SET n v XX",
+            "GET n",
+            "SET k v EX 10 EX 20",
+            "TTL k",
+            "SET k v NX XX",
+            "SET k v EX 10 PX 100",
+            "SET k v KEEPTTL EX 10",
+            "SET k v EX",
+            "SET k v EX abc",
+            "SET k v EX 0",
+            "SET k v PX -5",
+            "SET k v PXAT 0",
+            "SET k v FOO",
+            "SET k x GET",
+            "SET k y NX GET",
+            "SET missing z GET",
+            "SET k v KEEPTTL",
+            "PTTL k",
+            "SET k v PX 5000",
+            "SET k v KEEPTTL",
+            "PTTL k",
+            "SET k v",
+            "PTTL k",
+            "set K lower",
+            "get K",
+            "SET",
+            "SET k",
+        ]),
+        s(&[
+            "SETNX a 1",
+            "SETNX a 2",
+            "GET a",
+            "GETSET a 3",
+            "GETSET b 1",
+            "GETDEL a",
+            "GETDEL a",
+            "DEL a b c",
+            "EXISTS a b b",
+            "SET a 1",
+            "EXISTS a a b",
+            "DEL a a",
+            "TYPE a",
+            "TYPE b",
+            "SET c 1",
+            "TYPE c",
+        ]),
+        s(&[
+            "INCR n",
+            "INCR n",
+            "INCRBY n 10",
+            "DECR n",
+            "DECRBY n 5",
+            "INCRBY n x",
+            "SET s abc",
+            "INCR s",
+            "SET big 9223372036854775807",
+            "INCR big",
+            "INCRBY n -9223372036854775808",
+            "DECRBY n -9223372036854775808",
+            "SET z 012",
+            "INCR z",
+            "SET p +1",
+            "INCR p",
+            "SET q 5",
+            "PEXPIRE q 10000",
+            "INCR q",
+            "PTTL q",
+        ]),
+        s(&[
+            "SET k v",
+            "EXPIRE k 100",
+            "TTL k",
+            "PTTL k",
+            "EXPIRE k 100 NX",
+            "EXPIRE k 50 XX",
+            "EXPIRE k 200 GT",
+            "EXPIRE k 10 GT",
+            "EXPIRE k 10 LT",
+            "TTL k",
+            "EXPIRE k 10 NX XX",
+            "EXPIRE k 10 GT LT",
+            "EXPIRE k 10 FOO",
+            "EXPIRE k abc",
+            "EXPIRE k 9223372036854775807",
+            "PEXPIRE k 9223372036854775807",
+            "PERSIST k",
+            "PERSIST k",
+            "TTL k",
+            "PEXPIRE k 0",
+            "GET k",
+            "SET k v",
+            "EXPIREAT k 1",
+            "EXISTS k",
+            "SET k v",
+            "PEXPIREAT k 99999999999999",
+            "PTTL k",
+            "EXPIRE missing 10",
+            "TTL missing",
+            "PTTL missing",
+            "PERSIST missing",
+            "SET k v",
+            "PEXPIRE k -1",
+            "EXISTS k",
+        ]),
+        s(&[
+            "SELECT 1",
+            "SET k one",
+            "SELECT 0",
+            "GET k",
+            "SELECT 1",
+            "GET k",
+            "DBSIZE",
+            "FLUSHDB",
+            "DBSIZE",
+            "SELECT 16",
+            "SELECT -1",
+            "SELECT x",
+        ]),
+        s(&[
+            "CLIENT SETNAME worker-1",
+            "CLIENT GETNAME",
+            "CLIENT SETNAME",
+            "CLIENT FOO",
+            "CLIENT SETINFO lib-name x",
+            "AUTH x",
+            "AUTH a b",
+            "HELLO 4",
+            "HELLO x",
+            "PUBLISH ch m",
+        ]),
+    ]
+}
+
+#[tokio::test]
+async fn every_command_replies_like_redis() {
+    let target = match RedisTarget::from_env() {
+        Ok(target) => target,
+        Err(why) => return nxlock::announce_skip("every_command_replies_like_redis", &why),
+    };
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let redis_addr = target.url().trim_start_matches("redis://").to_string();
+    let ours_addr = server.addr().to_string();
+    let mut compared = 0;
+    for scenario in scenarios() {
+        let mut ours = Raw::connect(&ours_addr).await;
+        let mut redis = Raw::connect(&redis_addr).await;
+        ours.command(&["FLUSHALL"]).await;
+        redis.command(&["FLUSHALL"]).await;
+        for command in &scenario {
+            let (a, b) = (ours.command(command).await, redis.command(command).await);
+            assert!(
+                same(command, &a, &b),
+                "{}\n  nxlock serve: {:?}\n  redis-server: {:?}",
+                command.join(" "),
+                String::from_utf8_lossy(&a),
+                String::from_utf8_lossy(&b)
+            );
+            compared += 1;
+        }
+    }
+    println!("{compared} commands answered byte for byte like redis-server");
+    server.stop().await;
+}
+
+/// Malformed requests: the same `ERR Protocol error: …` and the connection closes.
+#[tokio::test]
+async fn malformed_requests_are_refused_like_redis() {
+    let target = match RedisTarget::from_env() {
+        Ok(target) => target,
+        Err(why) => {
+            return nxlock::announce_skip("malformed_requests_are_refused_like_redis", &why);
+        }
+    };
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let redis_addr = target.url().trim_start_matches("redis://").to_string();
+    let inputs: [&[u8]; 7] = [
+        b"*x\r\n",
+        b"*1\r\n+PING\r\n",
+        b"*1\r\n$-5\r\n",
+        b"*1\r\n$536870913\r\n",
+        b"*3000000000\r\n",
+        b"PING \"unbalanced\r\n",
+        b"SET k \"a\"b\r\n",
+    ];
+    for input in inputs {
+        let mut ours = Raw::connect(&server.addr().to_string()).await;
+        let mut redis = Raw::connect(&redis_addr).await;
+        let (a, b) = (ours.send_bytes(input).await, redis.send_bytes(input).await);
+        assert_eq!(
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b),
+            "reply to {:?}",
+            String::from_utf8_lossy(input)
+        );
+        // Redis closes the connection after a protocol error; so must we.
+        assert!(
+            ours.read_reply().await.is_empty(),
+            "still open after {input:?}"
+        );
+    }
+    // Inline commands work like multibulk ones.
+    let mut ours = Raw::connect(&server.addr().to_string()).await;
+    assert_eq!(ours.send_bytes(b"SET k \"a b\"\r\n").await, b"+OK\r\n");
+    assert_eq!(ours.send_bytes(b"GET k\r\n").await, b"$3\r\na b\r\n");
+    server.stop().await;
+}
