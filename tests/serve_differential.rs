@@ -251,7 +251,86 @@ fn scenarios() -> Vec<Vec<Vec<&'static str>>> {
             "HELLO x",
             "PUBLISH ch m",
         ]),
+        scripting(),
     ]
+}
+
+/// EVAL and friends: conversions both ways, errors with their suffixes, read-only scripts,
+/// the script cache.
+fn scripting() -> Vec<Vec<&'static str>> {
+    let eval = |script: &'static str| vec!["EVAL", script, "1", "s", "arg1", "2"];
+    let mut commands = vec![vec!["SET", "s", "abc"]];
+    for script in [
+        "return redis.call('INCR', KEYS[1])",
+        "return redis.call('FOO')",
+        "return redis.pcall('INCR', KEYS[1])",
+        "error('boom')",
+        "return {1,2,nil,3}",
+        "return 3.99",
+        "return -3.99",
+        "return {ok='fine'}",
+        "return {err='MY bad'}",
+        "return redis.error_reply('X y')",
+        "return redis.status_reply('S')",
+        "return true",
+        "return false",
+        "return nil",
+        "x = 1",
+        "return undefined_global",
+        "return redis.call('GET')",
+        "return redis.sha1hex('a')",
+        "return redis.call()",
+        "return redis.call(1)",
+        "return redis.call('SET', KEYS[1], {})",
+        "local t = redis.pcall('FOO'); return t['err']",
+        "return 'a' .. nil",
+        "syntax error here",
+        "return {1.5, 'x', true, false}",
+        "return redis.call('SET', KEYS[1], 1.5)",
+        "return redis.call('GET', KEYS[1])",
+        "return {KEYS[1], ARGV[1], ARGV[2], #KEYS, #ARGV}",
+        "return redis.call('SET', KEYS[1], 'v', 'PX', 5000)",
+        "return redis.call('PTTL', KEYS[1]) > 4000",
+        "return redis.call('DEL', KEYS[1], 'nothing')",
+        "return redis.call('EXISTS', KEYS[1])",
+        "return redis.call('PING')",
+        "return redis.call('EVAL', 'return 1', 0)",
+        "return tonumber(ARGV[2]) + 1",
+        "return string.format('%d-%s', 7, 'x')",
+        "local n = 0\nfor i = 1, 10 do n = n + i end\nreturn n",
+        "\n\nreturn redis.call('INCR', KEYS[1])",
+    ] {
+        commands.push(eval(script));
+    }
+    commands.extend([
+        vec!["EVAL", "return 1", "2", "a"],
+        vec!["EVAL", "return 1", "-1"],
+        vec!["EVAL", "return 1", "x"],
+        vec!["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+        vec!["SCRIPT", "LOAD", "return 1"],
+        vec![
+            "SCRIPT",
+            "EXISTS",
+            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+            "abc",
+        ],
+        vec!["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+        vec!["EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"],
+        vec!["SCRIPT", "FLUSH"],
+        vec!["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+        vec!["SCRIPT", "FOO"],
+        vec!["SCRIPT", "LOAD"],
+        vec!["SCRIPT", "FLUSH", "NOW"],
+        vec![
+            "EVAL_RO",
+            "return redis.call('SET', KEYS[1], 'x')",
+            "1",
+            "s",
+        ],
+        vec!["EVAL_RO", "return redis.call('GET', KEYS[1])", "1", "s"],
+        vec!["EVAL_RO", "return redis.call('PUBLISH', 'c', 'x')", "0"],
+    ]);
+    commands
 }
 
 #[tokio::test]
@@ -325,5 +404,54 @@ async fn malformed_requests_are_refused_like_redis() {
     let mut ours = Raw::connect(&server.addr().to_string()).await;
     assert_eq!(ours.send_bytes(b"SET k \"a b\"\r\n").await, b"+OK\r\n");
     assert_eq!(ours.send_bytes(b"GET k\r\n").await, b"$3\r\na b\r\n");
+    server.stop().await;
+}
+
+/// Pub/sub: confirmations, delivery, what a subscribed connection may run, and leaving.
+#[tokio::test]
+async fn pubsub_behaves_like_redis() {
+    let target = match RedisTarget::from_env() {
+        Ok(target) => target,
+        Err(why) => return nxlock::announce_skip("pubsub_behaves_like_redis", &why),
+    };
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let redis_addr = target.url().trim_start_matches("redis://").to_string();
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut subscriber = Raw::connect(&addr).await;
+        let mut publisher = Raw::connect(&addr).await;
+        let mut transcript = Vec::new();
+        transcript.push(subscriber.command(&["SUBSCRIBE", "a", "b"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "a", "hello"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["SELECT", "3"]).await);
+        transcript.push(publisher.command(&["PUBLISH", "b", "from db 3"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(
+            publisher
+                .command(&["EVAL", "return redis.call('PUBLISH', 'a', 'lua')", "0"])
+                .await,
+        );
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "nobody", "x"]).await);
+        transcript.push(subscriber.command(&["GET", "k"]).await);
+        transcript.push(subscriber.command(&["PING"]).await);
+        transcript.push(subscriber.command(&["PING", "hi"]).await);
+        transcript.push(subscriber.command(&["SUBSCRIBE", "a"]).await);
+        transcript.push(subscriber.command(&["UNSUBSCRIBE", "a"]).await);
+        transcript.push(subscriber.command(&["UNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["UNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["PING"]).await);
+        transcript.push(publisher.command(&["PUBLISH", "a", "gone"]).await);
+        transcripts.push(transcript);
+    }
+    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
+        assert_eq!(
+            String::from_utf8_lossy(ours),
+            String::from_utf8_lossy(redis),
+            "step {i} of the pub/sub transcript"
+        );
+    }
     server.stop().await;
 }

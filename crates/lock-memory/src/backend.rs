@@ -76,6 +76,15 @@ impl MemoryBackend {
         }
     }
 
+    /// An empty backend on `clock` that shares pub/sub with `other`: a message published
+    /// on either reaches subscribers of both, as Redis's databases share pub/sub.
+    pub fn with_shared_pubsub(clock: Clock, other: &MemoryBackend) -> Self {
+        let backend = Self::with_clock(clock);
+        let channels = other.shared.store.lock().channels.clone();
+        backend.shared.store.lock().channels = channels;
+        backend
+    }
+
     /// Moves the backend's clock forward (keys expire, clock sleeps wake).
     pub fn advance(&self, by: Duration) {
         self.shared.clock.advance(by);

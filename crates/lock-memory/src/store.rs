@@ -2,7 +2,10 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
 use lock_core::Channels;
+use parking_lot::Mutex;
 
 /// foldhash instead of SipHash: the double is not exposed to untrusted keys, and hashing
 /// is a large part of a command's cost here.
@@ -42,8 +45,9 @@ pub(crate) struct Store {
     /// every command inserts a key.
     sweep_every: usize,
     /// Pub/sub lives beside the keyspace so scripts can publish atomically with their
-    /// writes; FLUSHALL leaves it alone, as in Redis.
-    pub(crate) channels: Channels,
+    /// writes; FLUSHALL leaves it alone, as in Redis. Several stores may share one table
+    /// (Redis's databases share pub/sub).
+    pub(crate) channels: Arc<Mutex<Channels>>,
 }
 
 impl Default for Store {
@@ -53,7 +57,7 @@ impl Default for Store {
             now: 0,
             commands_since_sweep: 0,
             sweep_every: MIN_SWEEP_INTERVAL,
-            channels: Channels::new(),
+            channels: Arc::default(),
         }
     }
 }

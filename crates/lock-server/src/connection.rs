@@ -1,12 +1,14 @@
 //! One client connection: read requests, run them in order, write the replies. Pipelined
-//! requests are all answered in one write.
+//! requests are all answered in one write; published messages are written between
+//! batches, after the replies before them.
 
-use lock_core::Value;
+use lock_core::{Message, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
-use crate::commands::{connection as conn_commands, keyspace, unknown_command};
+use crate::commands::pubsub::{self, Subscriptions};
+use crate::commands::{connection as conn_commands, keyspace, scripting, unknown_command};
 use crate::reply::encode;
 use crate::request::{ProtocolError, parse};
 use crate::server::Shared;
@@ -29,6 +31,8 @@ pub(crate) async fn serve(
         return;
     }
     let mut session = Session::new(id, shared.requires_auth());
+    let (messages, mut published) = mpsc::unbounded_channel::<(Vec<u8>, Message)>();
+    let mut subscriptions = Subscriptions::new(messages);
     let mut buffer = Vec::with_capacity(16 * 1024);
     loop {
         let mut used = 0;
@@ -40,8 +44,9 @@ pub(crate) async fn serve(
                     if args.is_empty() {
                         continue;
                     }
-                    let reply = execute(shared, &mut session, args).await;
-                    encode(&reply, &mut out);
+                    for reply in execute(shared, &mut session, &mut subscriptions, args).await {
+                        encode(&reply, &mut out);
+                    }
                     if session.quit {
                         close = true;
                         break;
@@ -65,30 +70,62 @@ pub(crate) async fn serve(
         if close {
             return;
         }
-        let read = tokio::select! {
-            read = stream.read_buf(&mut buffer) => read,
+        tokio::select! {
+            read = stream.read_buf(&mut buffer) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            },
+            Some((channel, payload)) = published.recv() => {
+                encode(&pubsub::message(&channel, &payload), &mut out);
+                while let Ok((channel, payload)) = published.try_recv() {
+                    encode(&pubsub::message(&channel, &payload), &mut out);
+                }
+            }
             _ = stopped.changed() => return,
-        };
-        match read {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
         }
     }
 }
 
-/// Runs one request.
-async fn execute(shared: &Shared, session: &mut Session, args: Vec<Vec<u8>>) -> Value {
-    let name = &args[0];
-    let connection_command = conn_commands::lookup(name);
+/// Runs one request; most have one reply, (UN)SUBSCRIBE one per channel.
+async fn execute(
+    shared: &Shared,
+    session: &mut Session,
+    subscriptions: &mut Subscriptions,
+    args: Vec<Vec<u8>>,
+) -> Vec<Value> {
+    let name = args[0].to_ascii_lowercase();
+    let connection_command = conn_commands::lookup(&name);
     if !session.authenticated && !matches!(connection_command, Some(("auth" | "hello" | "quit", _)))
     {
-        return Value::Error("NOAUTH Authentication required.".into());
+        return vec![Value::Error("NOAUTH Authentication required.".into())];
     }
-    if let Some((name, arity)) = connection_command {
-        return conn_commands::run(shared, session, name, arity, &args).await;
+    if subscriptions.active() && !pubsub::allowed_while_subscribed(&name) {
+        let known = connection_command.is_some()
+            || scripting::lookup(&name).is_some()
+            || keyspace::lookup(&name).is_some();
+        if !known {
+            return vec![unknown_command(&args)];
+        }
+        return vec![Value::Error(format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            String::from_utf8_lossy(&name)
+        ))];
     }
-    if keyspace::lookup(name).is_some() {
-        return shared.keyspace(session.db, &args).await;
+    match name.as_slice() {
+        b"subscribe" => return subscriptions.subscribe(shared, &args).await,
+        b"unsubscribe" => return subscriptions.unsubscribe(&args),
+        b"ping" if subscriptions.active() => return vec![pubsub::subscribed_ping(&args)],
+        b"reset" => subscriptions.clear(),
+        _ => {}
     }
-    unknown_command(&args)
+    let reply = if let Some((name, arity)) = connection_command {
+        conn_commands::run(shared, session, name, arity, &args).await
+    } else if let Some((name, arity)) = scripting::lookup(&name) {
+        scripting::run(shared, session, name, arity, &args).await
+    } else if keyspace::lookup(&name).is_some() {
+        shared.keyspace(session.db, &args).await
+    } else {
+        unknown_command(&args)
+    };
+    vec![reply]
 }

@@ -12,6 +12,7 @@
 
 mod commands;
 mod connection;
+mod lua;
 mod reply;
 mod request;
 mod server;

@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use crate::commands::keyspace;
 use crate::connection;
+use crate::lua::Engine;
 
 /// Redis's 16 databases (`SELECT 0` … `SELECT 15`).
 pub const DATABASES: usize = 16;
@@ -55,6 +56,11 @@ pub(crate) struct Shared {
     pub(crate) port: u16,
     pub(crate) clock: Clock,
     dbs: Vec<MemoryBackend>,
+    /// The Lua interpreter and script cache.
+    pub(crate) lua: Arc<Engine>,
+    /// Runs a cached Lua script natively inside a database's atomic section: `ARGV[1]` is
+    /// its SHA1, `ARGV[2]` 1 for read-only, the rest its arguments.
+    lua_runner: Script,
     clients: AtomicUsize,
     next_client_id: AtomicU64,
 }
@@ -70,6 +76,14 @@ impl Shared {
 
     pub(crate) fn clients(&self) -> usize {
         self.clients.load(Ordering::Relaxed)
+    }
+
+    /// Runs a cached script atomically in database `db` (see `lua_runner`).
+    pub(crate) async fn run_script(&self, db: usize, keys: &[&[u8]], args: &[&[u8]]) -> Value {
+        match self.dbs[db].eval(&self.lua_runner, keys, args).await {
+            Ok(value) => value,
+            Err(error) => Value::Error(error.message().to_string()),
+        }
     }
 
     /// Runs a keyspace command atomically in database `db`.
@@ -108,10 +122,24 @@ impl Server {
         let listener = TcpListener::bind((options.bind, options.port)).await?;
         let addr = listener.local_addr()?;
         let clock = Clock::system();
+        let lua = Arc::new(Engine::new().map_err(std::io::Error::other)?);
+        let engine = lua.clone();
+        let lua_runner = Script::new("nxlock-server-lua", "-- runs natively in nxlock serve")
+            .with_native(move |store, keys, args| {
+                let sha = String::from_utf8_lossy(args[0]).into_owned();
+                Ok(engine.run(store, &sha, keys, &args[2..], args[1] == b"1"))
+            });
         let shared = Arc::new(Shared {
-            dbs: (0..DATABASES)
-                .map(|_| MemoryBackend::with_clock(clock.clone()))
-                .collect(),
+            lua,
+            lua_runner,
+            dbs: {
+                let first = MemoryBackend::with_clock(clock.clone());
+                let mut dbs: Vec<_> = (1..DATABASES)
+                    .map(|_| MemoryBackend::with_shared_pubsub(clock.clone(), &first))
+                    .collect();
+                dbs.insert(0, first);
+                dbs
+            },
             clock,
             options,
             port: addr.port(),

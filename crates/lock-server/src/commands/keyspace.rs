@@ -37,13 +37,22 @@ pub(crate) fn lookup(name: &[u8]) -> Option<&'static str> {
         .map(|(known, _)| *known)
 }
 
+/// The arity of the keyspace command `name` (as returned by [`lookup`]).
+pub(crate) fn arity(name: &str) -> i32 {
+    COMMANDS.iter().find(|(n, _)| *n == name).map_or(0, |c| c.1)
+}
+
+/// Whether `name` may change the keyspace (or publish): refused in read-only scripts.
+pub(crate) fn writes(name: &str) -> bool {
+    !matches!(name, "get" | "exists" | "ttl" | "pttl" | "type")
+}
+
 /// Runs one keyspace command (`args[0]` is its name) and returns its reply.
 pub(crate) fn run(store: &mut dyn ScriptContext, args: &[&[u8]]) -> Value {
     let Some(name) = args.first().and_then(|n| lookup(n)) else {
         return Value::Error("ERR unknown command".into());
     };
-    let arity = COMMANDS.iter().find(|(n, _)| *n == name).map_or(0, |c| c.1);
-    if !arity_ok(arity, args.len()) {
+    if !arity_ok(arity(name), args.len()) {
         return wrong_arity(name);
     }
     match execute(store, name, args) {

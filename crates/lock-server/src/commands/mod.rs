@@ -4,6 +4,8 @@
 
 pub(crate) mod connection;
 pub(crate) mod keyspace;
+pub(crate) mod pubsub;
+pub(crate) mod scripting;
 
 use lock_core::Value;
 
