@@ -455,3 +455,43 @@ async fn pubsub_behaves_like_redis() {
     }
     server.stop().await;
 }
+
+/// Past `max_clients`, a connection gets Redis's refusal and is closed.
+#[tokio::test]
+async fn connections_beyond_max_clients_are_refused() {
+    let options = ServerOptions {
+        max_clients: 1,
+        ..ServerOptions::default()
+    };
+    let server = Server::start(options).await.unwrap();
+    let addr = server.addr().to_string();
+    let mut first = Raw::connect(&addr).await;
+    assert_eq!(first.command(&["PING"]).await, b"+PONG\r\n");
+    let mut second = Raw::connect(&addr).await;
+    assert_eq!(
+        second.read_reply().await,
+        b"-ERR max number of clients reached\r\n"
+    );
+    assert!(
+        second.read_reply().await.is_empty(),
+        "the refused connection stays open"
+    );
+    assert_eq!(first.command(&["PING"]).await, b"+PONG\r\n");
+    server.stop().await;
+}
+
+/// Faults injected into a database reach network clients as error replies, once each.
+#[tokio::test]
+async fn injected_faults_reach_network_clients() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let db = server.db(0).expect("database 0");
+    db.faults().fail_next(1, nxlock::ErrorKind::Timeout);
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    assert_eq!(
+        client.command(&["SET", "k", "v"]).await,
+        b"-injected fault: command timed out\r\n"
+    );
+    assert_eq!(client.command(&["SET", "k", "v"]).await, b"+OK\r\n");
+    assert!(server.db(16).is_none());
+    server.stop().await;
+}

@@ -166,10 +166,11 @@ impl Server {
         format!("redis://{}", self.addr)
     }
 
-    /// Database `index` (0–15) as a [`MemoryBackend`]: dump it, inject faults into it.
-    /// Faults apply to every keyspace command the server runs in that database.
-    pub fn db(&self, index: usize) -> &MemoryBackend {
-        self.shared.db(index)
+    /// Database `index` (0–15; `None` beyond) as a [`MemoryBackend`]: dump it, inject
+    /// faults into it. Faults apply to every keyspace command and script the server runs
+    /// in that database.
+    pub fn db(&self, index: usize) -> Option<&MemoryBackend> {
+        self.shared.dbs.get(index)
     }
 
     /// Moves every database's clock forward: keys expire as if `by` had passed.

@@ -1,0 +1,96 @@
+//! `nxlock serve` as a new user meets it: start the binary, talk to it with redis-cli,
+//! move its clock with `NXLOCK.FASTFORWARD`.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// The server process, killed on drop.
+struct Served {
+    child: Child,
+    port: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(extra: &[&str]) -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args(["serve", "--port", "0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start nxlock serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .rsplit(':')
+        .next()
+        .expect("nxlock serve prints its URL")
+        .to_string();
+    Served { child, port }
+}
+
+fn redis_cli(port: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new("redis-cli")
+        .args(["-p", port])
+        .args(args)
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[test]
+fn redis_cli_can_lock_and_fast_forward_through_nxlock_serve() {
+    if Command::new("redis-cli").arg("--version").output().is_err() {
+        let why = "redis-cli is not installed";
+        if std::env::var_os("NXLOCK_REQUIRE_REDIS").is_some() {
+            panic!("{why}, and NXLOCK_REQUIRE_REDIS is set");
+        }
+        return nxlock::announce_skip(
+            "redis_cli_can_lock_and_fast_forward_through_nxlock_serve",
+            why,
+        );
+    }
+    let served = serve(&[]);
+    let cli = |args: &[&str]| redis_cli(&served.port, args).unwrap();
+    assert_eq!(cli(&["PING"]), "PONG");
+    assert_eq!(cli(&["SET", "lock", "token-1", "NX", "PX", "30000"]), "OK");
+    assert_eq!(cli(&["SET", "lock", "token-2", "NX", "PX", "30000"]), "");
+    let release = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+    assert_eq!(cli(&["EVAL", release, "1", "lock", "token-2"]), "0");
+    assert_eq!(cli(&["NXLOCK.FASTFORWARD", "30001"]), "OK");
+    assert_eq!(
+        cli(&["EXISTS", "lock"]),
+        "0",
+        "the 30 s lock expired without waiting"
+    );
+    let info = cli(&["INFO"]);
+    assert!(info.contains("redis_version:7.0.15"), "{info}");
+}
+
+#[test]
+fn requirepass_is_enforced() {
+    if Command::new("redis-cli").arg("--version").output().is_err() {
+        return nxlock::announce_skip("requirepass_is_enforced", "redis-cli is not installed");
+    }
+    let served = serve(&["--requirepass", "s3cret"]);
+    assert_eq!(
+        redis_cli(&served.port, &["GET", "k"]).unwrap(),
+        "NOAUTH Authentication required."
+    );
+    assert_eq!(
+        redis_cli(
+            &served.port,
+            &["--no-auth-warning", "-a", "s3cret", "SET", "k", "v"]
+        )
+        .unwrap(),
+        "OK"
+    );
+}
