@@ -27,7 +27,7 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 /// - [`release`](LockGuard::release) ([`FAIR_RELEASE`]) writes the next live waiter's
 ///   token into the lock and publishes it: the waiter owns the lock the moment the release
 ///   runs and only has to hear about it. No waiter races another for it, and a cycle under
-///   contention costs a ticket, a release and (for TTLs above the patience) a claim.
+///   contention costs two commands: a ticket and a release.
 /// - A waiter refreshes its ticket every third of the *patience* (default 5 s) while it
 ///   waits. A waiter that died stops refreshing: its ticket lapses within the patience and
 ///   is skipped, and if the lock was already handed to it, that hand-off (whose TTL is the
