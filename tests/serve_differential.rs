@@ -495,3 +495,22 @@ async fn injected_faults_reach_network_clients() {
     assert!(server.db(16).is_none());
     server.stop().await;
 }
+
+/// A script that never ends is stopped at the time limit; the server keeps serving.
+#[tokio::test]
+async fn a_runaway_script_is_stopped_at_the_time_limit() {
+    let options = ServerOptions {
+        script_time_limit: Duration::from_millis(200),
+        ..ServerOptions::default()
+    };
+    let server = Server::start(options).await.unwrap();
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    let reply = client.command(&["EVAL", "while true do end", "0"]).await;
+    let text = String::from_utf8_lossy(&reply);
+    assert!(
+        text.starts_with("-ERR nxlock serve stopped the script after its 200 ms time limit"),
+        "{text}"
+    );
+    assert_eq!(client.command(&["SET", "k", "v"]).await, b"+OK\r\n");
+    server.stop().await;
+}

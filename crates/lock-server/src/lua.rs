@@ -8,9 +8,10 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use lock_core::{ScriptContext, Value};
-use mlua::{Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue};
+use mlua::{HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue, VmState};
 
 use crate::commands::{arity_ok, keyspace};
 
@@ -22,6 +23,7 @@ const CALL_ERROR: char = '\u{1}';
 /// Redis).
 pub(crate) struct Engine {
     state: Mutex<State>,
+    time_limit: Duration,
 }
 
 struct State {
@@ -63,7 +65,8 @@ fn function_name(sha: &str) -> String {
 }
 
 impl Engine {
-    pub(crate) fn new() -> mlua::Result<Engine> {
+    /// An interpreter whose scripts are stopped after `time_limit`.
+    pub(crate) fn new(time_limit: Duration) -> mlua::Result<Engine> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
         lua.load(PRELUDE).set_name("@nxlock_prelude").exec()?;
@@ -81,6 +84,7 @@ impl Engine {
                 lua,
                 loaded: HashSet::new(),
             }),
+            time_limit,
         })
     }
 
@@ -171,7 +175,24 @@ impl Engine {
             redis.raw_set("call", call(true)?)?;
             redis.raw_set("pcall", call(false)?)?;
             lua.load(LOCK_GLOBALS).set_name("@nxlock_prelude").exec()?;
+            // Redis lets a runaway script run on (answering BUSY to everyone else until
+            // SCRIPT KILL); a test double stops it instead, so one bad script cannot hold a
+            // database and a worker thread forever.
+            let (deadline, limit) = (Instant::now() + self.time_limit, self.time_limit);
+            lua.set_hook(
+                HookTriggers::new().every_nth_instruction(10_000),
+                move |_, _| {
+                    if Instant::now() > deadline {
+                        return Err(mlua::Error::RuntimeError(format!(
+                            "{CALL_ERROR}0{CALL_ERROR}ERR nxlock serve stopped the script after its {} ms time limit",
+                            limit.as_millis()
+                        )));
+                    }
+                    Ok(VmState::Continue)
+                },
+            )?;
             let result = function.call::<LuaValue>(());
+            lua.remove_hook();
             // Unlock the globals again for the next call's setup.
             lua.globals().set_metatable(None)?;
             result.map(|value| from_lua(&value))

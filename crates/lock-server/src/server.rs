@@ -29,6 +29,9 @@ pub struct ServerOptions {
     pub requirepass: Option<String>,
     /// Connections served at once; more are refused with Redis's error. Default 10,000.
     pub max_clients: usize,
+    /// A Lua script running longer is stopped with an error reply (Redis would keep it
+    /// running and answer BUSY to others). Default 5 s, Redis's `lua-time-limit`.
+    pub script_time_limit: Duration,
 }
 
 impl Default for ServerOptions {
@@ -38,6 +41,7 @@ impl Default for ServerOptions {
             port: 0,
             requirepass: None,
             max_clients: 10_000,
+            script_time_limit: Duration::from_secs(5),
         }
     }
 }
@@ -122,7 +126,7 @@ impl Server {
         let listener = TcpListener::bind((options.bind, options.port)).await?;
         let addr = listener.local_addr()?;
         let clock = Clock::system();
-        let lua = Arc::new(Engine::new().map_err(std::io::Error::other)?);
+        let lua = Arc::new(Engine::new(options.script_time_limit).map_err(std::io::Error::other)?);
         let engine = lua.clone();
         let lua_runner = Script::new("nxlock-server-lua", "-- runs natively in nxlock serve")
             .with_native(move |store, keys, args| {

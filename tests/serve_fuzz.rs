@@ -1,0 +1,213 @@
+//! `nxlock serve` never panics or goes down, whatever it is sent: random commands with
+//! random arguments (each must get exactly one reply on a live connection), and random
+//! bytes (after which a new connection must still be served).
+
+use std::time::Duration;
+
+use nxlock::server::{Server, ServerOptions};
+use proptest::prelude::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const NAMES: &[&str] = &[
+    "GET",
+    "SET",
+    "SETNX",
+    "GETSET",
+    "GETDEL",
+    "DEL",
+    "EXISTS",
+    "INCR",
+    "INCRBY",
+    "DECR",
+    "DECRBY",
+    "EXPIRE",
+    "PEXPIRE",
+    "EXPIREAT",
+    "PEXPIREAT",
+    "TTL",
+    "PTTL",
+    "PERSIST",
+    "TYPE",
+    "PUBLISH",
+    "PING",
+    "ECHO",
+    "SELECT",
+    "CLIENT",
+    "HELLO",
+    "INFO",
+    "DBSIZE",
+    "TIME",
+    "EVAL",
+    "EVALSHA",
+    "EVAL_RO",
+    "SCRIPT",
+    "NXLOCK.FASTFORWARD",
+    "AUTH",
+    "FLUSHDB",
+    "UNSUBSCRIBE",
+    "NOSUCH",
+];
+const WORDS: &[&str] = &[
+    "k",
+    "v",
+    "NX",
+    "XX",
+    "GET",
+    "EX",
+    "PX",
+    "EXAT",
+    "PXAT",
+    "KEEPTTL",
+    "GT",
+    "LT",
+    "0",
+    "1",
+    "-1",
+    "10",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "abc",
+    "",
+    "LOAD",
+    "EXISTS",
+    "FLUSH",
+    "SETNAME",
+    "GETNAME",
+    "return redis.call('GET', KEYS[1])",
+    "return redis.call('SET', KEYS[1], ARGV[1])",
+    "return {1, 'x', {ok='s'}, {err='e'}}",
+    "error('x')",
+    "return",
+    "while true do end",
+];
+
+fn request(args: &[String]) -> Vec<u8> {
+    let mut bytes = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        bytes.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
+    }
+    bytes
+}
+
+/// Reads until one complete reply has arrived (or the connection closed: `false`).
+async fn one_reply(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> bool {
+    loop {
+        if complete(buffer).is_some_and(|end| {
+            buffer.drain(..end);
+            true
+        }) {
+            return true;
+        }
+        match tokio::time::timeout(Duration::from_secs(5), stream.read_buf(buffer)).await {
+            Ok(Ok(n)) if n > 0 => {}
+            _ => return false,
+        }
+    }
+}
+
+fn complete(buffer: &[u8]) -> Option<usize> {
+    fn at(buffer: &[u8], from: usize) -> Option<usize> {
+        let end = from + buffer.get(from..)?.windows(2).position(|w| w == b"\r\n")?;
+        let header = std::str::from_utf8(&buffer[from + 1..end]).ok()?;
+        match buffer[from] {
+            b'$' => {
+                let n: i64 = header.parse().ok()?;
+                let stop = if n < 0 { end + 2 } else { end + 4 + n as usize };
+                (buffer.len() >= stop).then_some(stop)
+            }
+            b'*' => {
+                (0..header.parse::<i64>().ok()?.max(0)).try_fold(end + 2, |at_, _| at(buffer, at_))
+            }
+            _ => Some(end + 2),
+        }
+    }
+    at(buffer, 0)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn cases() -> u32 {
+    std::env::var("NXLOCK_PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300)
+}
+
+#[test]
+fn random_commands_each_get_one_reply() {
+    let rt = runtime();
+    let server = rt
+        .block_on(Server::start(ServerOptions::default()))
+        .unwrap();
+    let addr = server.addr().to_string();
+    let command = (0..NAMES.len(), prop::collection::vec(0..WORDS.len(), 0..6));
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(cases()));
+    let result = runner.run(&prop::collection::vec(command, 1..12), |commands| {
+        rt.block_on(async {
+            let mut stream = TcpStream::connect(&addr).await.unwrap();
+            let mut buffer = Vec::new();
+            for (name, words) in &commands {
+                let mut args = vec![NAMES[*name].to_string()];
+                args.extend(words.iter().map(|w| WORDS[*w].to_string()));
+                // A script that never ends runs to the 5 s time limit: too slow for a fuzz case.
+                if args.iter().any(|a| a.contains("while true")) {
+                    continue;
+                }
+                stream.write_all(&request(&args)).await.unwrap();
+                prop_assert!(
+                    one_reply(&mut stream, &mut buffer).await,
+                    "no reply to {args:?}: the connection died"
+                );
+            }
+            Ok(())
+        })
+    });
+    rt.block_on(server.stop());
+    result.unwrap();
+}
+
+#[test]
+fn random_bytes_never_take_the_server_down() {
+    let rt = runtime();
+    let server = rt
+        .block_on(Server::start(ServerOptions::default()))
+        .unwrap();
+    let addr = server.addr().to_string();
+    let bytes = prop::collection::vec(
+        prop_oneof![
+            any::<u8>(),
+            Just(b'*'),
+            Just(b'$'),
+            Just(b'\r'),
+            Just(b'\n'),
+            Just(b'"'),
+            Just(b'1')
+        ],
+        0..200,
+    );
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(cases()));
+    let result = runner.run(&bytes, |bytes| {
+        rt.block_on(async {
+            let mut garbage = TcpStream::connect(&addr).await.unwrap();
+            let _ = garbage.write_all(&bytes).await;
+            let _ = garbage.shutdown().await;
+            let mut probe = TcpStream::connect(&addr).await.unwrap();
+            probe.write_all(b"*1\r\n$4\r\nPING\r\n").await.unwrap();
+            let mut buffer = Vec::new();
+            prop_assert!(
+                one_reply(&mut probe, &mut buffer).await,
+                "server stopped answering"
+            );
+            Ok(())
+        })
+    });
+    rt.block_on(server.stop());
+    result.unwrap();
+}
