@@ -13,7 +13,7 @@ fn reply_end(buffer: &[u8], at: usize) -> Option<usize> {
     let line_end = at + buffer.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
     let header = std::str::from_utf8(&buffer[at + 1..line_end]).ok()?;
     match buffer[at] {
-        b'+' | b'-' | b':' => Some(line_end + 2),
+        b'+' | b'-' | b':' | b'_' => Some(line_end + 2),
         b'$' => {
             let length: i64 = header.parse().ok()?;
             if length < 0 {
@@ -22,8 +22,11 @@ fn reply_end(buffer: &[u8], at: usize) -> Option<usize> {
             let end = line_end + 2 + length as usize + 2;
             (buffer.len() >= end).then_some(end)
         }
-        b'*' => {
-            let count: i64 = header.parse().ok()?;
+        b'*' | b'>' | b'%' => {
+            let mut count: i64 = header.parse().ok()?;
+            if buffer[at] == b'%' {
+                count *= 2;
+            }
             let mut end = line_end + 2;
             for _ in 0..count.max(0) {
                 end = reply_end(buffer, end)?;
@@ -512,5 +515,53 @@ async fn a_runaway_script_is_stopped_at_the_time_limit() {
         "{text}"
     );
     assert_eq!(client.command(&["SET", "k", "v"]).await, b"+OK\r\n");
+    server.stop().await;
+}
+
+/// After `HELLO 3`: the map reply, RESP3 nulls, pub/sub events as pushes, and commands
+/// allowed while subscribed.
+#[tokio::test]
+async fn resp3_after_hello_3_is_spoken_like_redis() {
+    let target = match RedisTarget::from_env() {
+        Ok(target) => target,
+        Err(why) => return nxlock::announce_skip("resp3_after_hello_3_is_spoken_like_redis", &why),
+    };
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let redis_addr = target.url().trim_start_matches("redis://").to_string();
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut client = Raw::connect(&addr).await;
+        let mut publisher = Raw::connect(&addr).await;
+        let hello = client.command(&["HELLO", "3"]).await;
+        // The client id differs between servers; everything else must not.
+        let hello = String::from_utf8_lossy(&hello).replace(|c: char| c.is_ascii_digit(), "#");
+        let mut transcript = vec![hello.into_bytes()];
+        for command in [
+            vec!["DEL", "nokey"],
+            vec!["GET", "nokey"],
+            vec!["SET", "k", "v"],
+            vec!["EVAL", "return {1, false, 'x'}", "0"],
+            vec!["SUBSCRIBE", "ch"],
+            vec!["GET", "k"],
+            vec!["PING"],
+        ] {
+            transcript.push(client.command(&command).await);
+        }
+        transcript.push(publisher.command(&["PUBLISH", "ch", "hi"]).await);
+        transcript.push(client.read_reply().await);
+        transcript.push(client.command(&["UNSUBSCRIBE"]).await);
+        let hello = client.command(&["HELLO", "2"]).await;
+        let hello = String::from_utf8_lossy(&hello).replace(|c: char| c.is_ascii_digit(), "#");
+        transcript.push(hello.into_bytes());
+        transcript.push(client.command(&["GET", "nokey"]).await);
+        transcripts.push(transcript);
+    }
+    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
+        assert_eq!(
+            String::from_utf8_lossy(ours),
+            String::from_utf8_lossy(redis),
+            "step {i} of the RESP3 transcript"
+        );
+    }
     server.stop().await;
 }

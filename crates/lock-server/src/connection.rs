@@ -9,7 +9,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::commands::pubsub::{self, Subscriptions};
 use crate::commands::{connection as conn_commands, keyspace, scripting, unknown_command};
-use crate::reply::encode;
+use crate::reply::{Protocol, encode, encode_in, encode_map, encode_push};
 use crate::request::{ProtocolError, parse};
 use crate::server::Shared;
 use crate::session::Session;
@@ -44,8 +44,11 @@ pub(crate) async fn serve(
                     if args.is_empty() {
                         continue;
                     }
+                    let hello = args[0].eq_ignore_ascii_case(b"hello");
+                    let subscribing = args[0].eq_ignore_ascii_case(b"subscribe")
+                        || args[0].eq_ignore_ascii_case(b"unsubscribe");
                     for reply in execute(shared, &mut session, &mut subscriptions, args).await {
-                        encode(&reply, &mut out);
+                        write_reply(session.protocol, &reply, hello, subscribing, &mut out);
                     }
                     if session.quit {
                         close = true;
@@ -76,13 +79,26 @@ pub(crate) async fn serve(
                 Ok(_) => {}
             },
             Some((channel, payload)) = published.recv() => {
-                encode(&pubsub::message(&channel, &payload), &mut out);
+                let protocol = session.protocol;
+                write_reply(protocol, &pubsub::message(&channel, &payload), false, true, &mut out);
                 while let Ok((channel, payload)) = published.try_recv() {
-                    encode(&pubsub::message(&channel, &payload), &mut out);
+                    write_reply(protocol, &pubsub::message(&channel, &payload), false, true, &mut out);
                 }
             }
             _ = stopped.changed() => return,
         }
+    }
+}
+
+/// Writes one reply in the connection's protocol: HELLO's as a map and pub/sub events as
+/// pushes under RESP3.
+fn write_reply(protocol: Protocol, reply: &Value, hello: bool, event: bool, out: &mut Vec<u8>) {
+    match reply {
+        Value::Array(items) if hello => encode_map(protocol, items, out),
+        Value::Array(items) if event && pubsub::is_event(reply) => {
+            encode_push(protocol, items, out)
+        }
+        _ => encode_in(protocol, reply, out),
     }
 }
 
@@ -99,7 +115,9 @@ async fn execute(
     {
         return vec![Value::Error("NOAUTH Authentication required.".into())];
     }
-    if subscriptions.active() && !pubsub::allowed_while_subscribed(&name) {
+    // RESP3 connections may run anything while subscribed (events arrive as pushes).
+    let restricted = subscriptions.active() && session.protocol == Protocol::Resp2;
+    if restricted && !pubsub::allowed_while_subscribed(&name) {
         let known = connection_command.is_some()
             || scripting::lookup(&name).is_some()
             || keyspace::lookup(&name).is_some();
@@ -114,7 +132,7 @@ async fn execute(
     match name.as_slice() {
         b"subscribe" => return subscriptions.subscribe(shared, &args).await,
         b"unsubscribe" => return subscriptions.unsubscribe(&args),
-        b"ping" if subscriptions.active() => return vec![pubsub::subscribed_ping(&args)],
+        b"ping" if restricted => return vec![pubsub::subscribed_ping(&args)],
         b"reset" => subscriptions.clear(),
         _ => {}
     }

@@ -1,11 +1,27 @@
-//! Writing replies in RESP2.
+//! Writing replies in RESP2, or RESP3 after `HELLO 3`.
 
 use lock_core::Value;
+
+/// The protocol a connection speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// RESP2, the default.
+    #[default]
+    Resp2,
+    /// RESP3, after `HELLO 3`.
+    Resp3,
+}
 
 /// Appends `value` to `out` in RESP2. Nil is the null bulk string, as Redis sends for a
 /// missing key.
 pub(crate) fn encode(value: &Value, out: &mut Vec<u8>) {
+    encode_in(Protocol::Resp2, value, out);
+}
+
+/// Appends `value` in `protocol`: RESP3 writes nil as its null type (`_`).
+pub(crate) fn encode_in(protocol: Protocol, value: &Value, out: &mut Vec<u8>) {
     match value {
+        Value::Nil if protocol == Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
         Value::Nil => out.extend_from_slice(b"$-1\r\n"),
         Value::Int(n) => {
             out.push(b':');
@@ -21,14 +37,41 @@ pub(crate) fn encode(value: &Value, out: &mut Vec<u8>) {
         }
         Value::Status(text) => line(b'+', text, out),
         Value::Error(text) => line(b'-', text, out),
-        Value::Array(items) => {
-            out.push(b'*');
-            out.extend_from_slice(items.len().to_string().as_bytes());
-            out.extend_from_slice(b"\r\n");
-            for item in items {
-                encode(item, out);
-            }
-        }
+        Value::Array(items) => aggregate(protocol, b'*', items, out),
+    }
+}
+
+/// An array as a RESP3 push (`>`), as pub/sub events are sent after `HELLO 3`; a plain
+/// array in RESP2.
+pub(crate) fn encode_push(protocol: Protocol, items: &[Value], out: &mut Vec<u8>) {
+    let kind = if protocol == Protocol::Resp3 {
+        b'>'
+    } else {
+        b'*'
+    };
+    aggregate(protocol, kind, items, out);
+}
+
+/// A flat `[key, value, …]` array as a RESP3 map (`%`, counting pairs); a plain array in
+/// RESP2.
+pub(crate) fn encode_map(protocol: Protocol, items: &[Value], out: &mut Vec<u8>) {
+    if protocol == Protocol::Resp2 {
+        return aggregate(protocol, b'*', items, out);
+    }
+    out.push(b'%');
+    out.extend_from_slice((items.len() / 2).to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for item in items {
+        encode_in(protocol, item, out);
+    }
+}
+
+fn aggregate(protocol: Protocol, kind: u8, items: &[Value], out: &mut Vec<u8>) {
+    out.push(kind);
+    out.extend_from_slice(items.len().to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for item in items {
+        encode_in(protocol, item, out);
     }
 }
 

@@ -1,5 +1,7 @@
 //! What the server remembers about one connection.
 
+use crate::reply::Protocol;
+
 /// One client connection's state.
 #[derive(Debug)]
 pub(crate) struct Session {
@@ -13,6 +15,8 @@ pub(crate) struct Session {
     pub(crate) name: Option<Vec<u8>>,
     /// Set by QUIT: reply, then close.
     pub(crate) quit: bool,
+    /// RESP2 until `HELLO 3`.
+    pub(crate) protocol: Protocol,
 }
 
 impl Session {
@@ -23,6 +27,7 @@ impl Session {
             authenticated: !requires_auth,
             name: None,
             quit: false,
+            protocol: Protocol::Resp2,
         }
     }
 }

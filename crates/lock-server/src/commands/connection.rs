@@ -6,6 +6,7 @@ use std::time::Duration;
 use lock_core::Value;
 
 use super::{NOT_AN_INTEGER, arity_ok, integer, wrong_arity};
+use crate::reply::Protocol;
 use crate::server::{DATABASES, Shared};
 use crate::session::Session;
 
@@ -145,12 +146,15 @@ fn wrong_pass() -> Value {
     Value::Error("WRONGPASS invalid username-password pair or user is disabled.".into())
 }
 
-/// `HELLO [2 [AUTH user pass] [SETNAME name]]`. Only RESP2 is served so far.
+/// `HELLO [2|3 [AUTH user pass] [SETNAME name]]`: the reply is a map (a flat array in
+/// RESP2), written as such by the connection.
 fn hello(shared: &Shared, session: &mut Session, args: &[Vec<u8>]) -> Value {
     let mut i = 1;
+    let mut protocol = session.protocol;
     if let Some(version) = args.get(1) {
         match integer(version) {
-            Some(2) => {}
+            Some(2) => protocol = Protocol::Resp2,
+            Some(3) => protocol = Protocol::Resp3,
             Some(_) => return Value::Error("NOPROTO unsupported protocol version".into()),
             None => {
                 return Value::Error(
@@ -185,6 +189,7 @@ fn hello(shared: &Shared, session: &mut Session, args: &[Vec<u8>]) -> Value {
     if !session.authenticated {
         return Value::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
     }
+    session.protocol = protocol;
     let field = |s: &str| Value::Data(s.as_bytes().to_vec());
     Value::Array(vec![
         field("server"),
@@ -192,7 +197,7 @@ fn hello(shared: &Shared, session: &mut Session, args: &[Vec<u8>]) -> Value {
         field("version"),
         field(REDIS_VERSION),
         field("proto"),
-        Value::Int(2),
+        Value::Int(if protocol == Protocol::Resp3 { 3 } else { 2 }),
         field("id"),
         Value::Int(session.id as i64),
         field("mode"),

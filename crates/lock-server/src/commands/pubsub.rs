@@ -125,6 +125,14 @@ pub(crate) fn message(channel: &[u8], payload: &[u8]) -> Value {
     ])
 }
 
+/// Whether a reply is a pub/sub event (a RESP3 push, not a reply).
+pub(crate) fn is_event(value: &Value) -> bool {
+    matches!(value, Value::Array(items) if matches!(
+        items.first(),
+        Some(Value::Data(kind)) if matches!(kind.as_slice(), b"subscribe" | b"unsubscribe" | b"message")
+    ) && items.len() == 3)
+}
+
 /// What a subscribed connection may run; anything else gets Redis's refusal.
 pub(crate) fn allowed_while_subscribed(name: &[u8]) -> bool {
     let name = name.to_ascii_lowercase();
