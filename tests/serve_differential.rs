@@ -254,6 +254,12 @@ fn scenarios() -> Vec<Vec<Vec<&'static str>>> {
             "HELLO x",
             "PUBLISH ch m",
         ]),
+        s(&[
+            "MULTI", "MULTI", "SET a 1", "INCR a", "GET", "EXEC", "EXEC", "DISCARD", "MULTI",
+            "SET a x", "INCR a", "PING", "FOO", "DISCARD", "MULTI", "SET a x", "INCR a", "GET a",
+            "EXEC", "MULTI", "EXEC", "MULTI", "WATCH a", "DISCARD", "MULTI", "SET b 1", "PING hi",
+            "ECHO e", "INCR b", "EXEC", "GET b",
+        ]),
         scripting(),
     ]
 }

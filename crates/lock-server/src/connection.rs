@@ -8,7 +8,9 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 
 use crate::commands::pubsub::{self, Subscriptions};
-use crate::commands::{connection as conn_commands, keyspace, scripting, unknown_command};
+use crate::commands::{
+    connection as conn_commands, keyspace, scripting, transaction, unknown_command,
+};
 use crate::reply::{Protocol, encode, encode_in, encode_map, encode_push};
 use crate::request::{ProtocolError, parse};
 use crate::server::Shared;
@@ -90,6 +92,49 @@ pub(crate) async fn serve(
     }
 }
 
+/// MULTI/EXEC/DISCARD, and queueing while a transaction is open; `None` when the request
+/// is not part of a transaction.
+async fn transaction_step(
+    shared: &Shared,
+    session: &mut Session,
+    subscriptions: &mut Subscriptions,
+    name: &[u8],
+    args: &[Vec<u8>],
+) -> Option<Value> {
+    match name {
+        b"multi" => return Some(transaction::multi(session, args)),
+        b"discard" => return Some(transaction::discard(session)),
+        b"watch" if session.transaction.is_some() => {
+            return Some(Value::Error("ERR WATCH inside MULTI is not allowed".into()));
+        }
+        b"exec" => {
+            let Some(block) = session.transaction.take() else {
+                return Some(Value::Error("ERR EXEC without MULTI".into()));
+            };
+            if block.refused {
+                return Some(Value::Error(
+                    "EXECABORT Transaction discarded because of previous errors.".into(),
+                ));
+            }
+            if transaction::all_keyspace(&block.queued) {
+                return Some(shared.keyspace_batch(session.db, &block.queued).await);
+            }
+            let mut replies = Vec::new();
+            for command in block.queued {
+                let mut results = Box::pin(execute(shared, session, subscriptions, command)).await;
+                replies.append(&mut results);
+            }
+            return Some(Value::Array(replies));
+        }
+        _ => {}
+    }
+    let block = session.transaction.as_mut()?;
+    if transaction::controls_transaction(name) {
+        return None;
+    }
+    Some(transaction::queue(block, name, args.to_vec()))
+}
+
 /// Writes one reply in the connection's protocol: HELLO's as a map and pub/sub events as
 /// pushes under RESP3.
 fn write_reply(protocol: Protocol, reply: &Value, hello: bool, event: bool, out: &mut Vec<u8>) {
@@ -128,6 +173,9 @@ async fn execute(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             String::from_utf8_lossy(&name)
         ))];
+    }
+    if let Some(reply) = transaction_step(shared, session, subscriptions, &name, &args).await {
+        return vec![reply];
     }
     match name.as_slice() {
         b"subscribe" => return subscriptions.subscribe(shared, &args).await,

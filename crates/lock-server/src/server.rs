@@ -53,6 +53,29 @@ static KEYSPACE_COMMAND: LazyLock<Script> = LazyLock::new(|| {
         .with_native(|store, _keys, args| Ok(keyspace::run(store, args)))
 });
 
+/// Runs several keyspace commands in one atomic section (MULTI/EXEC). `ARGV` is each
+/// command's argument count followed by its arguments; the reply is their replies.
+static KEYSPACE_BATCH: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "nxlock-server-transaction",
+        "-- runs natively in nxlock serve",
+    )
+    .with_native(|store, _keys, args| {
+        let mut replies = Vec::new();
+        let mut rest = args;
+        while let Some((count, tail)) = rest.split_first() {
+            let count = std::str::from_utf8(count)
+                .ok()
+                .and_then(|c| c.parse::<usize>().ok())
+                .filter(|&c| c <= tail.len())
+                .unwrap_or(tail.len());
+            replies.push(keyspace::run(store, &tail[..count]));
+            rest = &tail[count..];
+        }
+        Ok(Value::Array(replies))
+    })
+});
+
 /// What every connection shares.
 #[derive(Debug)]
 pub(crate) struct Shared {
@@ -85,6 +108,23 @@ impl Shared {
     /// Runs a cached script atomically in database `db` (see `lua_runner`).
     pub(crate) async fn run_script(&self, db: usize, keys: &[&[u8]], args: &[&[u8]]) -> Value {
         match self.dbs[db].eval(&self.lua_runner, keys, args).await {
+            Ok(value) => value,
+            Err(error) => Value::Error(error.message().to_string()),
+        }
+    }
+
+    /// Runs keyspace commands one after another in one atomic section of database `db`.
+    pub(crate) async fn keyspace_batch(&self, db: usize, commands: &[Vec<Vec<u8>>]) -> Value {
+        let counts: Vec<Vec<u8>> = commands
+            .iter()
+            .map(|c| c.len().to_string().into_bytes())
+            .collect();
+        let mut args: Vec<&[u8]> = Vec::new();
+        for (count, command) in counts.iter().zip(commands) {
+            args.push(count);
+            args.extend(command.iter().map(Vec::as_slice));
+        }
+        match self.dbs[db].eval(&KEYSPACE_BATCH, &[], &args).await {
             Ok(value) => value,
             Err(error) => Value::Error(error.message().to_string()),
         }

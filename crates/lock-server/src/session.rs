@@ -17,6 +17,15 @@ pub(crate) struct Session {
     pub(crate) quit: bool,
     /// RESP2 until `HELLO 3`.
     pub(crate) protocol: Protocol,
+    /// Commands queued since MULTI, and whether one was refused (EXEC then aborts).
+    pub(crate) transaction: Option<Transaction>,
+}
+
+/// A MULTI block being queued.
+#[derive(Debug, Default)]
+pub(crate) struct Transaction {
+    pub(crate) queued: Vec<Vec<Vec<u8>>>,
+    pub(crate) refused: bool,
 }
 
 impl Session {
@@ -28,6 +37,7 @@ impl Session {
             name: None,
             quit: false,
             protocol: Protocol::Resp2,
+            transaction: None,
         }
     }
 }

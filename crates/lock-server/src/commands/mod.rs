@@ -6,6 +6,7 @@ pub(crate) mod connection;
 pub(crate) mod keyspace;
 pub(crate) mod pubsub;
 pub(crate) mod scripting;
+pub(crate) mod transaction;
 
 use lock_core::Value;
 
