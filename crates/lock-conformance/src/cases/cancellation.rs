@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, Attempt, Backoff, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions,
-    Retry, TokenLock,
+    AcquirePolicy, Attempt, Backoff, FencedLock, KvBackend, LockAlgorithm, LockError, LockGuard,
+    LockName, LockOptions, Retry, SetOptions, TokenLock,
 };
 
 use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
@@ -77,8 +77,9 @@ pub async fn cancelled_releases_still_free_the_lock<H: Harness>(ctx: &Ctx<'_, H>
     Ok(Verdict::Passed)
 }
 
-/// Acquired, held, timed out and not held are each reported as their own outcome (lost
-/// is the lease group's, backend errors the fault tests'), and the default policy is finite.
+/// Acquired, held, timed out, not held and backend error are each reported as their own
+/// outcome (lost is `lease::lost_resolves_when_the_lock_is_taken`), and the default policy
+/// is finite.
 pub async fn each_outcome_is_reported_distinctly<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     let key = ctx.key("lock");
     let holder = lock(ctx, &key, Duration::from_millis(200));
@@ -123,6 +124,18 @@ pub async fn each_outcome_is_reported_distinctly<H: Harness>(ctx: &Ctx<'_, H>) -
         false,
         "release after expiry (not held)"
     );
+    // A failing command inside the acquire (INCR of a fence counter that is not a number)
+    // is a backend error, not a refusal or a timeout.
+    let name = LockName::new(ctx.name("fenced")).expect("case names make valid lock names");
+    ctx.backend
+        .set(&name.key("fence"), b"not a number", SetOptions::new())
+        .await?;
+    let fenced = FencedLock::with_options(ctx.backend.clone(), &name, LockOptions::new());
+    match fenced.try_acquire().await {
+        Err(LockError::Backend(_)) => {}
+        Err(other) => check!(false, "a failing command was not `Backend`: {other}"),
+        Ok(_) => check!(false, "acquire succeeded although its INCR failed"),
+    }
     check!(
         AcquirePolicy::default().retry != Retry::Forever,
         "the default policy retries forever"
