@@ -61,20 +61,16 @@ impl Channels {
         Self::default()
     }
 
-    /// Subscribes to `channel`. The second value is true when the channel is new to the
-    /// table (a server backend must then SUBSCRIBE on its connection).
-    pub fn subscribe(&mut self, channel: &[u8]) -> (Subscription, bool) {
+    /// Subscribes to `channel`.
+    pub fn subscribe(&mut self, channel: &[u8]) -> Subscription {
         if let Some(sender) = self.senders.get(channel) {
-            return (
-                Subscription {
-                    receiver: sender.subscribe(),
-                },
-                false,
-            );
+            return Subscription {
+                receiver: sender.subscribe(),
+            };
         }
         let (sender, receiver) = broadcast::channel(BACKLOG);
         self.senders.insert(channel.to_vec(), sender);
-        (Subscription { receiver }, true)
+        Subscription { receiver }
     }
 
     /// Delivers `message` to every subscriber of `channel`, like `PUBLISH`: the reply is
@@ -118,9 +114,8 @@ mod tests {
     #[tokio::test]
     async fn a_message_reaches_every_subscriber_and_counts_them() {
         let mut channels = Channels::new();
-        let (mut a, new_a) = channels.subscribe(b"wake");
-        let (mut b, new_b) = channels.subscribe(b"wake");
-        assert!(new_a && !new_b);
+        let mut a = channels.subscribe(b"wake");
+        let mut b = channels.subscribe(b"wake");
         assert_eq!(channels.publish(b"wake", b"hi"), 2);
         assert_eq!(&*a.recv().await.unwrap(), b"hi");
         assert_eq!(&*b.recv().await.unwrap(), b"hi");
@@ -130,10 +125,10 @@ mod tests {
     #[tokio::test]
     async fn dropped_subscriptions_are_forgotten_and_close_all_ends_the_rest() {
         let mut channels = Channels::new();
-        drop(channels.subscribe(b"gone").0);
+        drop(channels.subscribe(b"gone"));
         assert_eq!(channels.publish(b"gone", b"x"), 0);
         assert!(channels.active().is_empty());
-        let (mut kept, _) = channels.subscribe(b"kept");
+        let mut kept = channels.subscribe(b"kept");
         channels.close_all();
         assert_eq!(kept.recv().await, Err(Missed::Closed));
     }
@@ -141,7 +136,7 @@ mod tests {
     #[tokio::test]
     async fn skip_backlog_drops_what_was_not_read() {
         let mut channels = Channels::new();
-        let (mut sub, _) = channels.subscribe(b"c");
+        let mut sub = channels.subscribe(b"c");
         channels.publish(b"c", b"old");
         sub.skip_backlog();
         channels.publish(b"c", b"new");

@@ -52,7 +52,7 @@ impl Notifier {
         let link = self.link().await?;
         let (subscription, confirmed) = {
             let mut table = lock(&link.table);
-            let (subscription, _) = table.channels.subscribe(channel);
+            let subscription = table.channels.subscribe(channel);
             let confirmed = table.confirmed.entry(channel.to_vec()).or_default();
             (subscription, confirmed.clone())
         };

@@ -79,6 +79,8 @@ impl Engine {
         for name in ["loadfile", "dofile", "print"] {
             lua.globals().raw_set(name, LuaValue::Nil)?;
         }
+        // From here on the engine writes globals with raw_set, which the lock lets through.
+        lua.load(LOCK_GLOBALS).set_name("@nxlock_prelude").exec()?;
         Ok(Engine {
             state: Mutex::new(State {
                 lua,
@@ -174,7 +176,6 @@ impl Engine {
             };
             redis.raw_set("call", call(true)?)?;
             redis.raw_set("pcall", call(false)?)?;
-            lua.load(LOCK_GLOBALS).set_name("@nxlock_prelude").exec()?;
             // Redis lets a runaway script run on (answering BUSY to everyone else until
             // SCRIPT KILL); a test double stops it instead, so one bad script cannot hold a
             // database and a worker thread forever.
@@ -193,8 +194,6 @@ impl Engine {
             )?;
             let result = function.call::<LuaValue>(());
             lua.remove_hook();
-            // Unlock the globals again for the next call's setup.
-            lua.globals().set_metatable(None)?;
             result.map(|value| from_lua(&value))
         });
         match outcome {

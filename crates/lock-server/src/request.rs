@@ -155,10 +155,7 @@ fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                             i += 2;
                         }
                         b'"' => {
-                            i += 1;
-                            if line.get(i).is_some_and(|c| !c.is_ascii_whitespace()) {
-                                return None;
-                            }
+                            i = after_closing_quote(line, i)?;
                             break;
                         }
                         other => {
@@ -177,10 +174,7 @@ fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                             i += 2;
                         }
                         b'\'' => {
-                            i += 1;
-                            if line.get(i).is_some_and(|c| !c.is_ascii_whitespace()) {
-                                return None;
-                            }
+                            i = after_closing_quote(line, i)?;
                             break;
                         }
                         other => {
@@ -198,6 +192,15 @@ fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
             }
         }
         args.push(arg);
+    }
+}
+
+/// Past the closing quote at `quote`, which must be followed by a space or the end.
+fn after_closing_quote(line: &[u8], quote: usize) -> Option<usize> {
+    let next = quote + 1;
+    match line.get(next) {
+        Some(c) if !c.is_ascii_whitespace() => None,
+        _ => Some(next),
     }
 }
 

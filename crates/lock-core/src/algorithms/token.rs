@@ -165,25 +165,29 @@ impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
         }
     }
 
-    /// Release, publishing a wake-up when the lock was built with [`Wait::Notify`].
+    /// Release, publishing a wake-up when the lock was built with [`Wait::Notify`]: true
+    /// if we still held the lock.
     async fn release_by(
         backend: &B,
         key: &[u8],
         token: &str,
         channel: Option<&[u8]>,
-    ) -> crate::Result<crate::Value> {
-        match channel {
-            Some(channel) => {
+    ) -> Result<bool, LockError> {
+        let (script, reply) = match channel {
+            Some(channel) => (
+                &*NOTIFY_RELEASE,
                 backend
                     .eval(&NOTIFY_RELEASE, &[key], &[token.as_bytes(), channel])
-                    .await
-            }
-            None => {
+                    .await,
+            ),
+            None => (
+                &*COMPARE_AND_DELETE,
                 backend
                     .eval(&COMPARE_AND_DELETE, &[key], &[token.as_bytes()])
-                    .await
-            }
-        }
+                    .await,
+            ),
+        };
+        Ok(int_reply(script, reply?)? == 1)
     }
 
     pub(super) fn backend(&self) -> &B {
@@ -211,7 +215,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
     }
 
     async fn release(mut self) -> Result<bool, LockError> {
-        let reply = Self::release_by(
+        let released = Self::release_by(
             &self.backend,
             &self.key,
             &self.token,
@@ -220,7 +224,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
         .await;
         // Only now: if this future is dropped mid-flight, Drop still releases.
         self.armed = false;
-        Ok(int_reply(&COMPARE_AND_DELETE, reply?)? == 1)
+        released
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {

@@ -12,6 +12,6 @@ impl Store {
     /// Registered under the store's lock, so every publish that follows (from a command or
     /// a script) reaches the subscription: no wake-up is lost between the two.
     pub(crate) fn subscribe(&mut self, channel: &[u8]) -> Result<Subscription> {
-        Ok(self.channels.lock().subscribe(channel).0)
+        Ok(self.channels.lock().subscribe(channel))
     }
 }

@@ -17,7 +17,7 @@ pub const REDIS_VERSION: &str = "7.0.15";
 /// (`NXLOCK.FASTFORWARD 30000`), like miniredis's `FastForward`.
 pub const FAST_FORWARD: &str = "nxlock.fastforward";
 
-const COMMANDS: &[(&str, i32)] = &[
+const COMMANDS: &super::Table = &[
     ("ping", -1),
     ("echo", 2),
     ("quit", -1),
@@ -36,10 +36,7 @@ const COMMANDS: &[(&str, i32)] = &[
 
 /// The lower-case name of a connection command, if `name` is one.
 pub(crate) fn lookup(name: &[u8]) -> Option<(&'static str, i32)> {
-    COMMANDS
-        .iter()
-        .find(|(known, _)| known.as_bytes().eq_ignore_ascii_case(name))
-        .copied()
+    super::find(COMMANDS, name)
 }
 
 fn ok() -> Value {

@@ -6,7 +6,7 @@ use lock_core::{ExpireCondition, ScriptContext, SetOptions, SetReply, Value};
 use super::{NOT_AN_INTEGER, SYNTAX_ERROR, arity_ok, integer, wrong_arity};
 
 /// Every keyspace command with its arity, by lower-case name.
-const COMMANDS: &[(&str, i32)] = &[
+const COMMANDS: &super::Table = &[
     ("get", 2),
     ("set", -3),
     ("setnx", 3),
@@ -31,15 +31,12 @@ const COMMANDS: &[(&str, i32)] = &[
 
 /// The lower-case name of a keyspace command, if `name` is one.
 pub(crate) fn lookup(name: &[u8]) -> Option<&'static str> {
-    COMMANDS
-        .iter()
-        .find(|(known, _)| known.as_bytes().eq_ignore_ascii_case(name))
-        .map(|(known, _)| *known)
+    super::find(COMMANDS, name).map(|(known, _)| known)
 }
 
 /// The arity of the keyspace command `name` (as returned by [`lookup`]).
 pub(crate) fn arity(name: &str) -> i32 {
-    COMMANDS.iter().find(|(n, _)| *n == name).map_or(0, |c| c.1)
+    super::find(COMMANDS, name.as_bytes()).map_or(0, |(_, arity)| arity)
 }
 
 /// Whether `name` may change the keyspace (or publish): refused in read-only scripts.

@@ -10,6 +10,17 @@ pub(crate) mod transaction;
 
 use lock_core::Value;
 
+/// A command table: lower-case names with their arities.
+pub(crate) type Table = [(&'static str, i32)];
+
+/// The entry of `table` named `name` (any case).
+pub(crate) fn find(table: &Table, name: &[u8]) -> Option<(&'static str, i32)> {
+    table
+        .iter()
+        .find(|(known, _)| known.as_bytes().eq_ignore_ascii_case(name))
+        .copied()
+}
+
 /// How many arguments a command takes, counting its name: `n` exactly, or at least `n`
 /// when negative (Redis's arity convention).
 pub(crate) fn arity_ok(arity: i32, argc: usize) -> bool {

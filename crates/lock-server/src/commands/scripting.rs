@@ -6,7 +6,7 @@ use super::{NOT_AN_INTEGER, arity_ok, integer, wrong_arity};
 use crate::server::Shared;
 use crate::session::Session;
 
-const COMMANDS: &[(&str, i32)] = &[
+const COMMANDS: &super::Table = &[
     ("eval", -3),
     ("evalsha", -3),
     ("eval_ro", -3),
@@ -16,10 +16,7 @@ const COMMANDS: &[(&str, i32)] = &[
 
 /// The lower-case name and arity of a scripting command, if `name` is one.
 pub(crate) fn lookup(name: &[u8]) -> Option<(&'static str, i32)> {
-    COMMANDS
-        .iter()
-        .find(|(known, _)| known.as_bytes().eq_ignore_ascii_case(name))
-        .copied()
+    super::find(COMMANDS, name)
 }
 
 pub(crate) async fn run(
