@@ -57,11 +57,17 @@ impl Raw {
     }
 
     async fn command(&mut self, args: &[&str]) -> Vec<u8> {
+        self.send_only(args).await;
+        self.read_reply().await
+    }
+
+    /// Sends a command without waiting for its reply.
+    async fn send_only(&mut self, args: &[&str]) {
         let mut request = format!("*{}\r\n", args.len()).into_bytes();
         for arg in args {
             request.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
         }
-        self.send_bytes(&request).await
+        self.stream.write_all(&request).await.unwrap();
     }
 
     /// One reply, or what arrived before the connection closed (then empty if nothing).
@@ -83,8 +89,25 @@ impl Raw {
     }
 }
 
-/// Replies that carry remaining times are compared with a tolerance.
+/// The elements of an array reply, sorted: KEYS answers in hash-table order.
+fn sorted_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let header_end = reply.windows(2).position(|w| w == b"\r\n")? + 2;
+    let mut elements = Vec::new();
+    let mut at = header_end;
+    while at < reply.len() {
+        let end = reply_end(reply, at)?;
+        elements.push(reply[at..end].to_vec());
+        at = end;
+    }
+    elements.sort();
+    Some(elements)
+}
+
+/// Replies that carry remaining times are compared with a tolerance, KEYS as a set.
 fn same(command: &[&str], ours: &[u8], redis: &[u8]) -> bool {
+    if command[0].eq_ignore_ascii_case("keys") && ours.first() == Some(&b'*') {
+        return ours.len() == redis.len() && sorted_elements(ours) == sorted_elements(redis);
+    }
     let timing = matches!(command[0].to_ascii_lowercase().as_str(), "pttl" | "ttl");
     if !timing || ours == redis {
         return ours == redis;
@@ -259,6 +282,186 @@ fn scenarios() -> Vec<Vec<Vec<&'static str>>> {
             "SET a x", "INCR a", "PING", "FOO", "DISCARD", "MULTI", "SET a x", "INCR a", "GET a",
             "EXEC", "MULTI", "EXEC", "MULTI", "WATCH a", "DISCARD", "MULTI", "SET b 1", "PING hi",
             "ECHO e", "INCR b", "EXEC", "GET b",
+        ]),
+        s(&[
+            "RPUSH l a b c",
+            "LPUSH l z y",
+            "LLEN l",
+            "TYPE l",
+            "LPOP l",
+            "LPOP l 2",
+            "LPOP l 0",
+            "LPOP l -1",
+            "LPOP l abc",
+            "LPOP l 1 2",
+            "LPOP missing",
+            "LPOP missing 2",
+            "LPOP missing 0",
+            "LLEN missing",
+            "LPOP l 10",
+            "EXISTS l",
+            "TYPE l",
+            "LPUSH",
+            "LPUSH l",
+            "RPUSH l",
+            "LLEN",
+            "LPUSH l 1",
+            "EXPIRE l 100",
+            "TTL l",
+            "PERSIST l",
+            "SET s v",
+            "LPUSH s x",
+            "RPUSH s x",
+            "LPOP s",
+            "LPOP s 0",
+            "LPOP s abc",
+            "LLEN s",
+            "GET l",
+            "GETSET l x",
+            "GETDEL l",
+            "INCR l",
+            "INCRBY l 2",
+            "DECR l",
+            "SET l v GET",
+            "SET l v NX GET",
+            "SET l v NX",
+            "SET l v XX GET",
+            "TYPE l",
+            "LPUSH l2 a",
+            "SET l2 v",
+            "TYPE l2",
+            "LPUSH l3 a",
+            "SETNX l3 v",
+            "EVAL return(redis.call('GET',KEYS[1])) 1 l3",
+            "EVAL return(redis.pcall('GET',KEYS[1])) 1 l3",
+            "EVAL return(redis.call('LPOP',KEYS[1],'2')) 1 nolist",
+            "EVAL return(redis.call('RPUSH',KEYS[1],'b','c')) 1 l3",
+            "EVAL return(redis.call('LPOP',KEYS[1],'5')) 1 l3",
+            "EVAL return(redis.call('BLPOP',KEYS[1],'0')) 1 l3",
+            "EVAL return(redis.call('WATCH',KEYS[1])) 1 l3",
+            "EVAL_RO return(redis.call('LPUSH',KEYS[1],'x')) 1 l3",
+            "EVAL_RO return(redis.call('LLEN',KEYS[1])) 1 l3",
+            "BLPOP s 0",
+            "BLPOP missing s 0",
+            "RPUSH q 1 2",
+            "BLPOP missing q 0",
+            "BLPOP q 0.01",
+            "BLPOP missing 0.01",
+            "BLPOP missing -1",
+            "BLPOP missing abc",
+            "BLPOP missing nan",
+            "BLPOP missing inf",
+            "BLPOP missing 1e16",
+            "BLPOP missing 1e-5",
+            "BLPOP missing",
+            "MULTI",
+            "BLPOP missing 0",
+            "RPUSH q x",
+            "BLPOP missing q 0",
+            "EXEC",
+        ]),
+        s(&[
+            "SET a 1",
+            "SET b 2",
+            "SET abc 3",
+            "RPUSH list x",
+            "SET h\\x 4",
+            "KEYS *",
+            "KEYS a*",
+            "KEYS ?",
+            "KEYS [ab]",
+            "KEYS [^a]*",
+            "KEYS \\a",
+            "KEYS [a-",
+            "KEYS *c",
+            "KEYS nothing*",
+            "KEYS",
+            "KEYS a b",
+            "SET gone 1 PX 1",
+            "KEYS gone",
+        ]),
+        s(&[
+            "WATCH",
+            "UNWATCH x",
+            "WATCH a b",
+            "UNWATCH",
+            "WATCH a",
+            "MULTI",
+            "WATCH a",
+            "UNWATCH",
+            "SET a 1",
+            "EXEC",
+            "GET a",
+            "WATCH a",
+            "SET a 2",
+            "MULTI",
+            "SET a 3",
+            "EXEC",
+            "GET a",
+            "WATCH a",
+            "MULTI",
+            "SET a 4",
+            "DISCARD",
+            "MULTI",
+            "SET a 5",
+            "EXEC",
+            "WATCH missing",
+            "SET missing 1",
+            "DEL missing",
+            "MULTI",
+            "PING",
+            "EXEC",
+            "WATCH gone",
+            "DEL gone",
+            "MULTI",
+            "SET x 1",
+            "EXEC",
+            "WATCH a",
+            "MULTI",
+            "SET a 6",
+            "FOO",
+            "EXEC",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "WATCH a",
+            "EXPIRE a 100 NX",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "WATCH a",
+            "EXPIRE a 100 NX",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "WATCH a",
+            "SELECT 1",
+            "SET a 1",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "SELECT 0",
+            "WATCH a",
+            "SELECT 1",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "SELECT 0",
+            "WATCH a",
+            "FLUSHDB",
+            "MULTI",
+            "PING",
+            "EXEC",
+            "WATCH l",
+            "RPUSH l x",
+            "MULTI",
+            "LLEN l",
+            "EXEC",
+            "WATCH l",
+            "LPOP l 0",
+            "MULTI",
+            "LLEN l",
+            "EXEC",
         ]),
         scripting(),
     ]
@@ -524,6 +727,19 @@ async fn a_runaway_script_is_stopped_at_the_time_limit() {
     server.stop().await;
 }
 
+/// `text` with every run of digits replaced by one `#`: client ids differ between servers.
+fn digits_masked(reply: &[u8]) -> Vec<u8> {
+    let mut masked = Vec::new();
+    for &byte in reply {
+        if !byte.is_ascii_digit() {
+            masked.push(byte);
+        } else if masked.last() != Some(&b'#') {
+            masked.push(b'#');
+        }
+    }
+    masked
+}
+
 /// After `HELLO 3`: the map reply, RESP3 nulls, pub/sub events as pushes, and commands
 /// allowed while subscribed.
 #[tokio::test]
@@ -540,8 +756,8 @@ async fn resp3_after_hello_3_is_spoken_like_redis() {
         let mut publisher = Raw::connect(&addr).await;
         let hello = client.command(&["HELLO", "3"]).await;
         // The client id differs between servers; everything else must not.
-        let hello = String::from_utf8_lossy(&hello).replace(|c: char| c.is_ascii_digit(), "#");
-        let mut transcript = vec![hello.into_bytes()];
+        let hello = digits_masked(&hello);
+        let mut transcript = vec![hello];
         for command in [
             vec!["DEL", "nokey"],
             vec!["GET", "nokey"],
@@ -557,8 +773,8 @@ async fn resp3_after_hello_3_is_spoken_like_redis() {
         transcript.push(client.read_reply().await);
         transcript.push(client.command(&["UNSUBSCRIBE"]).await);
         let hello = client.command(&["HELLO", "2"]).await;
-        let hello = String::from_utf8_lossy(&hello).replace(|c: char| c.is_ascii_digit(), "#");
-        transcript.push(hello.into_bytes());
+        let hello = digits_masked(&hello);
+        transcript.push(hello);
         transcript.push(client.command(&["GET", "nokey"]).await);
         transcripts.push(transcript);
     }
@@ -569,5 +785,105 @@ async fn resp3_after_hello_3_is_spoken_like_redis() {
             "step {i} of the RESP3 transcript"
         );
     }
+    server.stop().await;
+}
+
+/// BLPOP waits: served by a later push, oldest waiter first, timing out with a null
+/// array, and giving nothing away when the waiting client leaves.
+#[tokio::test]
+async fn blpop_blocks_and_is_served_like_redis() {
+    let target = match RedisTarget::from_env() {
+        Ok(target) => target,
+        Err(why) => return nxlock::announce_skip("blpop_blocks_and_is_served_like_redis", &why),
+    };
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let redis_addr = target.url().trim_start_matches("redis://").to_string();
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut first = Raw::connect(&addr).await;
+        let mut second = Raw::connect(&addr).await;
+        let mut pusher = Raw::connect(&addr).await;
+        let mut transcript = vec![pusher.command(&["FLUSHALL"]).await];
+        // Two waiters on the same list; the first to block is served first.
+        first.send_only(&["BLPOP", "jobs", "other", "0"]).await;
+        second.send_only(&["BLPOP", "jobs", "5"]).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        transcript.push(pusher.command(&["RPUSH", "jobs", "a", "b", "c"]).await);
+        transcript.push(first.read_reply().await);
+        transcript.push(second.read_reply().await);
+        transcript.push(pusher.command(&["LLEN", "jobs"]).await);
+        // A push inside MULTI serves the waiter when EXEC runs.
+        first.send_only(&["BLPOP", "other", "0"]).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        transcript.push(pusher.command(&["MULTI"]).await);
+        transcript.push(pusher.command(&["LPUSH", "other", "x"]).await);
+        transcript.push(pusher.command(&["EXEC"]).await);
+        transcript.push(first.read_reply().await);
+        // Pushed by a script.
+        first.send_only(&["BLPOP", "other", "0"]).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        transcript.push(
+            pusher
+                .command(&[
+                    "EVAL",
+                    "return redis.call('RPUSH', KEYS[1], 'lua')",
+                    "1",
+                    "other",
+                ])
+                .await,
+        );
+        transcript.push(first.read_reply().await);
+        // Timeout.
+        transcript.push(first.command(&["BLPOP", "nothing", "0.05"]).await);
+        // A waiter that leaves takes nothing with it.
+        let mut leaver = Raw::connect(&addr).await;
+        leaver.send_only(&["BLPOP", "kept", "0"]).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(leaver);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        transcript.push(pusher.command(&["RPUSH", "kept", "v"]).await);
+        transcript.push(pusher.command(&["LLEN", "kept"]).await);
+        transcripts.push(transcript);
+    }
+    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
+        assert_eq!(
+            String::from_utf8_lossy(ours),
+            String::from_utf8_lossy(redis),
+            "step {i} of the BLPOP transcript"
+        );
+    }
+    server.stop().await;
+}
+
+/// `NXLOCK.FASTFORWARD` ends a BLPOP wait as if its timeout had passed.
+#[tokio::test]
+async fn fast_forward_ends_a_blpop_wait() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let addr = server.addr().to_string();
+    let mut waiter = Raw::connect(&addr).await;
+    let mut admin = Raw::connect(&addr).await;
+    waiter.send_only(&["BLPOP", "jobs", "3600"]).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        admin.command(&["NXLOCK.FASTFORWARD", "3600000"]).await,
+        b"+OK\r\n"
+    );
+    assert_eq!(waiter.read_reply().await, b"*-1\r\n");
+    server.stop().await;
+}
+
+/// An injected connection fault closes the client's socket instead of replying.
+#[tokio::test]
+async fn an_injected_connection_fault_closes_the_socket() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    server
+        .db(0)
+        .expect("database 0")
+        .faults()
+        .fail_next(1, nxlock::ErrorKind::Connection);
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    assert_eq!(client.command(&["SET", "k", "v"]).await, b"");
+    let mut again = Raw::connect(&server.addr().to_string()).await;
+    assert_eq!(again.command(&["SET", "k", "v"]).await, b"+OK\r\n");
     server.stop().await;
 }

@@ -81,6 +81,14 @@ impl Error {
         )
     }
 
+    /// `WRONGTYPE Operation against a key holding the wrong kind of value`.
+    pub fn wrong_type() -> Self {
+        Self::new(
+            ErrorKind::WrongType,
+            "WRONGTYPE Operation against a key holding the wrong kind of value",
+        )
+    }
+
     /// `ERR increment or decrement would overflow`.
     pub fn overflow() -> Self {
         Self::new(

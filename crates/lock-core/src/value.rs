@@ -9,6 +9,9 @@
 pub enum Value {
     /// Nil bulk reply.
     Nil,
+    /// Null array reply (`*-1` in RESP2): what `BLPOP` answers on timeout and `LPOP key
+    /// count` on a missing key. Lua sees it as `false`, like [`Value::Nil`].
+    NilArray,
     /// Integer reply.
     Int(i64),
     /// Bulk string reply (binary-safe).

@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 
 use crate::dump::{Dump, KeyDump};
 use crate::faults::Faults;
-use crate::store::Store;
+use crate::store::{Data, Store};
 
 /// An in-process Redis double with exact Redis 7 semantics for the lock command set.
 ///
@@ -105,7 +105,14 @@ impl MemoryBackend {
             .into_iter()
             .map(|(key, entry)| KeyDump {
                 key: key.to_vec(),
-                value: entry.value.clone(),
+                value: match &entry.value {
+                    Data::String(bytes) => bytes.clone(),
+                    Data::List(_) => Vec::new(),
+                },
+                list: match &entry.value {
+                    Data::String(_) => None,
+                    Data::List(items) => Some(items.iter().cloned().collect()),
+                },
                 pttl: entry.expires_at.map_or(-1, |at| (at - now_ms).max(0)),
             })
             .collect();

@@ -7,8 +7,10 @@ use std::fmt;
 pub struct KeyDump {
     /// The key.
     pub key: Vec<u8>,
-    /// Its value.
+    /// Its value, when it holds a string (empty for a list).
     pub value: Vec<u8>,
+    /// Its elements, head first, when it holds a list.
+    pub list: Option<Vec<Vec<u8>>>,
     /// PTTL: milliseconds left, or -1 without expiry.
     pub pttl: i64,
 }
@@ -36,10 +38,16 @@ impl fmt::Display for Dump {
         writeln!(f, "{} live keys at {} ms:", self.keys.len(), self.now_ms)?;
         for k in &self.keys {
             let key = String::from_utf8_lossy(&k.key);
-            let value = String::from_utf8_lossy(&k.value);
+            let value = match &k.list {
+                None => format!("{:?}", String::from_utf8_lossy(&k.value)),
+                Some(items) => {
+                    let items: Vec<_> = items.iter().map(|i| String::from_utf8_lossy(i)).collect();
+                    format!("list {items:?}")
+                }
+            };
             match k.pttl {
-                -1 => writeln!(f, "  {key:?} = {value:?} (no ttl)")?,
-                ms => writeln!(f, "  {key:?} = {value:?} (pttl {ms} ms)")?,
+                -1 => writeln!(f, "  {key:?} = {value} (no ttl)")?,
+                ms => writeln!(f, "  {key:?} = {value} (pttl {ms} ms)")?,
             }
         }
         Ok(())

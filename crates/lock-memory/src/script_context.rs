@@ -1,6 +1,8 @@
 //! Native scripts call the store's commands directly, inside the backend's lock.
 
-use lock_core::{ExpireCondition, Result, ScriptContext, SetOptions, SetReply};
+use lock_core::{ExpireCondition, Result, ScriptContext, SetOptions, SetReply, WatchMark};
+
+use crate::commands::End;
 
 use crate::store::Store;
 
@@ -15,7 +17,10 @@ impl ScriptContext for Store {
         Store::get(self, key)
     }
     fn value_is(&mut self, key: &[u8], expected: &[u8]) -> Result<bool> {
-        Ok(self.live(key).is_some_and(|entry| entry.value == expected))
+        match self.live(key) {
+            None => Ok(false),
+            Some(entry) => Ok(entry.as_string()? == expected),
+        }
     }
     fn getset(&mut self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
         Store::getset(self, key, value)
@@ -54,6 +59,34 @@ impl ScriptContext for Store {
     }
     fn publish(&mut self, channel: &[u8], message: &[u8]) -> Result<i64> {
         Store::publish(self, channel, message)
+    }
+    fn key_type(&mut self, key: &[u8]) -> Result<&'static str> {
+        Store::key_type(self, key)
+    }
+    fn keys(&mut self, pattern: &[u8]) -> Result<Vec<Vec<u8>>> {
+        Store::keys(self, pattern)
+    }
+    fn lpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64> {
+        self.push(key, values, End::Head)
+    }
+    fn rpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64> {
+        self.push(key, values, End::Tail)
+    }
+    fn lpop(&mut self, key: &[u8], count: usize) -> Result<Option<Vec<Vec<u8>>>> {
+        Store::lpop(self, key, count)
+    }
+    fn llen(&mut self, key: &[u8]) -> Result<i64> {
+        Store::llen(self, key)
+    }
+    fn watch(&mut self, key: &[u8]) -> Result<WatchMark> {
+        Ok(Store::watch(self, key))
+    }
+    fn watch_broken(&mut self, key: &[u8], mark: WatchMark) -> Result<bool> {
+        Ok(Store::watch_broken(self, key, mark))
+    }
+    fn unwatch(&mut self, key: &[u8]) -> Result<()> {
+        Store::unwatch(self, key);
+        Ok(())
     }
     fn now_ms(&self) -> i64 {
         self.now()

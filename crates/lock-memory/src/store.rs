@@ -1,24 +1,55 @@
 //! The keyspace: a map of live and not-yet-reaped keys, with Redis's expiry rules.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use std::sync::Arc;
 
-use lock_core::Channels;
+use lock_core::{Channels, Error, Result, WatchMark};
 use parking_lot::Mutex;
 
 /// foldhash instead of SipHash: the double is not exposed to untrusted keys, and hashing
 /// is a large part of a command's cost here.
-type Map = HashMap<Vec<u8>, Entry, foldhash::fast::RandomState>;
+type Map<V> = HashMap<Vec<u8>, V, foldhash::fast::RandomState>;
 
-/// One stored string and its absolute expiry (Unix ms), if any.
+/// What a key holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Data {
+    String(Vec<u8>),
+    List(VecDeque<Vec<u8>>),
+}
+
+/// One stored value and its absolute expiry (Unix ms), if any.
 #[derive(Clone, Debug)]
 pub(crate) struct Entry {
-    pub(crate) value: Vec<u8>,
+    pub(crate) value: Data,
     pub(crate) expires_at: Option<i64>,
 }
 
 impl Entry {
+    /// A string value.
+    pub(crate) fn string(value: &[u8], expires_at: Option<i64>) -> Self {
+        Self {
+            value: Data::String(value.to_vec()),
+            expires_at,
+        }
+    }
+
+    /// The string this entry holds, if it is one.
+    pub(crate) fn into_string(self) -> Option<Vec<u8>> {
+        match self.value {
+            Data::String(bytes) => Some(bytes),
+            Data::List(_) => None,
+        }
+    }
+
+    /// The string this entry holds, or Redis's WRONGTYPE error.
+    pub(crate) fn as_string(&self) -> Result<&[u8]> {
+        match &self.value {
+            Data::String(bytes) => Ok(bytes),
+            Data::List(_) => Err(Error::wrong_type()),
+        }
+    }
+
     /// Redis's `keyIsExpired`: strictly after the expiry time.
     fn is_expired(&self, now: i64) -> bool {
         self.expires_at.is_some_and(|at| now > at)
@@ -36,7 +67,11 @@ const MIN_SWEEP_INTERVAL: usize = 1024;
 /// small factor of the live keys whatever the churn.
 #[derive(Debug)]
 pub(crate) struct Store {
-    map: Map,
+    map: Map<Entry>,
+    /// Keys under WATCH, with the stamp of their last write and how many watch them.
+    watched: Map<Watched>,
+    /// The last write stamp handed out.
+    stamp: u64,
     /// The current command's time. Set once per command (and per script, so time stands
     /// still inside scripts, as in Redis 7).
     now: i64,
@@ -54,6 +89,8 @@ impl Default for Store {
     fn default() -> Self {
         Self {
             map: Map::default(),
+            watched: Map::default(),
+            stamp: 0,
             now: 0,
             commands_since_sweep: 0,
             sweep_every: MIN_SWEEP_INTERVAL,
@@ -102,11 +139,40 @@ impl Store {
                 self.map.insert(key.to_vec(), entry);
             }
         }
+        self.touch(key);
     }
 
     pub(crate) fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let entry = self.map.remove(key)?;
-        (!entry.is_expired(self.now)).then_some(entry)
+        if entry.is_expired(self.now) {
+            // Reaping is not a write: WATCH judges expiry by liveness instead.
+            return None;
+        }
+        self.touch(key);
+        Some(entry)
+    }
+
+    /// Records a write to `key` for WATCH; free when nothing is watched.
+    pub(crate) fn touch(&mut self, key: &[u8]) {
+        if self.watched.is_empty() {
+            return;
+        }
+        if let Some(watched) = self.watched.get_mut(key) {
+            self.stamp += 1;
+            watched.stamp = self.stamp;
+        }
+    }
+
+    /// Live keys matching the glob `pattern` (a lone `*` takes every key, as in Redis).
+    pub(crate) fn matching_keys(&self, pattern: &[u8]) -> Vec<Vec<u8>> {
+        self.map
+            .iter()
+            .filter(|(key, entry)| {
+                !entry.is_expired(self.now)
+                    && (pattern == b"*" || lock_core::glob_match(pattern, key))
+            })
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 
     /// Live keys, sorted, with their entries (for dumps).
@@ -132,6 +198,43 @@ impl Store {
     }
 
     pub(crate) fn flush(&mut self) {
-        self.map = Map::default();
+        let flushed = std::mem::take(&mut self.map);
+        for (key, watched) in &mut self.watched {
+            if flushed.contains_key(key) {
+                self.stamp += 1;
+                watched.stamp = self.stamp;
+            }
+        }
     }
+
+    pub(crate) fn watch(&mut self, key: &[u8]) -> WatchMark {
+        let live = self.live(key).is_some();
+        let watched = self.watched.entry(key.to_vec()).or_default();
+        watched.watchers += 1;
+        WatchMark {
+            stamp: watched.stamp,
+            live,
+        }
+    }
+
+    pub(crate) fn watch_broken(&mut self, key: &[u8], mark: WatchMark) -> bool {
+        let stamp = self.watched.get(key).map_or(u64::MAX, |w| w.stamp);
+        stamp != mark.stamp || (mark.live && self.live(key).is_none())
+    }
+
+    pub(crate) fn unwatch(&mut self, key: &[u8]) {
+        if let Some(watched) = self.watched.get_mut(key) {
+            watched.watchers -= 1;
+            if watched.watchers == 0 {
+                self.watched.remove(key);
+            }
+        }
+    }
+}
+
+/// One watched key.
+#[derive(Debug, Default)]
+struct Watched {
+    stamp: u64,
+    watchers: usize,
 }

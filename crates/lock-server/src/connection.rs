@@ -5,23 +5,38 @@
 use lock_core::{Message, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch as signal};
 
+type StopSignal = signal::Receiver<bool>;
+
+use crate::blocking::Ticket;
 use crate::commands::pubsub::{self, Subscriptions};
 use crate::commands::{
-    connection as conn_commands, keyspace, scripting, transaction, unknown_command,
+    connection as conn_commands, keyspace, scripting, transaction, unknown_command, watch,
 };
 use crate::reply::{Protocol, encode, encode_in, encode_map, encode_push};
 use crate::request::{ProtocolError, parse};
-use crate::server::Shared;
+use crate::server::{DROP_CONNECTION, Shared};
 use crate::session::Session;
 
 pub(crate) async fn serve(
-    mut stream: TcpStream,
+    stream: TcpStream,
     shared: &Shared,
     id: u64,
     over_limit: bool,
-    mut stopped: watch::Receiver<bool>,
+    stopped: StopSignal,
+) {
+    let mut session = Session::new(id, shared.requires_auth());
+    converse(stream, shared, &mut session, over_limit, stopped).await;
+    watch::release(shared, &mut session, None).await;
+}
+
+async fn converse(
+    mut stream: TcpStream,
+    shared: &Shared,
+    session: &mut Session,
+    over_limit: bool,
+    mut stopped: StopSignal,
 ) {
     let mut out = Vec::new();
     if over_limit {
@@ -32,7 +47,6 @@ pub(crate) async fn serve(
         let _ = stream.write_all(&out).await;
         return;
     }
-    let mut session = Session::new(id, shared.requires_auth());
     let (messages, mut published) = mpsc::unbounded_channel::<(Vec<u8>, Message)>();
     let mut subscriptions = Subscriptions::new(messages);
     let mut buffer = Vec::with_capacity(16 * 1024);
@@ -49,7 +63,29 @@ pub(crate) async fn serve(
                     let hello = args[0].eq_ignore_ascii_case(b"hello");
                     let subscribing = args[0].eq_ignore_ascii_case(b"subscribe")
                         || args[0].eq_ignore_ascii_case(b"unsubscribe");
-                    for reply in execute(shared, &mut session, &mut subscriptions, args).await {
+                    let may_block =
+                        args[0].eq_ignore_ascii_case(b"blpop") && session.transaction.is_none();
+                    let command = may_block.then(|| args.clone());
+                    let mut replies = execute(shared, session, &mut subscriptions, args).await;
+                    if let (Some(command), [Value::NilArray]) = (command, replies.as_slice()) {
+                        // Everything before this reply must reach the client first.
+                        if !out.is_empty() && stream.write_all(&out).await.is_err() {
+                            return;
+                        }
+                        out.clear();
+                        match block(shared, session.db, command, &mut stream, &mut buffer).await {
+                            Some(reply) => replies = vec![reply],
+                            None => return,
+                        }
+                    }
+                    if replies
+                        .iter()
+                        .any(|r| matches!(r, Value::Error(e) if e == DROP_CONNECTION))
+                    {
+                        // An injected connection fault: the client sees a reset, not a reply.
+                        return;
+                    }
+                    for reply in replies {
                         write_reply(session.protocol, &reply, hello, subscribing, &mut out);
                     }
                     if session.quit {
@@ -92,6 +128,61 @@ pub(crate) async fn serve(
     }
 }
 
+/// BLPOP found every list empty: wait, in line with other blocked clients, for an
+/// element, the timeout (on the server's clock, so fast-forward ends it) or the client
+/// leaving (then `None`). Requests that arrive meanwhile are buffered, as Redis does.
+async fn block(
+    shared: &Shared,
+    db: usize,
+    command: Vec<Vec<u8>>,
+    stream: &mut TcpStream,
+    buffer: &mut Vec<u8>,
+) -> Option<Value> {
+    let timeout_arg = command.last().cloned().unwrap_or_default();
+    let timeout_ms = keyspace::blpop_timeout(&timeout_arg, shared.clock.now_ms()).unwrap_or(0);
+    let mut ticket = shared.blocked.enqueue(db, command).await;
+    // A push may have landed between the first try and joining the queue.
+    shared.blocked.serve(shared, db).await;
+    let timeout = async {
+        match timeout_ms {
+            0 => std::future::pending().await,
+            ms => {
+                shared
+                    .clock
+                    .sleep(std::time::Duration::from_millis(ms))
+                    .await
+            }
+        }
+    };
+    tokio::pin!(timeout);
+    let client_left = loop {
+        tokio::select! {
+            reply = &mut ticket.reply => return Some(reply.unwrap_or(Value::NilArray)),
+            _ = &mut timeout => break false,
+            read = stream.read_buf(buffer) => match read {
+                Ok(0) | Err(_) => break true,
+                Ok(_) => {}
+            },
+        }
+    };
+    let reply = leave(shared, &mut ticket).await;
+    if client_left {
+        if let Value::Array(popped) = &reply {
+            shared.unpop(db, popped).await;
+        }
+        return None;
+    }
+    Some(reply)
+}
+
+/// Leaves the queue: a null array, or the element that was handed over just before.
+async fn leave(shared: &Shared, ticket: &mut Ticket) -> Value {
+    if shared.blocked.leave(ticket).await {
+        return Value::NilArray;
+    }
+    ticket.reply.try_recv().unwrap_or(Value::NilArray)
+}
+
 /// MULTI/EXEC/DISCARD, and queueing while a transaction is open; `None` when the request
 /// is not part of a transaction.
 async fn transaction_step(
@@ -103,7 +194,13 @@ async fn transaction_step(
 ) -> Option<Value> {
     match name {
         b"multi" => return Some(transaction::multi(session, args)),
-        b"discard" => return Some(transaction::discard(session)),
+        b"discard" => {
+            let reply = transaction::discard(session);
+            if reply == Value::Status("OK".into()) {
+                watch::release(shared, session, None).await;
+            }
+            return Some(reply);
+        }
         b"watch" if session.transaction.is_some() => {
             return Some(Value::Error("ERR WATCH inside MULTI is not allowed".into()));
         }
@@ -111,13 +208,26 @@ async fn transaction_step(
             let Some(block) = session.transaction.take() else {
                 return Some(Value::Error("ERR EXEC without MULTI".into()));
             };
-            if block.refused {
-                return Some(Value::Error(
-                    "EXECABORT Transaction discarded because of previous errors.".into(),
-                ));
+            // Watches elsewhere are checked first; this database's atomically with the block.
+            let db = session.db;
+            let broken_elsewhere = watch::release(shared, session, Some(db)).await;
+            let here = std::mem::take(&mut session.watched);
+            let watches = watch::marks_of(&here, db);
+            if block.refused || broken_elsewhere {
+                shared.keyspace_batch(db, &watches, &[]).await;
+                return Some(if block.refused {
+                    Value::Error(
+                        "EXECABORT Transaction discarded because of previous errors.".into(),
+                    )
+                } else {
+                    Value::NilArray
+                });
             }
             if transaction::all_keyspace(&block.queued) {
-                return Some(shared.keyspace_batch(session.db, &block.queued).await);
+                return Some(shared.keyspace_batch(db, &watches, &block.queued).await);
+            }
+            if shared.keyspace_batch(db, &watches, &[]).await == Value::NilArray {
+                return Some(Value::NilArray);
             }
             let mut replies = Vec::new();
             for command in block.queued {

@@ -10,6 +10,7 @@
 //! - Replies and error texts follow Redis 7.0, checked command by command against a real
 //!   redis-server by the differential tests.
 
+mod blocking;
 mod commands;
 mod connection;
 mod lua;

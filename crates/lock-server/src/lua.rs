@@ -243,7 +243,8 @@ fn call_command(
                 Value::Error("ERR Wrong number of args calling Redis command from script".into())
             }
             b"eval" | b"evalsha" | b"eval_ro" | b"evalsha_ro" | b"script" | b"multi" | b"exec"
-            | b"subscribe" | b"psubscribe" | b"quit" | b"reset" | b"auth" | b"hello" => {
+            | b"subscribe" | b"psubscribe" | b"quit" | b"reset" | b"auth" | b"hello" | b"watch"
+            | b"unwatch" => {
                 Value::Error("ERR This Redis command is not allowed from script".into())
             }
             _ => Value::Error("ERR Unknown Redis command called from script".into()),
@@ -251,6 +252,9 @@ fn call_command(
     };
     if !arity_ok(keyspace::arity(name), args.len()) {
         return Value::Error("ERR Wrong number of args calling Redis command from script".into());
+    }
+    if keyspace::blocks(name) {
+        return Value::Error("ERR This Redis command is not allowed from script".into());
     }
     if read_only && keyspace::writes(name) {
         return Value::Error("ERR Write commands are not allowed from read-only scripts.".into());
@@ -266,7 +270,7 @@ fn arguments_error() -> Value {
 /// A command's reply as Redis hands it to Lua.
 fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
     Ok(match value {
-        Value::Nil => LuaValue::Boolean(false),
+        Value::Nil | Value::NilArray => LuaValue::Boolean(false),
         Value::Int(n) => LuaValue::Number(*n as f64),
         Value::Data(bytes) => LuaValue::String(lua.create_string(bytes)?),
         Value::Status(text) => {

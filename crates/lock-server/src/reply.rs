@@ -23,6 +23,8 @@ pub(crate) fn encode_in(protocol: Protocol, value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Nil if protocol == Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
         Value::Nil => out.extend_from_slice(b"$-1\r\n"),
+        Value::NilArray if protocol == Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
+        Value::NilArray => out.extend_from_slice(b"*-1\r\n"),
         Value::Int(n) => {
             out.push(b':');
             out.extend_from_slice(n.to_string().as_bytes());

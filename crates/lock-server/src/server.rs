@@ -6,11 +6,12 @@ use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use lock_core::{Clock, KvBackend, Script, Value};
+use lock_core::{Clock, ErrorKind, KvBackend, Script, Value, WatchMark};
 use lock_memory::MemoryBackend;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use crate::blocking::Blocked;
 use crate::commands::keyspace;
 use crate::connection;
 use crate::lua::Engine;
@@ -53,20 +54,33 @@ static KEYSPACE_COMMAND: LazyLock<Script> = LazyLock::new(|| {
         .with_native(|store, _keys, args| Ok(keyspace::run(store, args)))
 });
 
-/// Runs several keyspace commands in one atomic section (MULTI/EXEC). `ARGV` is each
-/// command's argument count followed by its arguments; the reply is their replies.
+/// Runs several keyspace commands in one atomic section (MULTI/EXEC), first checking and
+/// ending the connection's WATCHes of this database. `KEYS` are the watched keys and
+/// `ARGV` starts with their marks (stamp and liveness, two arguments each), then each
+/// command's argument count followed by its arguments. The reply is the commands'
+/// replies, or a null array when a watched key changed (then nothing runs).
 static KEYSPACE_BATCH: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "nxlock-server-transaction",
         "-- runs natively in nxlock serve",
     )
-    .with_native(|store, _keys, args| {
+    .with_native(|store, keys, args| {
+        let (marks, mut rest) = args.split_at((2 * keys.len()).min(args.len()));
+        let mut broken = false;
+        for (key, mark) in keys.iter().zip(marks.chunks(2)) {
+            let mark = WatchMark {
+                stamp: parse_count(mark[0]).unwrap_or(0) as u64,
+                live: mark.get(1) == Some(&&b"1"[..]),
+            };
+            broken |= store.watch_broken(key, mark)?;
+            store.unwatch(key)?;
+        }
+        if broken {
+            return Ok(Value::NilArray);
+        }
         let mut replies = Vec::new();
-        let mut rest = args;
         while let Some((count, tail)) = rest.split_first() {
-            let count = std::str::from_utf8(count)
-                .ok()
-                .and_then(|c| c.parse::<usize>().ok())
+            let count = parse_count(count)
                 .filter(|&c| c <= tail.len())
                 .unwrap_or(tail.len());
             replies.push(keyspace::run(store, &tail[..count]));
@@ -75,6 +89,38 @@ static KEYSPACE_BATCH: LazyLock<Script> = LazyLock::new(|| {
         Ok(Value::Array(replies))
     })
 });
+
+/// Starts watching every key in `KEYS`: the reply is each key's stamp and liveness.
+static WATCH_KEYS: LazyLock<Script> = LazyLock::new(|| {
+    Script::new("nxlock-server-watch", "-- runs natively in nxlock serve").with_native(
+        |store, keys, _args| {
+            let mut marks = Vec::new();
+            for key in keys {
+                let mark = store.watch(key)?;
+                marks.push(Value::Int(mark.stamp as i64));
+                marks.push(Value::Int(mark.live.into()));
+            }
+            Ok(Value::Array(marks))
+        },
+    )
+});
+
+fn parse_count(bytes: &[u8]) -> Option<usize> {
+    std::str::from_utf8(bytes).ok()?.parse().ok()
+}
+
+/// The reply for a failed store call. An injected connection fault becomes
+/// [`DROP_CONNECTION`], so the client sees its connection reset, as with a real server.
+fn error_reply(error: lock_core::Error) -> Value {
+    if error.kind() == ErrorKind::Connection {
+        return Value::Error(DROP_CONNECTION.into());
+    }
+    Value::Error(error.message().to_string())
+}
+
+/// A reply the connection never sends: it closes the socket instead. The NUL cannot
+/// occur in a Redis error, so no real reply is mistaken for it.
+pub(crate) const DROP_CONNECTION: &str = "\0nxlock: drop the connection";
 
 /// What every connection shares.
 #[derive(Debug)]
@@ -90,6 +136,8 @@ pub(crate) struct Shared {
     lua_runner: Script,
     clients: AtomicUsize,
     next_client_id: AtomicU64,
+    /// Clients waiting in BLPOP.
+    pub(crate) blocked: Blocked,
 }
 
 impl Shared {
@@ -107,36 +155,90 @@ impl Shared {
 
     /// Runs a cached script atomically in database `db` (see `lua_runner`).
     pub(crate) async fn run_script(&self, db: usize, keys: &[&[u8]], args: &[&[u8]]) -> Value {
-        match self.dbs[db].eval(&self.lua_runner, keys, args).await {
-            Ok(value) => value,
-            Err(error) => Value::Error(error.message().to_string()),
-        }
+        let reply = self.dbs[db].eval(&self.lua_runner, keys, args).await;
+        self.serve_blocked(db).await;
+        reply.unwrap_or_else(error_reply)
     }
 
-    /// Runs keyspace commands one after another in one atomic section of database `db`.
-    pub(crate) async fn keyspace_batch(&self, db: usize, commands: &[Vec<Vec<u8>>]) -> Value {
-        let counts: Vec<Vec<u8>> = commands
-            .iter()
-            .map(|c| c.len().to_string().into_bytes())
-            .collect();
-        let mut args: Vec<&[u8]> = Vec::new();
+    /// Checks and ends `watches` of database `db`, then (unless one changed) runs keyspace
+    /// commands one after another, all in one atomic section. See [`KEYSPACE_BATCH`].
+    pub(crate) async fn keyspace_batch(
+        &self,
+        db: usize,
+        watches: &[(&[u8], WatchMark)],
+        commands: &[Vec<Vec<u8>>],
+    ) -> Value {
+        let mut numbers: Vec<Vec<u8>> = Vec::new();
+        for (_, mark) in watches {
+            numbers.push(mark.stamp.to_string().into_bytes());
+            numbers.push(if mark.live {
+                b"1".to_vec()
+            } else {
+                b"0".to_vec()
+            });
+        }
+        for command in commands {
+            numbers.push(command.len().to_string().into_bytes());
+        }
+        let (marks, counts) = numbers.split_at(2 * watches.len());
+        let mut args: Vec<&[u8]> = marks.iter().map(Vec::as_slice).collect();
         for (count, command) in counts.iter().zip(commands) {
             args.push(count);
             args.extend(command.iter().map(Vec::as_slice));
         }
-        match self.dbs[db].eval(&KEYSPACE_BATCH, &[], &args).await {
-            Ok(value) => value,
-            Err(error) => Value::Error(error.message().to_string()),
+        let keys: Vec<&[u8]> = watches.iter().map(|(key, _)| *key).collect();
+        let reply = self.dbs[db].eval(&KEYSPACE_BATCH, &keys, &args).await;
+        if !commands.is_empty() {
+            self.serve_blocked(db).await;
+        }
+        reply.unwrap_or_else(error_reply)
+    }
+
+    /// Starts watching `keys` in database `db`.
+    pub(crate) async fn watch(&self, db: usize, keys: &[Vec<u8>]) -> Result<Vec<WatchMark>, Value> {
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let reply = self.dbs[db].eval(&WATCH_KEYS, &keys, &[]).await;
+        match reply.map_err(error_reply)? {
+            Value::Array(numbers) => Ok(numbers
+                .chunks(2)
+                .map(|pair| WatchMark {
+                    stamp: pair[0].as_int().unwrap_or(0) as u64,
+                    live: pair.get(1).and_then(Value::as_int) == Some(1),
+                })
+                .collect()),
+            other => Err(other),
         }
     }
 
     /// Runs a keyspace command atomically in database `db`.
     pub(crate) async fn keyspace(&self, db: usize, args: &[Vec<u8>]) -> Value {
+        let reply = self.keyspace_unserved(db, args).await;
+        if keyspace::lookup(&args[0]).is_some_and(keyspace::writes) {
+            self.serve_blocked(db).await;
+        }
+        reply
+    }
+
+    /// [`Shared::keyspace`] without serving blocked clients afterwards.
+    pub(crate) async fn keyspace_unserved(&self, db: usize, args: &[Vec<u8>]) -> Value {
         let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        match self.dbs[db].eval(&KEYSPACE_COMMAND, &[], &args).await {
-            Ok(value) => value,
-            // Injected faults and the like: the error's text is the reply.
-            Err(error) => Value::Error(error.message().to_string()),
+        let reply = self.dbs[db].eval(&KEYSPACE_COMMAND, &[], &args).await;
+        // Injected faults and the like: the error's text is the reply.
+        reply.unwrap_or_else(error_reply)
+    }
+
+    /// Puts back a `[key, element]` that BLPOP took for a client that has gone.
+    pub(crate) async fn unpop(&self, db: usize, popped: &[Value]) {
+        if let [Value::Data(key), Value::Data(element)] = popped {
+            let command = [b"lpush".to_vec(), key.clone(), element.clone()];
+            self.keyspace_unserved(db, &command).await;
+        }
+    }
+
+    /// Hands elements pushed to database `db` to the clients blocked on them.
+    async fn serve_blocked(&self, db: usize) {
+        if self.blocked.any() {
+            self.blocked.serve(self, db).await;
         }
     }
 }
@@ -189,6 +291,7 @@ impl Server {
             port: addr.port(),
             clients: AtomicUsize::new(0),
             next_client_id: AtomicU64::new(1),
+            blocked: Blocked::default(),
         });
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));

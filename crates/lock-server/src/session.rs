@@ -1,5 +1,7 @@
 //! What the server remembers about one connection.
 
+use lock_core::WatchMark;
+
 use crate::reply::Protocol;
 
 /// One client connection's state.
@@ -19,6 +21,16 @@ pub(crate) struct Session {
     pub(crate) protocol: Protocol,
     /// Commands queued since MULTI, and whether one was refused (EXEC then aborts).
     pub(crate) transaction: Option<Transaction>,
+    /// Keys under WATCH, until EXEC, DISCARD, UNWATCH, RESET or the connection ends.
+    pub(crate) watched: Vec<Watched>,
+}
+
+/// One WATCHed key.
+#[derive(Debug)]
+pub(crate) struct Watched {
+    pub(crate) db: usize,
+    pub(crate) key: Vec<u8>,
+    pub(crate) mark: WatchMark,
 }
 
 /// A MULTI block being queued.
@@ -38,6 +50,7 @@ impl Session {
             quit: false,
             protocol: Protocol::Resp2,
             transaction: None,
+            watched: Vec::new(),
         }
     }
 }

@@ -27,6 +27,7 @@ fn expire_at(store: &mut Store, key: &[u8], when: i64, condition: ExpireConditio
         store.remove(key);
     } else {
         entry.expires_at = Some(when);
+        store.touch(key);
     }
     true
 }

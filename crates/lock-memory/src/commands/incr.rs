@@ -24,19 +24,13 @@ impl Store {
         let (current, expires_at) = match self.live(key) {
             None => (0, None),
             Some(entry) => {
-                let n = parse_strict_i64(&entry.value).ok_or_else(Error::not_integer)?;
+                let n = parse_strict_i64(entry.as_string()?).ok_or_else(Error::not_integer)?;
                 (n, entry.expires_at)
             }
         };
         let next = current.checked_add(1).ok_or_else(Error::overflow)?;
         // INCR keeps the key's TTL.
-        self.insert(
-            key,
-            Entry {
-                value: next.to_string().into_bytes(),
-                expires_at,
-            },
-        );
+        self.insert(key, Entry::string(next.to_string().as_bytes(), expires_at));
         Ok(next)
     }
 }

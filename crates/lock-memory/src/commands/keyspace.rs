@@ -1,8 +1,8 @@
-//! DEL, EXISTS.
+//! DEL, EXISTS, TYPE, KEYS.
 
 use lock_core::Result;
 
-use crate::store::Store;
+use crate::store::{Data, Store};
 
 impl Store {
     pub(crate) fn del(&mut self, keys: &[&[u8]]) -> Result<i64> {
@@ -13,5 +13,17 @@ impl Store {
     pub(crate) fn exists(&mut self, keys: &[&[u8]]) -> Result<i64> {
         // A key named twice counts twice.
         Ok(keys.iter().filter(|k| self.live(k).is_some()).count() as i64)
+    }
+
+    pub(crate) fn key_type(&mut self, key: &[u8]) -> Result<&'static str> {
+        Ok(match self.live(key).map(|entry| &entry.value) {
+            None => "none",
+            Some(Data::String(_)) => "string",
+            Some(Data::List(_)) => "list",
+        })
+    }
+
+    pub(crate) fn keys(&mut self, pattern: &[u8]) -> Result<Vec<Vec<u8>>> {
+        Ok(self.matching_keys(pattern))
     }
 }

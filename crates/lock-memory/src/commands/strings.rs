@@ -33,27 +33,28 @@ impl Store {
         options: SetOptions,
     ) -> Result<SetReply> {
         let expires_at = absolute_expiry(options.expiry, self.now())?;
-        let old = self.live(key).map(|e| (e.value.clone(), e.expires_at));
+        let (exists, old_expiry, old_value) = match self.live(key) {
+            None => (false, None, None),
+            // SET … GET reads the old value first, so it refuses a non-string.
+            Some(entry) if options.get => {
+                (true, entry.expires_at, Some(entry.as_string()?.to_vec()))
+            }
+            Some(entry) => (true, entry.expires_at, None),
+        };
         let condition_holds = match options.condition {
             SetCondition::Always => true,
-            SetCondition::IfNotExists => old.is_none(),
-            SetCondition::IfExists => old.is_some(),
+            SetCondition::IfNotExists => !exists,
+            SetCondition::IfExists => exists,
         };
         if condition_holds {
             let expires_at = match options.expiry {
-                SetExpiry::KeepTtl => old.as_ref().and_then(|(_, at)| *at),
+                SetExpiry::KeepTtl => old_expiry,
                 _ => expires_at,
             };
-            self.insert(
-                key,
-                Entry {
-                    value: value.to_vec(),
-                    expires_at,
-                },
-            );
+            self.insert(key, Entry::string(value, expires_at));
         }
         Ok(match (options.get, condition_holds) {
-            (true, _) => SetReply::OldValue(old.map(|(v, _)| v)),
+            (true, _) => SetReply::OldValue(old_value),
             (false, true) => SetReply::Applied,
             (false, false) => SetReply::NotApplied,
         })
@@ -65,23 +66,25 @@ impl Store {
     }
 
     pub(crate) fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.live(key).map(|e| e.value.clone()))
+        match self.live(key) {
+            None => Ok(None),
+            Some(entry) => Ok(Some(entry.as_string()?.to_vec())),
+        }
     }
 
     pub(crate) fn getset(&mut self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
         let old = self.get(key)?;
         // Like a plain SET, GETSET discards the old TTL.
-        self.insert(
-            key,
-            Entry {
-                value: value.to_vec(),
-                expires_at: None,
-            },
-        );
+        self.insert(key, Entry::string(value, None));
         Ok(old)
     }
 
     pub(crate) fn getdel(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.remove(key).map(|e| e.value))
+        // Checked before removing: GETDEL of a list leaves it in place.
+        match self.live(key) {
+            None => return Ok(None),
+            Some(entry) => entry.as_string()?,
+        };
+        Ok(self.remove(key).and_then(Entry::into_string))
     }
 }

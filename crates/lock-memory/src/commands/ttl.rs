@@ -24,8 +24,12 @@ impl Store {
     }
 
     pub(crate) fn persist(&mut self, key: &[u8]) -> Result<bool> {
-        Ok(self
+        let removed = self
             .live(key)
-            .is_some_and(|entry| entry.expires_at.take().is_some()))
+            .is_some_and(|entry| entry.expires_at.take().is_some());
+        if removed {
+            self.touch(key);
+        }
+        Ok(removed)
     }
 }

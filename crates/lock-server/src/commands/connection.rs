@@ -31,6 +31,8 @@ const COMMANDS: &super::Table = &[
     ("flushdb", -1),
     ("flushall", -1),
     ("time", 1),
+    ("watch", -2),
+    ("unwatch", 1),
     (FAST_FORWARD, 2),
 ];
 
@@ -81,7 +83,13 @@ pub(crate) async fn run(
         "hello" => hello(shared, session, args),
         "client" => client(session, args),
         "info" => Value::Data(info(shared).into_bytes()),
+        "watch" => super::watch::watch(shared, session, args).await,
+        "unwatch" => {
+            super::watch::release(shared, session, None).await;
+            ok()
+        }
         "reset" => {
+            super::watch::release(shared, session, None).await;
             *session = Session::new(session.id, shared.requires_auth());
             Value::Status("RESET".into())
         }

@@ -3,7 +3,7 @@
 
 use lock_core::{ExpireCondition, ScriptContext, SetOptions, SetReply, Value};
 
-use super::{NOT_AN_INTEGER, SYNTAX_ERROR, arity_ok, integer, wrong_arity};
+use super::{NOT_AN_INTEGER, SYNTAX_ERROR, arity_ok, integer, wrong_arity, wrong_arity_text};
 
 /// Every keyspace command with its arity, by lower-case name.
 const COMMANDS: &super::Table = &[
@@ -26,6 +26,12 @@ const COMMANDS: &super::Table = &[
     ("pttl", 2),
     ("persist", 2),
     ("type", 2),
+    ("keys", 2),
+    ("lpush", -3),
+    ("rpush", -3),
+    ("lpop", -2),
+    ("llen", 2),
+    ("blpop", -3),
     ("publish", 3),
 ];
 
@@ -41,7 +47,16 @@ pub(crate) fn arity(name: &str) -> i32 {
 
 /// Whether `name` may change the keyspace (or publish): refused in read-only scripts.
 pub(crate) fn writes(name: &str) -> bool {
-    !matches!(name, "get" | "exists" | "ttl" | "pttl" | "type")
+    !matches!(
+        name,
+        "get" | "exists" | "ttl" | "pttl" | "type" | "keys" | "llen"
+    )
+}
+
+/// Whether `name` may block the client: refused in scripts; inside MULTI (and here, where
+/// it never waits) it answers at once.
+pub(crate) fn blocks(name: &str) -> bool {
+    name == "blpop"
 }
 
 /// Runs one keyspace command (`args[0]` is its name) and returns its reply.
@@ -92,14 +107,20 @@ fn execute(store: &mut dyn ScriptContext, name: &str, args: &[&[u8]]) -> Result<
         "ttl" => Value::Int(store.ttl(key).map_err(e)?),
         "pttl" => Value::Int(store.pttl(key).map_err(e)?),
         "persist" => Value::Int(store.persist(key).map_err(e)?.into()),
-        "type" => {
-            let kind = if store.exists(&[key]).map_err(e)? == 1 {
-                "string"
-            } else {
-                "none"
-            };
-            Value::Status(kind.into())
-        }
+        "type" => Value::Status(store.key_type(key).map_err(e)?.into()),
+        "keys" => Value::Array(
+            store
+                .keys(key)
+                .map_err(e)?
+                .into_iter()
+                .map(Value::Data)
+                .collect(),
+        ),
+        "lpush" => Value::Int(store.lpush(key, &args[2..]).map_err(e)?),
+        "rpush" => Value::Int(store.rpush(key, &args[2..]).map_err(e)?),
+        "lpop" => lpop(store, args)?,
+        "llen" => Value::Int(store.llen(key).map_err(e)?),
+        "blpop" => try_blpop(store, args)?,
         "publish" => Value::Int(store.publish(key, args[2]).map_err(e)?),
         _ => return Err("ERR unknown command".into()),
     })
@@ -239,4 +260,74 @@ fn expire(store: &mut dyn ScriptContext, name: &str, args: &[&[u8]]) -> Result<V
                 text.to_string()
             }
         })
+}
+
+/// `LPOP key [count]`: a bulk string without a count, an array with one.
+fn lpop(store: &mut dyn ScriptContext, args: &[&[u8]]) -> Result<Value, String> {
+    if args.len() > 3 {
+        return Err(wrong_arity_text("lpop"));
+    }
+    let count = match args.get(2) {
+        None => None,
+        Some(count) => Some(
+            integer(count)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or("ERR value is out of range, must be positive")?,
+        ),
+    };
+    let popped = store
+        .lpop(args[1], count.unwrap_or(1))
+        .map_err(|e| e.message().to_string())?;
+    Ok(match (popped, count) {
+        (None, None) => Value::Nil,
+        (None, Some(_)) => Value::NilArray,
+        (Some(mut items), None) => items.pop().map_or(Value::Nil, Value::Data),
+        (Some(items), Some(_)) => Value::Array(items.into_iter().map(Value::Data).collect()),
+    })
+}
+
+/// `BLPOP key… timeout` without waiting: `[key, element]` from the first non-empty list,
+/// or a null array. The connection waits when it may; MULTI and these calls never do.
+fn try_blpop(store: &mut dyn ScriptContext, args: &[&[u8]]) -> Result<Value, String> {
+    blpop_timeout(args[args.len() - 1], store.now_ms())?;
+    for key in &args[1..args.len() - 1] {
+        let popped = store.lpop(key, 1).map_err(|e| e.message().to_string())?;
+        if let Some(element) = popped.and_then(|mut items| items.pop()) {
+            return Ok(Value::Array(vec![
+                Value::Data(key.to_vec()),
+                Value::Data(element),
+            ]));
+        }
+    }
+    Ok(Value::NilArray)
+}
+
+/// BLPOP's timeout in milliseconds (0: wait forever), parsed as Redis 7.0's
+/// `getTimeoutFromObjectOrReply` does: seconds as a float, rounded up to whole
+/// milliseconds, then cast to an integer the C way, so values too large to cast come out
+/// negative. (Redis computes in `long double`; a few values within 1e-19 of a whole
+/// millisecond round differently here, and hex floats are not accepted.)
+pub(crate) fn blpop_timeout(arg: &[u8], now_ms: i64) -> Result<u64, String> {
+    let seconds = std::str::from_utf8(arg)
+        .ok()
+        .filter(|text| !text.starts_with(|c: char| c.is_ascii_whitespace()))
+        .and_then(|text| text.parse::<f64>().ok())
+        .filter(|seconds| !seconds.is_nan())
+        .ok_or("ERR timeout is not a float or out of range")?;
+    let ms = (seconds * 1000.0).ceil();
+    // C's (long long) cast of an out-of-range value gives LLONG_MIN on x86-64.
+    // 2^63 is exactly representable; every double below it in magnitude casts.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    let ms = if (-LIMIT..LIMIT).contains(&ms) {
+        ms as i64
+    } else {
+        i64::MIN
+    };
+    if ms < 0 {
+        return Err("ERR timeout is negative".into());
+    }
+    if ms > i64::MAX - now_ms {
+        return Err("ERR timeout is out of range".into());
+    }
+    Ok(ms as u64)
 }

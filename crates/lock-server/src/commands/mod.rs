@@ -7,6 +7,7 @@ pub(crate) mod keyspace;
 pub(crate) mod pubsub;
 pub(crate) mod scripting;
 pub(crate) mod transaction;
+pub(crate) mod watch;
 
 use lock_core::Value;
 
@@ -34,9 +35,12 @@ pub(crate) fn arity_ok(arity: i32, argc: usize) -> bool {
 
 /// `ERR wrong number of arguments for '<name>' command`.
 pub(crate) fn wrong_arity(name: &str) -> Value {
-    Value::Error(format!(
-        "ERR wrong number of arguments for '{name}' command"
-    ))
+    Value::Error(wrong_arity_text(name))
+}
+
+/// The text of [`wrong_arity`].
+pub(crate) fn wrong_arity_text(name: &str) -> String {
+    format!("ERR wrong number of arguments for '{name}' command")
 }
 
 /// Redis's reply to a command it does not know.

@@ -1,6 +1,6 @@
-//! MULTI, EXEC and DISCARD. Queued keyspace commands run in one atomic section; a block
-//! that also holds connection or scripting commands runs them in order, each atomic on
-//! its own. WATCH is not implemented yet.
+//! MULTI, EXEC and DISCARD. Queued keyspace commands run in one atomic section, together
+//! with the check of this database's WATCHed keys; a block that also holds connection or
+//! scripting commands runs them in order, each atomic on its own.
 
 use lock_core::Value;
 

@@ -1,0 +1,96 @@
+//! Clients blocked in BLPOP, served in the order they blocked (as Redis does) whenever a
+//! command may have pushed to their database.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use lock_core::Value;
+use tokio::sync::{Mutex, oneshot};
+
+use crate::server::Shared;
+
+/// The waiting clients of every database.
+#[derive(Debug, Default)]
+pub(crate) struct Blocked {
+    /// An async mutex: serving runs store commands (which await) while holding it, so a
+    /// waiter is either still queued or already has its element, never in between.
+    waiters: Mutex<VecDeque<Waiter>>,
+    count: AtomicUsize,
+    next_id: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Waiter {
+    id: u64,
+    db: usize,
+    /// The BLPOP command itself: run as a keyspace command, it pops without waiting.
+    command: Vec<Vec<u8>>,
+    reply: oneshot::Sender<Value>,
+}
+
+/// A client's place in the queue.
+#[derive(Debug)]
+pub(crate) struct Ticket {
+    id: u64,
+    /// Where its `[key, element]` arrives.
+    pub(crate) reply: oneshot::Receiver<Value>,
+}
+
+impl Blocked {
+    /// Whether any client is waiting (so a push needs to look).
+    pub(crate) fn any(&self) -> bool {
+        self.count.load(Ordering::Acquire) > 0
+    }
+
+    /// Queues a client that found every list in `command` empty.
+    pub(crate) async fn enqueue(&self, db: usize, command: Vec<Vec<u8>>) -> Ticket {
+        let (sender, reply) = oneshot::channel();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.waiters.lock().await.push_back(Waiter {
+            id,
+            db,
+            command,
+            reply: sender,
+        });
+        self.count.fetch_add(1, Ordering::AcqRel);
+        Ticket { id, reply }
+    }
+
+    /// Takes the client out of the queue: true if it was still waiting, false if it was
+    /// served (its element is then in its ticket).
+    pub(crate) async fn leave(&self, ticket: &Ticket) -> bool {
+        let mut waiters = self.waiters.lock().await;
+        let Some(index) = waiters.iter().position(|w| w.id == ticket.id) else {
+            return false;
+        };
+        waiters.remove(index);
+        self.count.fetch_sub(1, Ordering::AcqRel);
+        true
+    }
+
+    /// Serves the waiters of database `db`, oldest first, while their lists have elements.
+    pub(crate) async fn serve(&self, shared: &Shared, db: usize) {
+        let mut waiters = self.waiters.lock().await;
+        let mut index = 0;
+        while index < waiters.len() {
+            let waiter = &waiters[index];
+            if waiter.db != db || waiter.reply.is_closed() {
+                index += 1;
+                continue;
+            }
+            let Value::Array(popped) = shared.keyspace_unserved(db, &waiter.command).await else {
+                // Still empty, or no longer a list: keep waiting, as Redis does.
+                index += 1;
+                continue;
+            };
+            let Some(waiter) = waiters.remove(index) else {
+                break;
+            };
+            self.count.fetch_sub(1, Ordering::AcqRel);
+            if let Err(Value::Array(popped)) = waiter.reply.send(Value::Array(popped)) {
+                // The client went away between the check and the send: put it back.
+                shared.unpop(db, &popped).await;
+            }
+        }
+    }
+}
