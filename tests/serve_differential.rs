@@ -656,6 +656,27 @@ async fn pubsub_behaves_like_redis() {
         transcript.push(subscriber.command(&["UNSUBSCRIBE"]).await);
         transcript.push(subscriber.command(&["PING"]).await);
         transcript.push(publisher.command(&["PUBLISH", "a", "gone"]).await);
+        // Patterns.
+        transcript.push(
+            subscriber
+                .command(&["PSUBSCRIBE", "lock:*:wake", "h?llo"])
+                .await,
+        );
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "lock:a:wake", "x"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "hello", "y"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "lock:a:sleep", "z"]).await);
+        transcript.push(subscriber.command(&["SUBSCRIBE", "plain"]).await);
+        transcript.push(subscriber.command(&["GET", "k"]).await);
+        transcript.push(subscriber.command(&["PUNSUBSCRIBE", "h?llo"]).await);
+        transcript.push(subscriber.command(&["PUNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["PUNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["UNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["PSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["PUNSUBSCRIBE"]).await);
+        transcript.push(publisher.command(&["PUBLISH", "lock:a:wake", "gone"]).await);
         transcripts.push(transcript);
     }
     for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
@@ -772,6 +793,10 @@ async fn resp3_after_hello_3_is_spoken_like_redis() {
         transcript.push(publisher.command(&["PUBLISH", "ch", "hi"]).await);
         transcript.push(client.read_reply().await);
         transcript.push(client.command(&["UNSUBSCRIBE"]).await);
+        transcript.push(client.command(&["PSUBSCRIBE", "c*"]).await);
+        transcript.push(publisher.command(&["PUBLISH", "ch", "pattern"]).await);
+        transcript.push(client.read_reply().await);
+        transcript.push(client.command(&["PUNSUBSCRIBE"]).await);
         let hello = client.command(&["HELLO", "2"]).await;
         let hello = digits_masked(&hello);
         transcript.push(hello);

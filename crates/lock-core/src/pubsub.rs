@@ -48,11 +48,29 @@ impl Subscription {
     }
 }
 
+/// A live subscription to a glob pattern (`PSUBSCRIBE`): each message comes with the
+/// channel it was published on.
+#[derive(Debug)]
+pub struct PatternSubscription {
+    receiver: broadcast::Receiver<(Message, Message)>,
+}
+
+impl PatternSubscription {
+    /// The next `(channel, message)`, or why there is none.
+    pub async fn recv(&mut self) -> Result<(Message, Message), Missed> {
+        self.receiver.recv().await.map_err(|e| match e {
+            broadcast::error::RecvError::Lagged(n) => Missed::Lagged(n),
+            broadcast::error::RecvError::Closed => Missed::Closed,
+        })
+    }
+}
+
 /// A table of channels with their subscribers: in-process fan-out for a double, and the
 /// dispatch table behind a server's single pub/sub connection.
 #[derive(Debug, Default)]
 pub struct Channels {
     senders: HashMap<Vec<u8>, broadcast::Sender<Message>>,
+    patterns: HashMap<Vec<u8>, broadcast::Sender<(Message, Message)>>,
 }
 
 impl Channels {
@@ -73,20 +91,48 @@ impl Channels {
         Subscription { receiver }
     }
 
-    /// Delivers `message` to every subscriber of `channel`, like `PUBLISH`: the reply is
-    /// how many subscriptions received it. A channel whose subscriptions were all dropped
-    /// is forgotten.
+    /// Subscribes to every channel matching the glob `pattern` (see
+    /// [`glob_match`](crate::glob_match)).
+    pub fn psubscribe(&mut self, pattern: &[u8]) -> PatternSubscription {
+        let sender = self
+            .patterns
+            .entry(pattern.to_vec())
+            .or_insert_with(|| broadcast::channel(BACKLOG).0);
+        PatternSubscription {
+            receiver: sender.subscribe(),
+        }
+    }
+
+    /// Delivers `message` to every subscriber of `channel` and of every pattern matching
+    /// it, like `PUBLISH`: the reply is how many subscriptions received it. Channels and
+    /// patterns whose subscriptions were all dropped are forgotten.
     pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> i64 {
-        let Some(sender) = self.senders.get(channel) else {
-            return 0;
-        };
-        match sender.send(Message::from(message)) {
-            Ok(receivers) => i64::try_from(receivers).unwrap_or(i64::MAX),
-            Err(_) => {
-                self.senders.remove(channel);
-                0
+        let message = Message::from(message);
+        let mut received = 0;
+        if let Some(sender) = self.senders.get(channel) {
+            match sender.send(message.clone()) {
+                Ok(receivers) => received += receivers,
+                Err(_) => {
+                    self.senders.remove(channel);
+                }
             }
         }
+        if !self.patterns.is_empty() {
+            let name = Message::from(channel);
+            self.patterns.retain(|pattern, sender| {
+                if !crate::glob_match(pattern, channel) {
+                    return sender.receiver_count() > 0;
+                }
+                match sender.send((name.clone(), message.clone())) {
+                    Ok(receivers) => {
+                        received += receivers;
+                        true
+                    }
+                    Err(_) => false,
+                }
+            });
+        }
+        i64::try_from(received).unwrap_or(i64::MAX)
     }
 
     /// Channels with at least one live subscription.
@@ -104,6 +150,7 @@ impl Channels {
     /// Ends every subscription: each receives [`Missed::Closed`] once its backlog is read.
     pub fn close_all(&mut self) {
         self.senders.clear();
+        self.patterns.clear();
     }
 }
 
@@ -131,6 +178,23 @@ mod tests {
         let mut kept = channels.subscribe(b"kept");
         channels.close_all();
         assert_eq!(kept.recv().await, Err(Missed::Closed));
+    }
+
+    #[tokio::test]
+    async fn pattern_subscribers_get_matching_channels_and_are_counted() {
+        let mut channels = Channels::new();
+        let mut exact = channels.subscribe(b"lock:a:wake");
+        let mut pattern = channels.psubscribe(b"lock:*:wake");
+        assert_eq!(channels.publish(b"lock:a:wake", b"x"), 2);
+        assert_eq!(channels.publish(b"lock:b:wake", b"y"), 1);
+        assert_eq!(channels.publish(b"other", b"z"), 0);
+        assert_eq!(&*exact.recv().await.unwrap(), b"x");
+        let (channel, message) = pattern.recv().await.unwrap();
+        assert_eq!((&*channel, &*message), (&b"lock:a:wake"[..], &b"x"[..]));
+        let (channel, _) = pattern.recv().await.unwrap();
+        assert_eq!(&*channel, b"lock:b:wake");
+        drop(pattern);
+        assert_eq!(channels.publish(b"lock:b:wake", b"y"), 0);
     }
 
     #[tokio::test]

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::{
-    Clock, Error, ErrorKind, ExpireCondition, KvBackend, Result, Script, SetOptions, SetReply,
-    Subscription, Value,
+    Clock, Error, ErrorKind, ExpireCondition, KvBackend, PatternSubscription, Result, Script,
+    SetOptions, SetReply, Subscription, Value,
 };
 use parking_lot::Mutex;
 
@@ -127,6 +127,12 @@ impl MemoryBackend {
             stored_keys: store.stored_keys(),
             capacity: store.capacity(),
         }
+    }
+
+    /// Subscribes to every channel matching the glob `pattern` (`PSUBSCRIBE`). Not part of
+    /// [`KvBackend`]: locks wait on one channel, but servers built on this backend need it.
+    pub async fn psubscribe(&self, pattern: &[u8]) -> Result<PatternSubscription> {
+        self.run("PSUBSCRIBE", |s| s.psubscribe(pattern)).await
     }
 
     /// Removes every key (FLUSHALL).

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 
 /// The command names faults can match: what the backend would send to Redis.
 /// Scripts count as `EVALSHA`.
-pub const COMMANDS: [&str; 16] = [
+pub const COMMANDS: [&str; 17] = [
     "SET",
     "SETNX",
     "GET",
@@ -26,6 +26,7 @@ pub const COMMANDS: [&str; 16] = [
     "EVALSHA",
     "PUBLISH",
     "SUBSCRIBE",
+    "PSUBSCRIBE",
 ];
 
 #[derive(Debug)]

@@ -2,7 +2,7 @@
 //! requests are all answered in one write; published messages are written between
 //! batches, after the replies before them.
 
-use lock_core::{Message, Value};
+use lock_core::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch as signal};
@@ -47,8 +47,8 @@ async fn converse(
         let _ = stream.write_all(&out).await;
         return;
     }
-    let (messages, mut published) = mpsc::unbounded_channel::<(Vec<u8>, Message)>();
-    let mut subscriptions = Subscriptions::new(messages);
+    let (events, mut published) = mpsc::unbounded_channel::<Value>();
+    let mut subscriptions = Subscriptions::new(events);
     let mut buffer = Vec::with_capacity(16 * 1024);
     loop {
         let mut used = 0;
@@ -61,8 +61,14 @@ async fn converse(
                         continue;
                     }
                     let hello = args[0].eq_ignore_ascii_case(b"hello");
-                    let subscribing = args[0].eq_ignore_ascii_case(b"subscribe")
-                        || args[0].eq_ignore_ascii_case(b"unsubscribe");
+                    let subscribing = [
+                        &b"subscribe"[..],
+                        b"unsubscribe",
+                        b"psubscribe",
+                        b"punsubscribe",
+                    ]
+                    .iter()
+                    .any(|name| args[0].eq_ignore_ascii_case(name));
                     let may_block =
                         args[0].eq_ignore_ascii_case(b"blpop") && session.transaction.is_none();
                     let command = may_block.then(|| args.clone());
@@ -116,11 +122,11 @@ async fn converse(
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
             },
-            Some((channel, payload)) = published.recv() => {
+            Some(event) = published.recv() => {
                 let protocol = session.protocol;
-                write_reply(protocol, &pubsub::message(&channel, &payload), false, true, &mut out);
-                while let Ok((channel, payload)) = published.try_recv() {
-                    write_reply(protocol, &pubsub::message(&channel, &payload), false, true, &mut out);
+                write_reply(protocol, &event, false, true, &mut out);
+                while let Ok(event) = published.try_recv() {
+                    write_reply(protocol, &event, false, true, &mut out);
                 }
             }
             _ = stopped.changed() => return,
@@ -290,6 +296,8 @@ async fn execute(
     match name.as_slice() {
         b"subscribe" => return subscriptions.subscribe(shared, &args).await,
         b"unsubscribe" => return subscriptions.unsubscribe(&args),
+        b"psubscribe" => return subscriptions.psubscribe(shared, &args).await,
+        b"punsubscribe" => return subscriptions.punsubscribe(&args),
         b"ping" if restricted => return vec![pubsub::subscribed_ping(&args)],
         b"reset" => subscriptions.clear(),
         _ => {}

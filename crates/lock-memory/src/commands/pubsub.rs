@@ -1,6 +1,6 @@
-//! PUBLISH and SUBSCRIBE: in-process fan-out, delivered in publish order.
+//! PUBLISH, SUBSCRIBE and PSUBSCRIBE: in-process fan-out, delivered in publish order.
 
-use lock_core::{Result, Subscription};
+use lock_core::{PatternSubscription, Result, Subscription};
 
 use crate::store::Store;
 
@@ -13,5 +13,9 @@ impl Store {
     /// a script) reaches the subscription: no wake-up is lost between the two.
     pub(crate) fn subscribe(&mut self, channel: &[u8]) -> Result<Subscription> {
         Ok(self.channels.lock().subscribe(channel))
+    }
+
+    pub(crate) fn psubscribe(&mut self, pattern: &[u8]) -> Result<PatternSubscription> {
+        Ok(self.channels.lock().psubscribe(pattern))
     }
 }

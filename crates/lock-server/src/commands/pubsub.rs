@@ -1,11 +1,12 @@
-//! SUBSCRIBE and UNSUBSCRIBE, and what a subscribed connection may still do.
+//! SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE and PUNSUBSCRIBE, and what a subscribed connection
+//! may still do.
 //!
-//! Each subscribed channel gets a small task that forwards its messages to the
+//! Each subscribed channel or pattern gets a small task that forwards its messages to the
 //! connection, which writes them between replies, in order.
 
 use std::collections::BTreeMap;
 
-use lock_core::{KvBackend, Message, Missed, Value};
+use lock_core::{KvBackend, Missed, Value};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
@@ -16,24 +17,28 @@ use crate::server::Shared;
 #[derive(Debug)]
 pub(crate) struct Subscriptions {
     forwarders: BTreeMap<Vec<u8>, AbortHandle>,
-    messages: mpsc::UnboundedSender<(Vec<u8>, Message)>,
+    pattern_forwarders: BTreeMap<Vec<u8>, AbortHandle>,
+    /// Where forwarders send the events (`message`, `pmessage`) the connection writes.
+    events: mpsc::UnboundedSender<Value>,
 }
 
 impl Subscriptions {
-    pub(crate) fn new(messages: mpsc::UnboundedSender<(Vec<u8>, Message)>) -> Self {
+    pub(crate) fn new(events: mpsc::UnboundedSender<Value>) -> Self {
         Self {
             forwarders: BTreeMap::new(),
-            messages,
+            pattern_forwarders: BTreeMap::new(),
+            events,
         }
     }
 
     /// Whether the connection is in subscribed mode.
     pub(crate) fn active(&self) -> bool {
-        !self.forwarders.is_empty()
+        self.count() > 0
     }
 
+    /// Channels and patterns together: the count Redis reports in every confirmation.
     fn count(&self) -> i64 {
-        self.forwarders.len() as i64
+        (self.forwarders.len() + self.pattern_forwarders.len()) as i64
     }
 
     /// `SUBSCRIBE channel [channel ...]`: one confirmation per channel.
@@ -52,12 +57,12 @@ impl Subscriptions {
                         continue;
                     }
                 };
-                let (sender, name) = (self.messages.clone(), channel.clone());
+                let (sender, name) = (self.events.clone(), channel.clone());
                 let task = tokio::spawn(async move {
                     loop {
                         match subscription.recv().await {
-                            Ok(message) => {
-                                if sender.send((name.clone(), message)).is_err() {
+                            Ok(payload) => {
+                                if sender.send(message(&name, &payload)).is_err() {
                                     return;
                                 }
                             }
@@ -73,30 +78,91 @@ impl Subscriptions {
         replies
     }
 
+    /// `PSUBSCRIBE pattern [pattern ...]`: one confirmation per pattern.
+    pub(crate) async fn psubscribe(&mut self, shared: &Shared, args: &[Vec<u8>]) -> Vec<Value> {
+        if args.len() < 2 {
+            return vec![wrong_arity("psubscribe")];
+        }
+        let mut replies = Vec::new();
+        for pattern in &args[1..] {
+            if !self.pattern_forwarders.contains_key(pattern) {
+                let mut subscription = match shared.db(0).psubscribe(pattern).await {
+                    Ok(subscription) => subscription,
+                    Err(error) => {
+                        replies.push(Value::Error(error.message().to_string()));
+                        continue;
+                    }
+                };
+                let (sender, name) = (self.events.clone(), pattern.clone());
+                let task = tokio::spawn(async move {
+                    loop {
+                        match subscription.recv().await {
+                            Ok((channel, payload)) => {
+                                let event = Value::Array(vec![
+                                    Value::Data(b"pmessage".to_vec()),
+                                    Value::Data(name.clone()),
+                                    Value::Data(channel.to_vec()),
+                                    Value::Data(payload.to_vec()),
+                                ]);
+                                if sender.send(event).is_err() {
+                                    return;
+                                }
+                            }
+                            Err(Missed::Lagged(_)) => {}
+                            Err(Missed::Closed) => return,
+                        }
+                    }
+                });
+                self.pattern_forwarders
+                    .insert(pattern.clone(), task.abort_handle());
+            }
+            replies.push(event("psubscribe", Some(pattern), self.count()));
+        }
+        replies
+    }
+
     /// `UNSUBSCRIBE [channel ...]`: all channels when none is named.
     pub(crate) fn unsubscribe(&mut self, args: &[Vec<u8>]) -> Vec<Value> {
-        let channels: Vec<Vec<u8>> = if args.len() > 1 {
+        self.leave(args, "unsubscribe", false)
+    }
+
+    /// `PUNSUBSCRIBE [pattern ...]`: all patterns when none is named.
+    pub(crate) fn punsubscribe(&mut self, args: &[Vec<u8>]) -> Vec<Value> {
+        self.leave(args, "punsubscribe", true)
+    }
+
+    fn leave(&mut self, args: &[Vec<u8>], kind: &str, patterns: bool) -> Vec<Value> {
+        let named: Vec<Vec<u8>> = if args.len() > 1 {
             args[1..].to_vec()
+        } else if patterns {
+            self.pattern_forwarders.keys().cloned().collect()
         } else {
             self.forwarders.keys().cloned().collect()
         };
-        if channels.is_empty() {
-            return vec![event("unsubscribe", None, 0)];
+        if named.is_empty() {
+            return vec![event(kind, None, self.count())];
         }
-        channels
+        named
             .into_iter()
-            .map(|channel| {
-                if let Some(forwarder) = self.forwarders.remove(&channel) {
+            .map(|name| {
+                let forwarders = if patterns {
+                    &mut self.pattern_forwarders
+                } else {
+                    &mut self.forwarders
+                };
+                if let Some(forwarder) = forwarders.remove(&name) {
                     forwarder.abort();
                 }
-                event("unsubscribe", Some(&channel), self.count())
+                event(kind, Some(&name), self.count())
             })
             .collect()
     }
 
     /// Ends every subscription (RESET, or the connection closing).
     pub(crate) fn clear(&mut self) {
-        for (_, forwarder) in std::mem::take(&mut self.forwarders) {
+        let channels = std::mem::take(&mut self.forwarders);
+        let patterns = std::mem::take(&mut self.pattern_forwarders);
+        for (_, forwarder) in channels.into_iter().chain(patterns) {
             forwarder.abort();
         }
     }
@@ -117,7 +183,7 @@ fn event(kind: &str, channel: Option<&[u8]>, count: i64) -> Value {
 }
 
 /// A published message as a subscribed connection receives it.
-pub(crate) fn message(channel: &[u8], payload: &[u8]) -> Value {
+fn message(channel: &[u8], payload: &[u8]) -> Value {
     Value::Array(vec![
         Value::Data(b"message".to_vec()),
         Value::Data(channel.to_vec()),
@@ -127,10 +193,17 @@ pub(crate) fn message(channel: &[u8], payload: &[u8]) -> Value {
 
 /// Whether a reply is a pub/sub event (a RESP3 push, not a reply).
 pub(crate) fn is_event(value: &Value) -> bool {
-    matches!(value, Value::Array(items) if matches!(
-        items.first(),
-        Some(Value::Data(kind)) if matches!(kind.as_slice(), b"subscribe" | b"unsubscribe" | b"message")
-    ) && items.len() == 3)
+    let Value::Array(items) = value else {
+        return false;
+    };
+    match (items.first(), items.len()) {
+        (Some(Value::Data(kind)), 3) => matches!(
+            kind.as_slice(),
+            b"subscribe" | b"unsubscribe" | b"psubscribe" | b"punsubscribe" | b"message"
+        ),
+        (Some(Value::Data(kind)), 4) => kind == b"pmessage",
+        _ => false,
+    }
 }
 
 /// What a subscribed connection may run; anything else gets Redis's refusal.

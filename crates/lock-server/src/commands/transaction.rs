@@ -40,8 +40,8 @@ pub(crate) fn queue(transaction: &mut Transaction, name: &[u8], args: Vec<Vec<u8
         .map(|(_, arity)| arity)
         .or_else(|| keyspace::lookup(name).map(keyspace::arity))
         .or(match name {
-            b"subscribe" => Some(-2),
-            b"unsubscribe" => Some(-1),
+            b"subscribe" | b"psubscribe" => Some(-2),
+            b"unsubscribe" | b"punsubscribe" => Some(-1),
             _ => None,
         });
     let refusal = match arity {
