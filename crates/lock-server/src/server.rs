@@ -213,8 +213,8 @@ impl Shared {
     /// Runs a keyspace command atomically in database `db`.
     pub(crate) async fn keyspace(&self, db: usize, args: &[Vec<u8>]) -> Value {
         let reply = self.keyspace_unserved(db, args).await;
-        if keyspace::lookup(&args[0]).is_some_and(keyspace::writes) {
-            self.serve_blocked(db).await;
+        if self.blocked.any() && keyspace::lookup(&args[0]).is_some_and(keyspace::writes) {
+            self.blocked.serve(self, db).await;
         }
         reply
     }
