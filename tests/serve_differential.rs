@@ -912,3 +912,61 @@ async fn an_injected_connection_fault_closes_the_socket() {
     assert_eq!(again.command(&["SET", "k", "v"]).await, b"+OK\r\n");
     server.stop().await;
 }
+
+/// A watched key that expires before EXEC aborts it, as in Redis 7.0; one that was
+/// already expired when watched does not. Redis's clock is real, so its side waits out
+/// the TTL; ours fast-forwards.
+#[tokio::test]
+async fn a_watched_key_that_expires_aborts_exec_like_redis() {
+    let target = match RedisTarget::from_env() {
+        Ok(target) => target,
+        Err(why) => {
+            return nxlock::announce_skip(
+                "a_watched_key_that_expires_aborts_exec_like_redis",
+                &why,
+            );
+        }
+    };
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let redis_addr = target.url().trim_start_matches("redis://").to_string();
+    let mut transcripts = Vec::new();
+    for (addr, ours) in [(server.addr().to_string(), true), (redis_addr, false)] {
+        let mut client = Raw::connect(&addr).await;
+        let mut pass_time = async |client: &mut Raw| {
+            if ours {
+                client.command(&["NXLOCK.FASTFORWARD", "1000"]).await;
+            } else {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        };
+        let mut transcript = vec![client.command(&["FLUSHALL"]).await];
+        for step in [
+            // Live when watched, expired at EXEC: aborted.
+            &["SET", "k", "v", "PX", "100"][..],
+            &["WATCH", "k"],
+        ] {
+            transcript.push(client.command(step).await);
+        }
+        pass_time(&mut client).await;
+        for step in [&["MULTI"][..], &["SET", "other", "1"], &["EXEC"]] {
+            transcript.push(client.command(step).await);
+        }
+        // Already expired when watched, and reaped since: not a change.
+        transcript.push(client.command(&["SET", "k", "v", "PX", "100"]).await);
+        pass_time(&mut client).await;
+        transcript.push(client.command(&["WATCH", "k"]).await);
+        transcript.push(client.command(&["GET", "k"]).await);
+        for step in [&["MULTI"][..], &["SET", "other", "2"], &["EXEC"]] {
+            transcript.push(client.command(step).await);
+        }
+        transcripts.push(transcript);
+    }
+    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
+        assert_eq!(
+            String::from_utf8_lossy(ours),
+            String::from_utf8_lossy(redis),
+            "step {i} of the WATCH expiry transcript"
+        );
+    }
+    server.stop().await;
+}
