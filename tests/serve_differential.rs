@@ -932,7 +932,7 @@ async fn a_watched_key_that_expires_aborts_exec_like_redis() {
     let mut transcripts = Vec::new();
     for (addr, ours) in [(server.addr().to_string(), true), (redis_addr, false)] {
         let mut client = Raw::connect(&addr).await;
-        let mut pass_time = async |client: &mut Raw| {
+        let pass_time = async |client: &mut Raw| {
             if ours {
                 client.command(&["NXLOCK.FASTFORWARD", "1000"]).await;
             } else {
