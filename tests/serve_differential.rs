@@ -970,3 +970,14 @@ async fn a_watched_key_that_expires_aborts_exec_like_redis() {
     }
     server.stop().await;
 }
+
+/// Stopping the server closes a connection that is waiting in BLPOP.
+#[tokio::test]
+async fn stop_closes_a_connection_waiting_in_blpop() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let mut waiter = Raw::connect(&server.addr().to_string()).await;
+    waiter.send_only(&["BLPOP", "jobs", "0"]).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    server.stop().await;
+    assert_eq!(waiter.read_reply().await, b"", "still waiting after stop");
+}

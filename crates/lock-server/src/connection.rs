@@ -79,7 +79,12 @@ async fn converse(
                             return;
                         }
                         out.clear();
-                        match block(shared, session.db, command, &mut stream, &mut buffer).await {
+                        let waiting = Waiting {
+                            stream: &mut stream,
+                            buffer: &mut buffer,
+                            stopped: &mut stopped,
+                        };
+                        match block(shared, session.db, command, waiting).await {
                             Some(reply) => replies = vec![reply],
                             None => return,
                         }
@@ -134,15 +139,22 @@ async fn converse(
     }
 }
 
+/// What a blocked client keeps watching: its socket (requests that arrive meanwhile are
+/// buffered, as Redis does) and the server's stop signal.
+struct Waiting<'a> {
+    stream: &'a mut TcpStream,
+    buffer: &'a mut Vec<u8>,
+    stopped: &'a mut StopSignal,
+}
+
 /// BLPOP found every list empty: wait, in line with other blocked clients, for an
-/// element, the timeout (on the server's clock, so fast-forward ends it) or the client
-/// leaving (then `None`). Requests that arrive meanwhile are buffered, as Redis does.
+/// element or the timeout (on the server's clock, so fast-forward ends it). `None` when
+/// the client leaves or the server stops meanwhile.
 async fn block(
     shared: &Shared,
     db: usize,
     command: Vec<Vec<u8>>,
-    stream: &mut TcpStream,
-    buffer: &mut Vec<u8>,
+    waiting: Waiting<'_>,
 ) -> Option<Value> {
     let timeout_arg = command.last().cloned().unwrap_or_default();
     let timeout_ms = keyspace::blpop_timeout(&timeout_arg, shared.clock.now_ms()).unwrap_or(0);
@@ -165,10 +177,11 @@ async fn block(
         tokio::select! {
             reply = &mut ticket.reply => return Some(reply.unwrap_or(Value::NilArray)),
             _ = &mut timeout => break false,
-            read = stream.read_buf(buffer) => match read {
+            read = waiting.stream.read_buf(waiting.buffer) => match read {
                 Ok(0) | Err(_) => break true,
                 Ok(_) => {}
             },
+            _ = waiting.stopped.changed() => break true,
         }
     };
     let reply = leave(shared, &mut ticket).await;
