@@ -103,6 +103,19 @@ fn sorted_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
     Some(elements)
 }
 
+/// Asserts that two transcripts (ours, then redis-server's) agree step by step.
+fn assert_same_transcripts(transcripts: &[Vec<Vec<u8>>], what: &str) {
+    assert_eq!(transcripts.len(), 2, "one transcript per server");
+    assert_eq!(transcripts[0].len(), transcripts[1].len());
+    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
+        assert_eq!(
+            String::from_utf8_lossy(ours),
+            String::from_utf8_lossy(redis),
+            "step {i} of the {what} transcript"
+        );
+    }
+}
+
 /// Replies that carry remaining times are compared with a tolerance, KEYS as a set.
 fn same(command: &[&str], ours: &[u8], redis: &[u8]) -> bool {
     if command[0].eq_ignore_ascii_case("keys") && ours.first() == Some(&b'*') {
@@ -679,13 +692,7 @@ async fn pubsub_behaves_like_redis() {
         transcript.push(publisher.command(&["PUBLISH", "lock:a:wake", "gone"]).await);
         transcripts.push(transcript);
     }
-    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
-        assert_eq!(
-            String::from_utf8_lossy(ours),
-            String::from_utf8_lossy(redis),
-            "step {i} of the pub/sub transcript"
-        );
-    }
+    assert_same_transcripts(&transcripts, "pub/sub");
     server.stop().await;
 }
 
@@ -803,13 +810,7 @@ async fn resp3_after_hello_3_is_spoken_like_redis() {
         transcript.push(client.command(&["GET", "nokey"]).await);
         transcripts.push(transcript);
     }
-    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
-        assert_eq!(
-            String::from_utf8_lossy(ours),
-            String::from_utf8_lossy(redis),
-            "step {i} of the RESP3 transcript"
-        );
-    }
+    assert_same_transcripts(&transcripts, "RESP3");
     server.stop().await;
 }
 
@@ -870,13 +871,7 @@ async fn blpop_blocks_and_is_served_like_redis() {
         transcript.push(pusher.command(&["LLEN", "kept"]).await);
         transcripts.push(transcript);
     }
-    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
-        assert_eq!(
-            String::from_utf8_lossy(ours),
-            String::from_utf8_lossy(redis),
-            "step {i} of the BLPOP transcript"
-        );
-    }
+    assert_same_transcripts(&transcripts, "BLPOP");
     server.stop().await;
 }
 
@@ -961,13 +956,7 @@ async fn a_watched_key_that_expires_aborts_exec_like_redis() {
         }
         transcripts.push(transcript);
     }
-    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
-        assert_eq!(
-            String::from_utf8_lossy(ours),
-            String::from_utf8_lossy(redis),
-            "step {i} of the WATCH expiry transcript"
-        );
-    }
+    assert_same_transcripts(&transcripts, "WATCH expiry");
     server.stop().await;
 }
 

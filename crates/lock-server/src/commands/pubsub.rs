@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use lock_core::{KvBackend, Missed, Value};
+use lock_core::{KvBackend, Missed, PatternSubscription, Subscription, Value};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
@@ -43,80 +43,44 @@ impl Subscriptions {
 
     /// `SUBSCRIBE channel [channel ...]`: one confirmation per channel.
     pub(crate) async fn subscribe(&mut self, shared: &Shared, args: &[Vec<u8>]) -> Vec<Value> {
-        if args.len() < 2 {
-            return vec![wrong_arity("subscribe")];
-        }
-        let mut replies = Vec::new();
-        for channel in &args[1..] {
-            if !self.forwarders.contains_key(channel) {
-                // Database 0's table is every database's: they share pub/sub.
-                let mut subscription = match shared.db(0).subscribe(channel).await {
-                    Ok(subscription) => subscription,
-                    Err(error) => {
-                        replies.push(Value::Error(error.message().to_string()));
-                        continue;
-                    }
-                };
-                let (sender, name) = (self.events.clone(), channel.clone());
-                let task = tokio::spawn(async move {
-                    loop {
-                        match subscription.recv().await {
-                            Ok(payload) => {
-                                if sender.send(message(&name, &payload)).is_err() {
-                                    return;
-                                }
-                            }
-                            Err(Missed::Lagged(_)) => {}
-                            Err(Missed::Closed) => return,
-                        }
-                    }
-                });
-                self.forwarders.insert(channel.clone(), task.abort_handle());
-            }
-            replies.push(event("subscribe", Some(channel), self.count()));
-        }
-        replies
+        self.join(shared, args, false).await
     }
 
     /// `PSUBSCRIBE pattern [pattern ...]`: one confirmation per pattern.
     pub(crate) async fn psubscribe(&mut self, shared: &Shared, args: &[Vec<u8>]) -> Vec<Value> {
+        self.join(shared, args, true).await
+    }
+
+    async fn join(&mut self, shared: &Shared, args: &[Vec<u8>], patterns: bool) -> Vec<Value> {
+        let kind = if patterns { "psubscribe" } else { "subscribe" };
         if args.len() < 2 {
-            return vec![wrong_arity("psubscribe")];
+            return vec![wrong_arity(kind)];
         }
         let mut replies = Vec::new();
-        for pattern in &args[1..] {
-            if !self.pattern_forwarders.contains_key(pattern) {
-                let mut subscription = match shared.db(0).psubscribe(pattern).await {
-                    Ok(subscription) => subscription,
+        for name in &args[1..] {
+            let forwarders = if patterns {
+                &mut self.pattern_forwarders
+            } else {
+                &mut self.forwarders
+            };
+            if !forwarders.contains_key(name) {
+                // Database 0's table is every database's: they share pub/sub.
+                let source = if patterns {
+                    shared.db(0).psubscribe(name).await.map(Source::Pattern)
+                } else {
+                    shared.db(0).subscribe(name).await.map(Source::Channel)
+                };
+                let source = match source {
+                    Ok(source) => source,
                     Err(error) => {
                         replies.push(Value::Error(error.message().to_string()));
                         continue;
                     }
                 };
-                let (sender, name) = (self.events.clone(), pattern.clone());
-                let task = tokio::spawn(async move {
-                    loop {
-                        match subscription.recv().await {
-                            Ok((channel, payload)) => {
-                                let event = Value::Array(vec![
-                                    Value::Data(b"pmessage".to_vec()),
-                                    Value::Data(name.clone()),
-                                    Value::Data(channel.to_vec()),
-                                    Value::Data(payload.to_vec()),
-                                ]);
-                                if sender.send(event).is_err() {
-                                    return;
-                                }
-                            }
-                            Err(Missed::Lagged(_)) => {}
-                            Err(Missed::Closed) => return,
-                        }
-                    }
-                });
-                self.pattern_forwarders
-                    .insert(pattern.clone(), task.abort_handle());
+                let task = tokio::spawn(forward(source, name.clone(), self.events.clone()));
+                forwarders.insert(name.clone(), task.abort_handle());
             }
-            replies.push(event("psubscribe", Some(pattern), self.count()));
+            replies.push(event(kind, Some(name), self.count()));
         }
         replies
     }
@@ -164,6 +128,38 @@ impl Subscriptions {
         let patterns = std::mem::take(&mut self.pattern_forwarders);
         for (_, forwarder) in channels.into_iter().chain(patterns) {
             forwarder.abort();
+        }
+    }
+}
+
+/// Where one subscription's messages come from.
+enum Source {
+    Channel(Subscription),
+    Pattern(PatternSubscription),
+}
+
+/// Sends each message of `source` (subscribed as `name`) to the connection as its event.
+async fn forward(mut source: Source, name: Vec<u8>, events: mpsc::UnboundedSender<Value>) {
+    loop {
+        let event = match &mut source {
+            Source::Channel(s) => s.recv().await.map(|payload| message(&name, &payload)),
+            Source::Pattern(s) => s.recv().await.map(|(channel, payload)| {
+                Value::Array(vec![
+                    Value::Data(b"pmessage".to_vec()),
+                    Value::Data(name.clone()),
+                    Value::Data(channel.to_vec()),
+                    Value::Data(payload.to_vec()),
+                ])
+            }),
+        };
+        match event {
+            Ok(event) => {
+                if events.send(event).is_err() {
+                    return;
+                }
+            }
+            Err(Missed::Lagged(_)) => {}
+            Err(Missed::Closed) => return,
         }
     }
 }
