@@ -7,8 +7,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch as signal};
 
-type StopSignal = signal::Receiver<bool>;
-
 use crate::blocking::Ticket;
 use crate::commands::pubsub::{self, Subscriptions};
 use crate::commands::{
@@ -18,6 +16,8 @@ use crate::reply::{Protocol, encode, encode_in, encode_map, encode_push};
 use crate::request::{ProtocolError, parse};
 use crate::server::{DROP_CONNECTION, Shared};
 use crate::session::Session;
+
+type StopSignal = signal::Receiver<bool>;
 
 pub(crate) async fn serve(
     stream: TcpStream,
@@ -233,7 +233,9 @@ async fn transaction_step(
             let here = std::mem::take(&mut session.watched);
             let watches = watch::marks_of(&here, db);
             if block.refused || broken_elsewhere {
-                shared.keyspace_batch(db, &watches, &[]).await;
+                if !watches.is_empty() {
+                    shared.keyspace_batch(db, &watches, &[]).await;
+                }
                 return Some(if block.refused {
                     Value::Error(
                         "EXECABORT Transaction discarded because of previous errors.".into(),
@@ -245,7 +247,9 @@ async fn transaction_step(
             if transaction::all_keyspace(&block.queued) {
                 return Some(shared.keyspace_batch(db, &watches, &block.queued).await);
             }
-            if shared.keyspace_batch(db, &watches, &[]).await == Value::NilArray {
+            if !watches.is_empty()
+                && shared.keyspace_batch(db, &watches, &[]).await == Value::NilArray
+            {
                 return Some(Value::NilArray);
             }
             let mut replies = Vec::new();
