@@ -213,6 +213,8 @@ fn scenarios() -> Vec<Vec<Vec<&'static str>>> {
             "DECR n",
             "DECRBY n 5",
             "INCRBY n x",
+            "INCRBY n -0",
+            "SET n 1 EX -0",
             "SET s abc",
             "INCR s",
             "SET big 9223372036854775807",
@@ -277,6 +279,7 @@ fn scenarios() -> Vec<Vec<Vec<&'static str>>> {
             "SELECT 16",
             "SELECT -1",
             "SELECT x",
+            "SELECT -0",
         ]),
         s(&[
             "CLIENT SETNAME worker-1",
@@ -600,8 +603,9 @@ async fn malformed_requests_are_refused_like_redis() {
     };
     let server = Server::start(ServerOptions::default()).await.unwrap();
     let redis_addr = target.url().trim_start_matches("redis://").to_string();
-    let inputs: [&[u8]; 7] = [
+    let inputs: [&[u8]; 8] = [
         b"*x\r\n",
+        b"*-0\r\n",
         b"*1\r\n+PING\r\n",
         b"*1\r\n$-5\r\n",
         b"*1\r\n$536870913\r\n",

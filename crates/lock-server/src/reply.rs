@@ -25,15 +25,9 @@ pub(crate) fn encode_in(protocol: Protocol, value: &Value, out: &mut Vec<u8>) {
         Value::Nil => out.extend_from_slice(b"$-1\r\n"),
         Value::NilArray if protocol == Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
         Value::NilArray => out.extend_from_slice(b"*-1\r\n"),
-        Value::Int(n) => {
-            out.push(b':');
-            out.extend_from_slice(n.to_string().as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
+        Value::Int(n) => header(b':', *n, out),
         Value::Data(bytes) => {
-            out.push(b'$');
-            out.extend_from_slice(bytes.len().to_string().as_bytes());
-            out.extend_from_slice(b"\r\n");
+            header(b'$', bytes.len() as i64, out);
             out.extend_from_slice(bytes);
             out.extend_from_slice(b"\r\n");
         }
@@ -60,18 +54,22 @@ pub(crate) fn encode_map(protocol: Protocol, items: &[Value], out: &mut Vec<u8>)
     if protocol == Protocol::Resp2 {
         return aggregate(protocol, b'*', items, out);
     }
-    out.push(b'%');
-    out.extend_from_slice((items.len() / 2).to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
+    header(b'%', (items.len() / 2) as i64, out);
     for item in items {
         encode_in(protocol, item, out);
     }
 }
 
-fn aggregate(protocol: Protocol, kind: u8, items: &[Value], out: &mut Vec<u8>) {
+/// `<kind><number>\r\n`, formatted straight into `out` (no temporary string: this runs
+/// for every reply).
+fn header(kind: u8, number: i64, out: &mut Vec<u8>) {
+    use std::io::Write;
     out.push(kind);
-    out.extend_from_slice(items.len().to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
+    let _ = write!(out, "{number}\r\n");
+}
+
+fn aggregate(protocol: Protocol, kind: u8, items: &[Value], out: &mut Vec<u8>) {
+    header(kind, items.len() as i64, out);
     for item in items {
         encode_in(protocol, item, out);
     }

@@ -11,6 +11,8 @@ const MAX_MULTIBULK: i64 = i32::MAX as i64;
 const UNAUTHENTICATED_MULTIBULK: i64 = 10;
 const UNAUTHENTICATED_BULK: i64 = 16_384;
 
+use crate::commands::integer;
+
 /// A request's arguments and how many bytes of the buffer it used.
 pub(crate) type Request = (Vec<Vec<u8>>, usize);
 
@@ -36,15 +38,6 @@ pub(crate) fn parse(buffer: &[u8], authenticated: bool) -> Result<Option<Request
 fn line(buffer: &[u8], from: usize) -> Option<(&[u8], usize)> {
     let end = buffer[from..].windows(2).position(|w| w == b"\r\n")?;
     Some((&buffer[from..from + end], from + end + 2))
-}
-
-/// Redis's `string2ll`: an optional minus and digits, nothing else, no overflow.
-fn integer(bytes: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    if text.starts_with('+') || text.is_empty() || (text.len() > 1 && text.starts_with('0')) {
-        return if text == "0" { Some(0) } else { None };
-    }
-    text.parse().ok()
 }
 
 fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Request>, ProtocolError> {

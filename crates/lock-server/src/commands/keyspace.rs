@@ -61,10 +61,10 @@ pub(crate) fn blocks(name: &str) -> bool {
 
 /// Runs one keyspace command (`args[0]` is its name) and returns its reply.
 pub(crate) fn run(store: &mut dyn ScriptContext, args: &[&[u8]]) -> Value {
-    let Some(name) = args.first().and_then(|n| lookup(n)) else {
+    let Some((name, arity)) = args.first().and_then(|n| super::find(COMMANDS, n)) else {
         return Value::Error("ERR unknown command".into());
     };
-    if !arity_ok(arity(name), args.len()) {
+    if !arity_ok(arity, args.len()) {
         return wrong_arity(name);
     }
     match execute(store, name, args) {

@@ -59,18 +59,58 @@ pub(crate) fn unknown_command(args: &[Vec<u8>]) -> Value {
     Value::Error(text)
 }
 
-/// Redis's `string2ll`: what it accepts as an integer argument or stored integer.
+/// Redis's `string2ll`: an optional minus and digits without a leading zero, nothing
+/// else, no overflow. Read digit by digit: every request's lengths go through here.
 pub(crate) fn integer(bytes: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let (negative, digits) = match bytes {
+        [b'0'] => return Some(0),
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() || digits[0] == b'0' {
         return None;
     }
-    if digits.len() > 1 && digits.starts_with('0') {
-        return None;
+    // Accumulated negatively so that i64::MIN fits.
+    let mut value: i64 = 0;
+    for &byte in digits {
+        let digit = i64::from(byte.wrapping_sub(b'0'));
+        if digit > 9 {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_sub(digit)?;
     }
-    text.parse().ok()
+    if negative {
+        Some(value)
+    } else {
+        value.checked_neg()
+    }
 }
 
 pub(crate) const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
 pub(crate) const SYNTAX_ERROR: &str = "ERR syntax error";
+
+#[cfg(test)]
+mod tests {
+    use super::integer;
+
+    #[test]
+    fn integers_are_read_like_string2ll() {
+        for (text, expected) in [
+            ("0", Some(0)),
+            ("42", Some(42)),
+            ("-7", Some(-7)),
+            ("9223372036854775807", Some(i64::MAX)),
+            ("-9223372036854775808", Some(i64::MIN)),
+            ("9223372036854775808", None),
+            ("-0", None),
+            ("01", None),
+            ("+1", None),
+            ("", None),
+            ("-", None),
+            (" 1", None),
+            ("1a", None),
+        ] {
+            assert_eq!(integer(text.as_bytes()), expected, "{text:?}");
+        }
+    }
+}
