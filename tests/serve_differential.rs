@@ -103,6 +103,31 @@ fn sorted_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
     Some(elements)
 }
 
+/// nxlock serve and a real redis-server, side by side.
+struct Servers {
+    server: Server,
+    /// `host:port` of the redis-server.
+    redis_addr: String,
+    /// Keeps a spawned redis-server alive for the test.
+    _redis: RedisTarget,
+}
+
+/// Both servers, or `None` after a loud SKIPPED line when there is no redis-server.
+async fn both_servers(test: &str) -> Option<Servers> {
+    let redis = match RedisTarget::from_env() {
+        Ok(redis) => redis,
+        Err(why) => {
+            nxlock::announce_skip(test, &why);
+            return None;
+        }
+    };
+    Some(Servers {
+        server: Server::start(ServerOptions::default()).await.unwrap(),
+        redis_addr: redis.url().trim_start_matches("redis://").to_string(),
+        _redis: redis,
+    })
+}
+
 /// Asserts that two transcripts (ours, then redis-server's) agree step by step.
 fn assert_same_transcripts(transcripts: &[Vec<Vec<u8>>], what: &str) {
     assert_eq!(transcripts.len(), 2, "one transcript per server");
@@ -563,12 +588,14 @@ fn scripting() -> Vec<Vec<&'static str>> {
 
 #[tokio::test]
 async fn every_command_replies_like_redis() {
-    let target = match RedisTarget::from_env() {
-        Ok(target) => target,
-        Err(why) => return nxlock::announce_skip("every_command_replies_like_redis", &why),
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("every_command_replies_like_redis").await
+    else {
+        return;
     };
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let redis_addr = target.url().trim_start_matches("redis://").to_string();
     let ours_addr = server.addr().to_string();
     let mut compared = 0;
     for scenario in scenarios() {
@@ -595,14 +622,14 @@ async fn every_command_replies_like_redis() {
 /// Malformed requests: the same `ERR Protocol error: …` and the connection closes.
 #[tokio::test]
 async fn malformed_requests_are_refused_like_redis() {
-    let target = match RedisTarget::from_env() {
-        Ok(target) => target,
-        Err(why) => {
-            return nxlock::announce_skip("malformed_requests_are_refused_like_redis", &why);
-        }
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("malformed_requests_are_refused_like_redis").await
+    else {
+        return;
     };
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let redis_addr = target.url().trim_start_matches("redis://").to_string();
     let inputs: [&[u8]; 8] = [
         b"*x\r\n",
         b"*-0\r\n",
@@ -639,12 +666,14 @@ async fn malformed_requests_are_refused_like_redis() {
 /// Pub/sub: confirmations, delivery, what a subscribed connection may run, and leaving.
 #[tokio::test]
 async fn pubsub_behaves_like_redis() {
-    let target = match RedisTarget::from_env() {
-        Ok(target) => target,
-        Err(why) => return nxlock::announce_skip("pubsub_behaves_like_redis", &why),
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("pubsub_behaves_like_redis").await
+    else {
+        return;
     };
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let redis_addr = target.url().trim_start_matches("redis://").to_string();
     let mut transcripts = Vec::new();
     for addr in [server.addr().to_string(), redis_addr] {
         let mut subscriber = Raw::connect(&addr).await;
@@ -776,12 +805,14 @@ fn digits_masked(reply: &[u8]) -> Vec<u8> {
 /// allowed while subscribed.
 #[tokio::test]
 async fn resp3_after_hello_3_is_spoken_like_redis() {
-    let target = match RedisTarget::from_env() {
-        Ok(target) => target,
-        Err(why) => return nxlock::announce_skip("resp3_after_hello_3_is_spoken_like_redis", &why),
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("resp3_after_hello_3_is_spoken_like_redis").await
+    else {
+        return;
     };
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let redis_addr = target.url().trim_start_matches("redis://").to_string();
     let mut transcripts = Vec::new();
     for addr in [server.addr().to_string(), redis_addr] {
         let mut client = Raw::connect(&addr).await;
@@ -822,12 +853,14 @@ async fn resp3_after_hello_3_is_spoken_like_redis() {
 /// array, and giving nothing away when the waiting client leaves.
 #[tokio::test]
 async fn blpop_blocks_and_is_served_like_redis() {
-    let target = match RedisTarget::from_env() {
-        Ok(target) => target,
-        Err(why) => return nxlock::announce_skip("blpop_blocks_and_is_served_like_redis", &why),
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("blpop_blocks_and_is_served_like_redis").await
+    else {
+        return;
     };
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let redis_addr = target.url().trim_start_matches("redis://").to_string();
     let mut transcripts = Vec::new();
     for addr in [server.addr().to_string(), redis_addr] {
         let mut first = Raw::connect(&addr).await;
@@ -917,17 +950,14 @@ async fn an_injected_connection_fault_closes_the_socket() {
 /// the TTL; ours fast-forwards.
 #[tokio::test]
 async fn a_watched_key_that_expires_aborts_exec_like_redis() {
-    let target = match RedisTarget::from_env() {
-        Ok(target) => target,
-        Err(why) => {
-            return nxlock::announce_skip(
-                "a_watched_key_that_expires_aborts_exec_like_redis",
-                &why,
-            );
-        }
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("a_watched_key_that_expires_aborts_exec_like_redis").await
+    else {
+        return;
     };
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let redis_addr = target.url().trim_start_matches("redis://").to_string();
     let mut transcripts = Vec::new();
     for (addr, ours) in [(server.addr().to_string(), true), (redis_addr, false)] {
         let mut client = Raw::connect(&addr).await;

@@ -25,6 +25,13 @@ pub enum Missed {
     Closed,
 }
 
+fn missed(error: broadcast::error::RecvError) -> Missed {
+    match error {
+        broadcast::error::RecvError::Lagged(n) => Missed::Lagged(n),
+        broadcast::error::RecvError::Closed => Missed::Closed,
+    }
+}
+
 /// A live subscription to one channel. Messages published after
 /// [`KvBackend::subscribe`](crate::KvBackend::subscribe) returned are delivered in order.
 #[derive(Debug)]
@@ -35,10 +42,7 @@ pub struct Subscription {
 impl Subscription {
     /// The next message, or why there is none.
     pub async fn recv(&mut self) -> Result<Message, Missed> {
-        self.receiver.recv().await.map_err(|e| match e {
-            broadcast::error::RecvError::Lagged(n) => Missed::Lagged(n),
-            broadcast::error::RecvError::Closed => Missed::Closed,
-        })
+        self.receiver.recv().await.map_err(missed)
     }
 
     /// Drops every message received but not yet read, so the next [`Subscription::recv`]
@@ -58,10 +62,7 @@ pub struct PatternSubscription {
 impl PatternSubscription {
     /// The next `(channel, message)`, or why there is none.
     pub async fn recv(&mut self) -> Result<(Message, Message), Missed> {
-        self.receiver.recv().await.map_err(|e| match e {
-            broadcast::error::RecvError::Lagged(n) => Missed::Lagged(n),
-            broadcast::error::RecvError::Closed => Missed::Closed,
-        })
+        self.receiver.recv().await.map_err(missed)
     }
 }
 

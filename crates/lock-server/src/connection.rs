@@ -10,7 +10,8 @@ use tokio::sync::{mpsc, watch as signal};
 use crate::blocking::Ticket;
 use crate::commands::pubsub::{self, Subscriptions};
 use crate::commands::{
-    connection as conn_commands, keyspace, scripting, transaction, unknown_command, watch,
+    arity_ok, connection as conn_commands, keyspace, scripting, transaction, unknown_command,
+    watch, wrong_arity,
 };
 use crate::reply::{Protocol, encode, encode_in, encode_map, encode_push};
 use crate::request::{ProtocolError, parse};
@@ -319,14 +320,15 @@ async fn execute(
         b"reset" => subscriptions.clear(),
         _ => {}
     }
-    let reply = if let Some((name, arity)) = connection_command {
-        conn_commands::run(shared, session, name, arity, &args).await
-    } else if let Some((name, arity)) = scripting::lookup(&name) {
-        scripting::run(shared, session, name, arity, &args).await
-    } else if keyspace::lookup(&name).is_some() {
-        shared.keyspace(session.db, &args).await
-    } else {
-        unknown_command(&args)
+    // Keyspace commands check their arity where they run, since Lua calls them too.
+    let reply = match connection_command.or_else(|| scripting::lookup(&name)) {
+        Some((name, arity)) if !arity_ok(arity, args.len()) => wrong_arity(name),
+        Some((name, _)) if connection_command.is_some() => {
+            conn_commands::run(shared, session, name, &args).await
+        }
+        Some((name, _)) => scripting::run(shared, session, name, &args).await,
+        None if keyspace::lookup(&name).is_some() => shared.keyspace(session.db, &args).await,
+        None => unknown_command(&args),
     };
     vec![reply]
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::token::TokenGuard;
-use super::{Binding, holder_ttl, ms_arg, pair_reply};
+use super::{Binding, ms_arg, pair_reply, refused};
 use crate::scripts::FENCED_ACQUIRE;
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
@@ -67,10 +67,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FencedLock<B> {
                 inner: TokenGuard::held(backend.clone(), key.clone(), token),
                 fence,
             })),
-            (_, -2) => Ok(Attempt::Contended),
-            (_, pttl) => Ok(Attempt::Held {
-                holder_ttl: holder_ttl(pttl),
-            }),
+            (_, pttl) => Ok(refused(pttl)),
         }
     }
 }

@@ -33,7 +33,7 @@ pub use token::{TokenGuard, TokenLock};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Clock, KvBackend, LockError, LockOptions, Script, Value};
+use crate::{Attempt, Clock, KvBackend, LockError, LockOptions, Script, Value};
 
 /// What every algorithm is bound to: a backend, a key, options and the resolved clock.
 #[derive(Clone, Debug)]
@@ -77,6 +77,17 @@ fn pair_reply(script: &Script, reply: Value) -> Result<(i64, i64), LockError> {
         }
     }
     Err(unexpected(script, &reply))
+}
+
+/// A refused acquire, judged by the key's PTTL: -2 means the holder released between our
+/// attempt and the look, which is worth an immediate retry.
+fn refused<G>(pttl_ms: i64) -> Attempt<G> {
+    match pttl_ms {
+        -2 => Attempt::Contended,
+        pttl => Attempt::Held {
+            holder_ttl: holder_ttl(pttl),
+        },
+    }
 }
 
 /// A PTTL reply as the holder's remaining time: known only when the key has a TTL.

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, holder_ttl, int_reply, ms_arg, unexpected};
+use super::{Binding, int_reply, ms_arg, refused, unexpected};
 use crate::lock::run_in_background;
 use crate::scripts::{REENTRANT_ACQUIRE, REENTRANT_EXTEND, REENTRANT_RELEASE};
 use crate::{
@@ -132,10 +132,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
                 fence,
                 armed: true,
             })),
-            (_, -2) => Ok(Attempt::Contended),
-            (_, pttl) => Ok(Attempt::Held {
-                holder_ttl: holder_ttl(pttl),
-            }),
+            (_, pttl) => Ok(refused(pttl)),
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, holder_ttl, int_reply, ms_arg, pair_reply};
+use super::{Binding, holder_ttl, int_reply, ms_arg, pair_reply, refused};
 use crate::lock::{Budget, acquire_with_policy, run_in_background};
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE, NOTIFY_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter, wake_channel};
@@ -125,13 +125,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
             .await?
         {
             SetReply::Applied => Ok(Attempt::Acquired(self.guard(token))),
-            _ => match backend.pttl(key).await? {
-                // Released between our SET and PTTL: worth an immediate retry.
-                -2 => Ok(Attempt::Contended),
-                pttl => Ok(Attempt::Held {
-                    holder_ttl: holder_ttl(pttl),
-                }),
-            },
+            _ => Ok(refused(backend.pttl(key).await?)),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use lock_core::Value;
 
-use super::{NOT_AN_INTEGER, arity_ok, integer, wrong_arity};
+use super::{NOT_AN_INTEGER, integer, wrong_arity};
 use crate::reply::Protocol;
 use crate::server::{DATABASES, Shared};
 use crate::session::Session;
@@ -49,17 +49,13 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs the connection command `name` for `session`.
+/// Runs the connection command `name` for `session` (its arity already checked).
 pub(crate) async fn run(
     shared: &Shared,
     session: &mut Session,
     name: &'static str,
-    arity: i32,
     args: &[Vec<u8>],
 ) -> Value {
-    if !arity_ok(arity, args.len()) {
-        return wrong_arity(name);
-    }
     match name {
         "ping" => match args.len() {
             1 => Value::Status("PONG".into()),

@@ -2,7 +2,7 @@
 
 use lock_core::Value;
 
-use super::{NOT_AN_INTEGER, arity_ok, integer, wrong_arity};
+use super::{NOT_AN_INTEGER, integer, wrong_arity};
 use crate::server::Shared;
 use crate::session::Session;
 
@@ -19,16 +19,13 @@ pub(crate) fn lookup(name: &[u8]) -> Option<(&'static str, i32)> {
     super::find(COMMANDS, name)
 }
 
+/// Runs the scripting command `name` (its arity already checked).
 pub(crate) async fn run(
     shared: &Shared,
     session: &Session,
     name: &'static str,
-    arity: i32,
     args: &[Vec<u8>],
 ) -> Value {
-    if !arity_ok(arity, args.len()) {
-        return wrong_arity(name);
-    }
     if name == "script" {
         return script(shared, args);
     }
