@@ -1004,3 +1004,21 @@ async fn stop_closes_a_connection_waiting_in_blpop() {
     server.stop().await;
     assert_eq!(waiter.read_reply().await, b"", "still waiting after stop");
 }
+
+/// A connection fault that hits a command inside EXEC also closes the socket: no reply,
+/// and no internal marker, reaches the client.
+#[tokio::test]
+async fn a_connection_fault_inside_exec_closes_the_socket() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    for command in [&["MULTI"][..], &["SET", "k", "v"], &["PING"]] {
+        client.command(command).await;
+    }
+    server
+        .db(0)
+        .expect("database 0")
+        .faults()
+        .fail_next(1, nxlock::ErrorKind::Connection);
+    assert_eq!(client.command(&["EXEC"]).await, b"");
+    server.stop().await;
+}

@@ -90,10 +90,7 @@ async fn converse(
                             None => return,
                         }
                     }
-                    if replies
-                        .iter()
-                        .any(|r| matches!(r, Value::Error(e) if e == DROP_CONNECTION))
-                    {
+                    if replies.iter().any(drops_connection) {
                         // An injected connection fault: the client sees a reset, not a reply.
                         return;
                     }
@@ -137,6 +134,16 @@ async fn converse(
             }
             _ = stopped.changed() => return,
         }
+    }
+}
+
+/// Whether `reply` carries the injected-connection-fault marker, at any depth: EXEC
+/// nests the replies of the commands it ran.
+fn drops_connection(reply: &Value) -> bool {
+    match reply {
+        Value::Error(text) => text == DROP_CONNECTION,
+        Value::Array(items) => items.iter().any(drops_connection),
+        _ => false,
     }
 }
 
