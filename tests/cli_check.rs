@@ -1,6 +1,9 @@
 //! `nxlock check`: its table, its JSON contract and its exit code.
 
+mod support;
+
 use std::process::Command;
+use support::MiniRedis;
 
 fn nxlock(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_nxlock"))
@@ -64,12 +67,8 @@ fn unknown_arguments_are_a_usage_error_not_a_panic() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_url_reports_an_incompatible_server_and_exits_non_zero() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("redis://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(mini_redis::server::run(listener, async {
-        let _ = stopped.await;
-    }));
+    let server = MiniRedis::start().await;
+    let url = server.url.clone();
     let out = tokio::task::spawn_blocking(move || nxlock(&["check", "--url", &url, "--json"]))
         .await
         .unwrap();
@@ -87,6 +86,5 @@ async fn check_url_reports_an_incompatible_server_and_exits_non_zero() {
         .find(|c| c["name"] == "strings::set_nx_sets_only_missing_keys")
         .unwrap();
     assert_eq!(set_nx["ok"], false);
-    let _ = stop.send(());
-    server.await.unwrap().unwrap();
+    server.stop().await;
 }

@@ -2,19 +2,16 @@
 //! Redis-protocol server without SET NX, DEL or EVAL, and check that the report names the
 //! cases that need them.
 
+mod support;
+
 use nxlock::RedisHarness;
 use nxlock::conformance::{Outcome, run_all};
+use support::MiniRedis;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_incompatible_server_fails_the_cases_it_cannot_pass() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("redis://{}", listener.local_addr().unwrap());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(mini_redis::server::run(listener, async {
-        let _ = stopped.await;
-    }));
-
-    let report = run_all(&RedisHarness::at(url)).await;
+    let server = MiniRedis::start().await;
+    let report = run_all(&RedisHarness::at(server.url.clone())).await;
     println!("{report}");
 
     for name in [
@@ -41,6 +38,5 @@ async fn an_incompatible_server_fails_the_cases_it_cannot_pass() {
         "only {} cases failed",
         report.failed()
     );
-    let _ = stop.send(());
-    server.await.unwrap().unwrap();
+    server.stop().await;
 }

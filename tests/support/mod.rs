@@ -49,3 +49,29 @@ pub fn ttl_close(a: i64, b: i64, tolerance_ms: i64) -> bool {
         (a - b).abs() <= tolerance_ms
     }
 }
+
+/// mini-redis (a Redis-protocol server without SET NX, DEL or EVAL) on a free loopback
+/// port: the negative control.
+pub struct MiniRedis {
+    /// `redis://127.0.0.1:<port>`.
+    pub url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<mini_redis::Result<()>>,
+}
+
+impl MiniRedis {
+    pub async fn start() -> MiniRedis {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("redis://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(mini_redis::server::run(listener, async {
+            let _ = stopped.await;
+        }));
+        MiniRedis { url, stop, task }
+    }
+
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.unwrap().unwrap();
+    }
+}
