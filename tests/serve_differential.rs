@@ -89,6 +89,21 @@ impl Raw {
     }
 }
 
+/// Everything that arrives within `window`, then `<closed>` if the server closed the
+/// connection or `<open>` if it is still waiting for more.
+async fn collect_for(stream: &mut TcpStream, window: Duration) -> Vec<u8> {
+    let mut received = Vec::new();
+    let deadline = tokio::time::Instant::now() + window;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read_buf(&mut received)).await {
+            Err(_) => break received.extend_from_slice(b"<open>"),
+            Ok(Ok(0) | Err(_)) => break received.extend_from_slice(b"<closed>"),
+            Ok(Ok(_)) => {}
+        }
+    }
+    received
+}
+
 /// The elements of an array reply, sorted: KEYS answers in hash-table order.
 fn sorted_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
     let header_end = reply.windows(2).position(|w| w == b"\r\n")? + 2;
@@ -660,6 +675,56 @@ async fn malformed_requests_are_refused_like_redis() {
     let mut ours = Raw::connect(&server.addr().to_string()).await;
     assert_eq!(ours.send_bytes(b"SET k \"a b\"\r\n").await, b"+OK\r\n");
     assert_eq!(ours.send_bytes(b"GET k\r\n").await, b"$3\r\na b\r\n");
+    server.stop().await;
+}
+
+/// Where a request ends, read as Redis reads it: a `\r` ends a count or length line and
+/// the byte after it is skipped unread; a NUL hides any `\r` or `\n` behind it (Redis
+/// searches its buffer with `strchr`), so such a request never completes; a bulk length's
+/// `$` is checked only once its line is complete.
+#[tokio::test]
+async fn requests_are_framed_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("requests_are_framed_like_redis").await
+    else {
+        return;
+    };
+    let inputs: [&[u8]; 8] = [
+        b"*1\rX$4\r\nPING\r\n",
+        b"*1\r\n$4\rXPING\r\n",
+        b"*1\r\n$4\0\r\nPING\r\n",
+        b"*1\0\r\n$4\r\nPING\r\n",
+        b"*1\r\nX",
+        b"*1\r\nX\r\n",
+        b"PING\0\r\n",
+        b"ECHO \"a\0b\"\r\n",
+    ];
+    let ours_addr = server.addr().to_string();
+    let mut exchanges = Vec::new();
+    for input in inputs {
+        for addr in [ours_addr.clone(), redis_addr.clone()] {
+            exchanges.push(tokio::spawn(async move {
+                let mut stream = TcpStream::connect(&addr).await.expect("connect");
+                stream.write_all(input).await.unwrap();
+                collect_for(&mut stream, Duration::from_millis(500)).await
+            }));
+        }
+    }
+    let mut received = Vec::new();
+    for exchange in exchanges {
+        received.push(exchange.await.unwrap());
+    }
+    for (input, pair) in inputs.iter().zip(received.chunks(2)) {
+        assert_eq!(
+            String::from_utf8_lossy(&pair[0]),
+            String::from_utf8_lossy(&pair[1]),
+            "what each server answers to {:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
     server.stop().await;
 }
 

@@ -34,18 +34,39 @@ pub(crate) fn parse(buffer: &[u8], authenticated: bool) -> Result<Option<Request
     }
 }
 
-/// The line starting at `from`, without its `\r\n`, and the offset after it.
-fn line(buffer: &[u8], from: usize) -> Option<(&[u8], usize)> {
-    let end = buffer[from..].windows(2).position(|w| w == b"\r\n")?;
-    Some((&buffer[from..from + end], from + end + 2))
+/// The first `byte` at or after `from` as Redis's `strchr` finds it in its query buffer,
+/// which is a C string to it: a NUL before `byte` ends the search empty-handed.
+fn c_strchr(buffer: &[u8], from: usize, byte: u8) -> Option<usize> {
+    let at = from + memchr::memchr2(byte, 0, &buffer[from..])?;
+    (buffer[at] == byte).then_some(at)
+}
+
+/// A count or length line, read as Redis reads it: up to the first `\r`, and the next
+/// line starts two bytes later, whatever the second byte is.
+enum Line<'a> {
+    /// The line's text and where the next starts.
+    Read(&'a [u8], usize),
+    /// No `\r` yet (the caller applies its size limit).
+    NoCr,
+    /// The `\r` has arrived, but not the byte after it.
+    Incomplete,
+}
+
+fn line(buffer: &[u8], from: usize) -> Line<'_> {
+    match c_strchr(buffer, from, b'\r') {
+        None => Line::NoCr,
+        Some(cr) if cr + 2 > buffer.len() => Line::Incomplete,
+        Some(cr) => Line::Read(&buffer[from..cr], cr + 2),
+    }
 }
 
 fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Request>, ProtocolError> {
-    let Some((count_line, mut at)) = line(buffer, 0) else {
-        if buffer.len() > INLINE_MAX {
+    let (count_line, mut at) = match line(buffer, 0) {
+        Line::Read(text, next) => (text, next),
+        Line::NoCr if buffer.len() > INLINE_MAX => {
             return Err(protocol_error("too big mbulk count string"));
         }
-        return Ok(None);
+        Line::NoCr | Line::Incomplete => return Ok(None),
     };
     let count = match integer(&count_line[1..]) {
         Some(n) if n > MAX_MULTIBULK => return Err(protocol_error("invalid multibulk length")),
@@ -60,21 +81,20 @@ fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Request>
     }
     let mut args = Vec::with_capacity(usize::try_from(count.min(1024)).unwrap_or(0));
     for _ in 0..count {
-        let Some(&first) = buffer.get(at) else {
-            return Ok(None);
-        };
-        if first != b'$' {
-            return Err(protocol_error(format!(
-                "expected '$', got '{}'",
-                first as char
-            )));
-        }
-        let Some((length_line, data_at)) = line(buffer, at) else {
-            if buffer.len() - at > INLINE_MAX {
+        // As in Redis, the whole length line must be there before its `$` is checked.
+        let (length_line, data_at) = match line(buffer, at) {
+            Line::Read(text, next) => (text, next),
+            Line::NoCr if buffer.len() - at > INLINE_MAX => {
                 return Err(protocol_error("too big bulk count string"));
             }
-            return Ok(None);
+            Line::NoCr | Line::Incomplete => return Ok(None),
         };
+        if buffer[at] != b'$' {
+            return Err(protocol_error(format!(
+                "expected '$', got '{}'",
+                buffer[at] as char
+            )));
+        }
         let length = match integer(&length_line[1..]) {
             Some(n) if !(0..=MAX_BULK_LEN).contains(&n) => {
                 return Err(protocol_error("invalid bulk length"));
@@ -95,7 +115,7 @@ fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Request>
 }
 
 fn parse_inline(buffer: &[u8]) -> Result<Option<Request>, ProtocolError> {
-    let Some(newline) = buffer.iter().position(|&b| b == b'\n') else {
+    let Some(newline) = c_strchr(buffer, 0, b'\n') else {
         if buffer.len() > INLINE_MAX {
             return Err(protocol_error("too big inline request"));
         }
@@ -239,6 +259,23 @@ mod tests {
         assert_eq!(
             parse(b"*11\r\n", false).unwrap_err().0,
             "ERR Protocol error: unauthenticated multibulk length"
+        );
+    }
+
+    #[test]
+    fn lines_end_where_redis_strchr_finds_them() {
+        // The byte after `\r` is skipped unread.
+        let stray = b"*1\rX$4\r\nPING\r\n";
+        assert_eq!(parse(stray, true), Ok(Some((args(&["PING"]), stray.len()))));
+        // A NUL hides the `\r` (or `\n`) behind it, so the request never completes.
+        assert_eq!(parse(b"*1\0\r\n$4\r\nPING\r\n", true), Ok(None));
+        assert_eq!(parse(b"*1\r\n$4\0\r\nPING\r\n", true), Ok(None));
+        assert_eq!(parse(b"PING\0\r\n", true), Ok(None));
+        // `$` is checked only once its line is complete.
+        assert_eq!(parse(b"*1\r\nX", true), Ok(None));
+        assert_eq!(
+            parse(b"*1\r\nX\r\n", true).unwrap_err().0,
+            "ERR Protocol error: expected '$', got 'X'"
         );
     }
 
