@@ -63,11 +63,7 @@ impl Raw {
 
     /// Sends a command without waiting for its reply.
     async fn send_only(&mut self, args: &[&str]) {
-        let mut request = format!("*{}\r\n", args.len()).into_bytes();
-        for arg in args {
-            request.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
-        }
-        self.stream.write_all(&request).await.unwrap();
+        self.stream.write_all(&request(args)).await.unwrap();
     }
 
     /// One reply, or what arrived before the connection closed (then empty if nothing).
@@ -87,6 +83,15 @@ impl Raw {
             }
         }
     }
+}
+
+/// `args` as a RESP request.
+fn request(args: &[&str]) -> Vec<u8> {
+    let mut request = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        request.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
+    }
+    request
 }
 
 /// Everything that arrives within `window`, then `<closed>` if the server closed the
@@ -634,6 +639,48 @@ async fn every_command_replies_like_redis() {
     server.stop().await;
 }
 
+/// The same scenarios, each sent as one pipeline (a single write): consecutive keyspace
+/// commands then run as one step, and the replies must still be Redis's, in order.
+#[tokio::test]
+async fn pipelined_scenarios_reply_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("pipelined_scenarios_reply_like_redis").await
+    else {
+        return;
+    };
+    let ours_addr = server.addr().to_string();
+    for scenario in scenarios() {
+        let mut replies = Vec::new();
+        for addr in [&ours_addr, &redis_addr] {
+            let mut client = Raw::connect(addr).await;
+            client.command(&["FLUSHALL"]).await;
+            let mut pipeline = Vec::new();
+            for command in &scenario {
+                pipeline.extend_from_slice(&request(command));
+            }
+            client.stream.write_all(&pipeline).await.unwrap();
+            let mut answered = Vec::new();
+            for _ in &scenario {
+                answered.push(client.read_reply().await);
+            }
+            replies.push(answered);
+        }
+        for (command, (a, b)) in scenario.iter().zip(replies[0].iter().zip(&replies[1])) {
+            assert!(
+                same(command, a, b),
+                "pipelined {}\n  nxlock serve: {:?}\n  redis-server: {:?}",
+                command.join(" "),
+                String::from_utf8_lossy(a),
+                String::from_utf8_lossy(b)
+            );
+        }
+    }
+    server.stop().await;
+}
+
 /// Malformed requests: the same `ERR Protocol error: …` and the connection closes.
 #[tokio::test]
 async fn malformed_requests_are_refused_like_redis() {
@@ -831,6 +878,58 @@ async fn injected_faults_reach_network_clients() {
     );
     assert_eq!(client.command(&["SET", "k", "v"]).await, b"+OK\r\n");
     assert!(server.db(16).is_none());
+    server.stop().await;
+}
+
+/// Pipelined commands meet armed faults one by one, as if sent one at a time: a rule for
+/// the next command fails only the first of a pipeline, and a connection fault on the
+/// second closes the socket after the first's reply.
+#[tokio::test]
+async fn armed_faults_hit_pipelined_commands_one_by_one() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let db = server.db(0).expect("database 0");
+    let pipeline = [
+        request(&["SET", "a", "1"]),
+        request(&["SET", "b", "2"]),
+        request(&["GET", "a"]),
+        request(&["GET", "b"]),
+    ]
+    .concat();
+    db.faults().fail_next(1, nxlock::ErrorKind::Timeout);
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    client.stream.write_all(&pipeline).await.unwrap();
+    let mut replies = Vec::new();
+    for _ in 0..4 {
+        replies.push(client.read_reply().await);
+    }
+    assert_eq!(
+        replies,
+        [
+            &b"-injected fault: command timed out\r\n"[..],
+            b"+OK\r\n",
+            b"$-1\r\n",
+            b"$1\r\n2\r\n",
+        ]
+    );
+    db.faults().fail_next(1, nxlock::ErrorKind::Connection);
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    client
+        .stream
+        .write_all(&[request(&["PING"]), pipeline].concat())
+        .await
+        .unwrap();
+    let mut received = Vec::new();
+    client.stream.read_to_end(&mut received).await.unwrap();
+    assert_eq!(
+        received, b"+PONG\r\n",
+        "the fault closes the socket, later commands never run"
+    );
+    let keys: Vec<Vec<u8>> = db.dump().keys.into_iter().map(|k| k.key).collect();
+    assert_eq!(
+        keys,
+        [b"b".to_vec()],
+        "the faulted SET a, and all after it, never ran"
+    );
     server.stop().await;
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use lock_core::{
     Clock, Error, ErrorKind, ExpireCondition, KvBackend, PatternSubscription, Result, Script,
-    SetOptions, SetReply, Subscription, Value,
+    ScriptContext, SetOptions, SetReply, Subscription, Value,
 };
 use parking_lot::Mutex;
 
@@ -133,6 +133,14 @@ impl MemoryBackend {
     /// [`KvBackend`]: locks wait on one channel, but servers built on this backend need it.
     pub async fn psubscribe(&self, pattern: &[u8]) -> Result<PatternSubscription> {
         self.run("PSUBSCRIBE", |s| s.psubscribe(pattern)).await
+    }
+
+    /// Runs `step` against the keyspace in one atomic section with one frozen time, as a
+    /// script's native body runs: for faults, latency and [`MemoryStats::commands`] it is
+    /// one `EVALSHA`. For servers built on this backend, which run a client's pipelined
+    /// commands in one step, as Redis does in one event-loop turn.
+    pub async fn atomically<T>(&self, step: impl FnOnce(&mut dyn ScriptContext) -> T) -> Result<T> {
+        self.run("EVALSHA", |store| Ok(step(store))).await
     }
 
     /// Removes every key (FLUSHALL).

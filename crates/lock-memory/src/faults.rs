@@ -96,6 +96,13 @@ impl Faults {
         self.latency_us.store(0, Ordering::Release);
     }
 
+    /// Whether nothing is armed: no rule and no latency. A caller that runs several
+    /// commands in one step (see [`MemoryBackend::atomically`](crate::MemoryBackend::atomically))
+    /// checks this first, so that armed faults still hit commands one by one.
+    pub fn idle(&self) -> bool {
+        !self.armed.load(Ordering::Acquire) && self.latency_us.load(Ordering::Acquire) == 0
+    }
+
     /// How many commands have failed by injection so far.
     pub fn injected(&self) -> u64 {
         self.injected.load(Ordering::Acquire)

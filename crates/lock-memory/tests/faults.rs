@@ -107,3 +107,43 @@ async fn scripts_without_a_native_body_are_unsupported_not_a_panic() {
         .unwrap_err();
     assert_eq!(too_few_keys.kind(), ErrorKind::Script);
 }
+
+#[tokio::test]
+async fn faults_are_idle_only_with_no_rule_and_no_latency() {
+    let backend = MemoryBackend::new();
+    assert!(backend.faults().idle());
+    backend.faults().fail_next(1, ErrorKind::Timeout);
+    assert!(!backend.faults().idle());
+    assert!(backend.get(b"k").await.is_err());
+    assert!(backend.faults().idle(), "the rule disarmed once used");
+    backend.faults().set_latency(Duration::from_millis(1));
+    assert!(!backend.faults().idle());
+    backend.faults().clear();
+    assert!(backend.faults().idle());
+}
+
+#[tokio::test]
+async fn an_atomic_step_is_one_evalsha_to_faults_and_counters() {
+    let backend = MemoryBackend::new();
+    let before = backend.stats().commands;
+    let step = backend
+        .atomically(|store| {
+            store.set(b"a", b"1", SetOptions::new()).unwrap();
+            store.get(b"a").unwrap()
+        })
+        .await;
+    assert_eq!(step.unwrap(), Some(b"1".to_vec()));
+    assert_eq!(backend.stats().commands, before + 1);
+    backend
+        .faults()
+        .fail_command("EVALSHA", 1, ErrorKind::Timeout);
+    let failed = backend
+        .atomically(|store| store.del(&[b"a"]).unwrap())
+        .await;
+    assert_eq!(failed.unwrap_err(), injected_error(ErrorKind::Timeout));
+    assert_eq!(
+        backend.get(b"a").await.unwrap(),
+        Some(b"1".to_vec()),
+        "nothing ran"
+    );
+}

@@ -13,6 +13,7 @@ use crate::commands::{
     arity_ok, connection as conn_commands, keyspace, scripting, transaction, unknown_command,
     watch, wrong_arity,
 };
+use crate::pipeline::Pipeline;
 use crate::reply::{Protocol, encode, encode_in, encode_map, encode_push};
 use crate::request::{ProtocolError, parse};
 use crate::server::{DROP_CONNECTION, Shared};
@@ -51,6 +52,7 @@ async fn converse(
     let (events, mut published) = mpsc::unbounded_channel::<Value>();
     let mut subscriptions = Subscriptions::new(events);
     let mut buffer = Vec::with_capacity(16 * 1024);
+    let mut pipeline = Pipeline::default();
     loop {
         let mut used = 0;
         let mut close = false;
@@ -60,6 +62,17 @@ async fn converse(
                     used += length;
                     if args.is_empty() {
                         continue;
+                    }
+                    let args = if plain(session, &subscriptions) {
+                        match pipeline.gather(shared, session.db, args) {
+                            Some(args) => args,
+                            None => continue,
+                        }
+                    } else {
+                        args
+                    };
+                    if !pipeline.flush(shared, session.protocol, &mut out).await {
+                        return hang_up(&mut stream, &out).await;
                     }
                     let hello = args[0].eq_ignore_ascii_case(b"hello");
                     let subscribing = [
@@ -91,8 +104,7 @@ async fn converse(
                         }
                     }
                     if replies.iter().any(drops_connection) {
-                        // An injected connection fault: the client sees a reset, not a reply.
-                        return;
+                        return hang_up(&mut stream, &out).await;
                     }
                     for reply in replies {
                         write_reply(session.protocol, &reply, hello, subscribing, &mut out);
@@ -104,11 +116,17 @@ async fn converse(
                 }
                 Ok(None) => break,
                 Err(ProtocolError(text)) => {
+                    if !pipeline.flush(shared, session.protocol, &mut out).await {
+                        return hang_up(&mut stream, &out).await;
+                    }
                     encode(&Value::Error(text), &mut out);
                     close = true;
                     break;
                 }
             }
+        }
+        if !pipeline.flush(shared, session.protocol, &mut out).await {
+            return hang_up(&mut stream, &out).await;
         }
         buffer.drain(..used);
         if !out.is_empty() {
@@ -135,6 +153,20 @@ async fn converse(
             _ = stopped.changed() => return,
         }
     }
+}
+
+/// An injected connection fault: the client gets the replies of the commands that ran
+/// before it, then the connection closes where the faulted command's reply would be.
+async fn hang_up(stream: &mut TcpStream, out: &[u8]) {
+    let _ = stream.write_all(out).await;
+}
+
+/// Whether the session is in its ordinary state, where a keyspace command may join the
+/// pipeline: authenticated, no MULTI open, not restricted by a RESP2 subscription.
+fn plain(session: &Session, subscriptions: &Subscriptions) -> bool {
+    session.authenticated
+        && session.transaction.is_none()
+        && !(subscriptions.active() && session.protocol == Protocol::Resp2)
 }
 
 /// Whether `reply` carries the injected-connection-fault marker, at any depth: EXEC

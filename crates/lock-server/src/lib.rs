@@ -14,6 +14,7 @@ mod blocking;
 mod commands;
 mod connection;
 mod lua;
+mod pipeline;
 mod reply;
 mod request;
 mod server;

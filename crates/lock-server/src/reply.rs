@@ -63,9 +63,9 @@ pub(crate) fn encode_map(protocol: Protocol, items: &[Value], out: &mut Vec<u8>)
 /// `<kind><number>\r\n`, formatted straight into `out` (no temporary string: this runs
 /// for every reply).
 fn header(kind: u8, number: i64, out: &mut Vec<u8>) {
-    use std::io::Write;
     out.push(kind);
-    let _ = write!(out, "{number}\r\n");
+    out.extend_from_slice(itoa::Buffer::new().format(number).as_bytes());
+    out.extend_from_slice(b"\r\n");
 }
 
 fn aggregate(protocol: Protocol, kind: u8, items: &[Value], out: &mut Vec<u8>) {

@@ -111,7 +111,7 @@ fn parse_count(bytes: &[u8]) -> Option<usize> {
 
 /// The reply for a failed store call. An injected connection fault becomes
 /// [`DROP_CONNECTION`], so the client sees its connection reset, as with a real server.
-fn error_reply(error: lock_core::Error) -> Value {
+pub(crate) fn error_reply(error: lock_core::Error) -> Value {
     if error.kind() == ErrorKind::Connection {
         return Value::Error(DROP_CONNECTION.into());
     }
@@ -236,7 +236,7 @@ impl Shared {
     }
 
     /// Hands elements pushed to database `db` to the clients blocked on them.
-    async fn serve_blocked(&self, db: usize) {
+    pub(crate) async fn serve_blocked(&self, db: usize) {
         if self.blocked.any() {
             self.blocked.serve(self, db).await;
         }

@@ -16,9 +16,14 @@ pub(crate) type Table = [(&'static str, i32)];
 
 /// The entry of `table` named `name` (any case).
 pub(crate) fn find(table: &Table, name: &[u8]) -> Option<(&'static str, i32)> {
+    // Every request looks its name up, several times: the first byte rules out most
+    // entries before a full comparison.
+    let first = name.first()?.to_ascii_lowercase();
     table
         .iter()
-        .find(|(known, _)| known.as_bytes().eq_ignore_ascii_case(name))
+        .find(|(known, _)| {
+            known.as_bytes().first() == Some(&first) && known.as_bytes().eq_ignore_ascii_case(name)
+        })
         .copied()
 }
 
