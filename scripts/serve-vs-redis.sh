@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue 6's throughput target: redis-benchmark against `nxlock serve` and against a stock
-# redis-server started the same way, in one run, alternating, and the ratio of the sums.
+# Issue 6's targets: redis-benchmark, and a 3 s redis-rs token-lock cycle (`nxlock bench
+# --wait poll`), against `nxlock serve` and against a stock redis-server started the same
+# way, in one run, alternating within each round, and the ratios of the sums.
 # Usage: scripts/serve-vs-redis.sh [rounds]   (needs redis-server and redis-benchmark)
 #
 # With taskset and two or more CPUs, both servers are pinned to CPU 0 and the benchmark
@@ -26,14 +27,19 @@ bench() {
   "${client_cpu[@]}" redis-benchmark -p "$1" -t set,get -n 200000 -P 16 -q 2>/dev/null | tr '\r' '\n' \
     | grep -E '^(SET|GET): [0-9.]+ requests per second' | awk '{s += $2} END {printf "%d", s}'
 }
-serve_total=0; redis_total=0
+cycles() {
+  "${client_cpu[@]}" ./target/release/nxlock bench --url "redis://127.0.0.1:$1" --wait poll --duration 3 \
+    | awk '/^cycles/ {print $2}'
+}
+serve_total=0; redis_total=0; serve_cycles=0; redis_cycles=0
+# Each round measures serve, redis, redis, serve, so that a drift in the machine's speed
+# during the round weighs on both servers alike.
 for _ in $(seq "$rounds"); do
-  s=$(bench 6392); r=$(bench 6393)
-  echo "nxlock serve ${s} req/s (SET+GET)   redis-server ${r} req/s"
-  serve_total=$(echo "$serve_total + $s" | bc); redis_total=$(echo "$redis_total + $r" | bc)
+  s1=$(bench 6392); r1=$(bench 6393); r2=$(bench 6393); s2=$(bench 6392)
+  sc1=$(cycles 6392); rc1=$(cycles 6393); rc2=$(cycles 6393); sc2=$(cycles 6392)
+  echo "nxlock serve $s1 $s2 req/s (SET+GET), $sc1 $sc2 token cycles in 3 s;   redis-server $r1 $r2 req/s, $rc1 $rc2 cycles"
+  serve_total=$((serve_total + s1 + s2)); redis_total=$((redis_total + r1 + r2))
+  serve_cycles=$((serve_cycles + sc1 + sc2)); redis_cycles=$((redis_cycles + rc1 + rc2))
 done
-echo "nxlock serve / redis-server = $(echo "scale=3; $serve_total / $redis_total" | bc)"
-for port in 6392 6393; do
-  "${client_cpu[@]}" ./target/release/nxlock bench --url "redis://127.0.0.1:$port" --wait poll --duration 5 \
-    | grep -E '^cycles' | sed "s/^/port $port token cycle: /"
-done
+echo "throughput:  nxlock serve / redis-server = $(echo "scale=3; $serve_total / $redis_total" | bc)"
+echo "token cycle: redis-server / nxlock serve = $(echo "scale=3; $redis_cycles / $serve_cycles" | bc) (time per cycle, serve relative to redis)"
