@@ -933,6 +933,23 @@ async fn armed_faults_hit_pipelined_commands_one_by_one() {
     server.stop().await;
 }
 
+/// A pipeline longer than one step (1,024 commands) still runs every command once, in
+/// order.
+#[tokio::test]
+async fn a_long_pipeline_runs_in_order_across_steps() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    let pipeline = request(&["INCR", "n"]).repeat(3000);
+    client.stream.write_all(&pipeline).await.unwrap();
+    for expected in 1..=3000 {
+        assert_eq!(
+            client.read_reply().await,
+            format!(":{expected}\r\n").into_bytes()
+        );
+    }
+    server.stop().await;
+}
+
 /// A script that never ends is stopped at the time limit; the server keeps serving.
 #[tokio::test]
 async fn a_runaway_script_is_stopped_at_the_time_limit() {

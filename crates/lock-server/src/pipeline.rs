@@ -1,7 +1,8 @@
 //! A client's consecutive pipelined keyspace commands, run as one atomic step, as Redis
 //! runs a client's whole query buffer in one event-loop turn: one store lock and one
-//! clock reading for the lot instead of one each. Redis reads its clock per command; the
-//! microseconds between those readings are not something a client can observe.
+//! clock reading for the lot instead of one each. (Redis reads its clock per command;
+//! here the commands of one step share a reading, microseconds apart.) A step holds at
+//! most [`MAX_STEP`] commands, so a huge pipeline cannot hold the store for long.
 //!
 //! Only plain commands are gathered: a command that changes the session (SELECT, MULTI,
 //! SUBSCRIBE, AUTH…), may block (BLPOP), or arrives while a transaction or a RESP2
@@ -15,6 +16,9 @@ use crate::commands::keyspace;
 use crate::reply::{Protocol, encode_in};
 use crate::server::{DROP_CONNECTION, Shared, error_reply};
 
+/// The most commands one step runs.
+const MAX_STEP: usize = 1024;
+
 /// The commands gathered so far, all for database `db`.
 #[derive(Debug, Default)]
 pub(crate) struct Pipeline {
@@ -24,7 +28,8 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
-    /// Takes `args` into the pipeline if it can run there; otherwise hands it back.
+    /// Takes `args` into the pipeline if it can run there; otherwise (also when the step
+    /// is full) hands it back, to run on its own after the gathered ones.
     pub(crate) fn gather(
         &mut self,
         shared: &Shared,
@@ -34,7 +39,8 @@ impl Pipeline {
         let Some(name) = keyspace::lookup(&args[0]) else {
             return Some(args);
         };
-        if keyspace::blocks(name) || !shared.db(db).faults().idle() {
+        let full = self.commands.len() >= MAX_STEP;
+        if full || keyspace::blocks(name) || !shared.db(db).faults().idle() {
             return Some(args);
         }
         if self.commands.is_empty() {
