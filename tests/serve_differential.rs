@@ -775,6 +775,78 @@ async fn requests_are_framed_like_redis() {
     server.stop().await;
 }
 
+/// A RESP3 connection publishing to its own subscriptions gets each push where Redis
+/// writes it: before the reply of the command that published, also inside a pipeline, a
+/// script, and an EXEC array (channel first, then patterns); and while blocked in BLPOP.
+#[tokio::test]
+async fn resp3_pushes_land_where_redis_writes_them() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("resp3_pushes_land_where_redis_writes_them").await
+    else {
+        return;
+    };
+    // HELLO's reply is read apart: it carries the connection's id, which differs.
+    let setup = [request(&["SUBSCRIBE", "c"]), request(&["PSUBSCRIBE", "c*"])].concat();
+    let pipelines: [Vec<Vec<&str>>; 4] = [
+        vec![vec!["PUBLISH", "c", "m"], vec!["PING"]],
+        vec![
+            vec!["SET", "k", "v"],
+            vec!["PUBLISH", "cx", "n"],
+            vec!["GET", "k"],
+        ],
+        vec![vec![
+            "EVAL",
+            "redis.call('publish','c','1') redis.call('publish','c','2') return 7",
+            "0",
+        ]],
+        vec![
+            vec!["MULTI"],
+            vec!["SET", "k", "v"],
+            vec!["PUBLISH", "c", "m"],
+            vec!["EVAL", "return redis.call('publish','cx','z')", "0"],
+            vec!["PUBLISH", "cy", "n"],
+            vec!["EXEC"],
+        ],
+    ];
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut transcript = Vec::new();
+        for pipeline in &pipelines {
+            let mut client = Raw::connect(&addr).await;
+            client.command(&["HELLO", "3"]).await;
+            let commands: Vec<Vec<u8>> = pipeline.iter().map(|c| request(c)).collect();
+            client
+                .stream
+                .write_all(&[setup.clone(), commands.concat()].concat())
+                .await
+                .unwrap();
+            transcript.push(collect_for(&mut client.stream, Duration::from_millis(300)).await);
+        }
+        // Blocked in BLPOP, the client still gets its pushes.
+        let mut blocked = Raw::connect(&addr).await;
+        let mut other = Raw::connect(&addr).await;
+        blocked.command(&["HELLO", "3"]).await;
+        blocked.stream.write_all(&setup).await.unwrap();
+        transcript.push(collect_for(&mut blocked.stream, Duration::from_millis(300)).await);
+        blocked.send_only(&["BLPOP", "list", "0"]).await;
+        other.command(&["PUBLISH", "c", "while blocked"]).await;
+        transcript.push(collect_for(&mut blocked.stream, Duration::from_millis(300)).await);
+        other.command(&["RPUSH", "list", "x"]).await;
+        transcript.push(blocked.read_reply().await);
+        transcripts.push(transcript);
+    }
+    for (ours, redis) in transcripts[0].iter().zip(&transcripts[1]) {
+        assert_eq!(
+            String::from_utf8_lossy(ours),
+            String::from_utf8_lossy(redis)
+        );
+    }
+    server.stop().await;
+}
+
 /// Pub/sub: confirmations, delivery, what a subscribed connection may run, and leaving.
 #[tokio::test]
 async fn pubsub_behaves_like_redis() {

@@ -48,7 +48,7 @@ pub use lock::{LockAlgorithm, LockGuard, LockOptions};
 pub use outcome::{Attempt, LockError};
 pub use pattern::glob_match;
 pub use policy::{AcquirePolicy, Backoff, Retry};
-pub use pubsub::{Channels, Message, Missed, PatternSubscription, Subscription};
+pub use pubsub::{Channels, Message, Missed, Numbered, PatternSubscription, Subscription};
 pub use script::{NativeScript, Script, ScriptContext, WatchMark, integer_arg, nth};
 pub use value::Value;
 pub use wake::Wait;

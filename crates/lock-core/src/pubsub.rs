@@ -32,17 +32,48 @@ fn missed(error: broadcast::error::RecvError) -> Missed {
     }
 }
 
+/// A message with its publication number: [`Channels`] numbers every `PUBLISH`, so that
+/// whoever reads several subscriptions can put their messages back in publication order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Numbered<T> {
+    /// Counts publications on one [`Channels`], from 1.
+    pub number: u64,
+    /// What was delivered.
+    pub payload: T,
+}
+
+/// The next message already delivered to `receiver`, without waiting.
+fn try_next<T: Clone>(receiver: &mut broadcast::Receiver<T>) -> Result<Option<T>, Missed> {
+    match receiver.try_recv() {
+        Ok(payload) => Ok(Some(payload)),
+        Err(broadcast::error::TryRecvError::Empty) => Ok(None),
+        Err(broadcast::error::TryRecvError::Lagged(n)) => Err(Missed::Lagged(n)),
+        Err(broadcast::error::TryRecvError::Closed) => Err(Missed::Closed),
+    }
+}
+
 /// A live subscription to one channel. Messages published after
 /// [`KvBackend::subscribe`](crate::KvBackend::subscribe) returned are delivered in order.
 #[derive(Debug)]
 pub struct Subscription {
-    receiver: broadcast::Receiver<Message>,
+    receiver: broadcast::Receiver<Numbered<Message>>,
 }
 
 impl Subscription {
     /// The next message, or why there is none.
     pub async fn recv(&mut self) -> Result<Message, Missed> {
+        self.recv_numbered().await.map(|m| m.payload)
+    }
+
+    /// The next message with its publication number, or why there is none.
+    pub async fn recv_numbered(&mut self) -> Result<Numbered<Message>, Missed> {
         self.receiver.recv().await.map_err(missed)
+    }
+
+    /// The next message if one has already been delivered (`Ok(None)` if not), without
+    /// waiting: a publish is delivered before it returns.
+    pub fn try_recv(&mut self) -> Result<Option<Numbered<Message>>, Missed> {
+        try_next(&mut self.receiver)
     }
 
     /// Drops every message received but not yet read, so the next [`Subscription::recv`]
@@ -56,13 +87,23 @@ impl Subscription {
 /// channel it was published on.
 #[derive(Debug)]
 pub struct PatternSubscription {
-    receiver: broadcast::Receiver<(Message, Message)>,
+    receiver: broadcast::Receiver<Numbered<(Message, Message)>>,
 }
 
 impl PatternSubscription {
     /// The next `(channel, message)`, or why there is none.
     pub async fn recv(&mut self) -> Result<(Message, Message), Missed> {
+        self.recv_numbered().await.map(|m| m.payload)
+    }
+
+    /// The next `(channel, message)` with its publication number, or why there is none.
+    pub async fn recv_numbered(&mut self) -> Result<Numbered<(Message, Message)>, Missed> {
         self.receiver.recv().await.map_err(missed)
+    }
+
+    /// The next `(channel, message)` if one has already been delivered, without waiting.
+    pub fn try_recv(&mut self) -> Result<Option<Numbered<(Message, Message)>>, Missed> {
+        try_next(&mut self.receiver)
     }
 }
 
@@ -70,8 +111,10 @@ impl PatternSubscription {
 /// dispatch table behind a server's single pub/sub connection.
 #[derive(Debug, Default)]
 pub struct Channels {
-    senders: HashMap<Vec<u8>, broadcast::Sender<Message>>,
-    patterns: HashMap<Vec<u8>, broadcast::Sender<(Message, Message)>>,
+    senders: HashMap<Vec<u8>, broadcast::Sender<Numbered<Message>>>,
+    patterns: HashMap<Vec<u8>, broadcast::Sender<Numbered<(Message, Message)>>>,
+    /// The number of the last publication.
+    published: u64,
 }
 
 impl Channels {
@@ -108,10 +151,16 @@ impl Channels {
     /// it, like `PUBLISH`: the reply is how many subscriptions received it. Channels and
     /// patterns whose subscriptions were all dropped are forgotten.
     pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> i64 {
+        self.published += 1;
+        let number = self.published;
         let message = Message::from(message);
         let mut received = 0;
         if let Some(sender) = self.senders.get(channel) {
-            match sender.send(message.clone()) {
+            let delivery = Numbered {
+                number,
+                payload: message.clone(),
+            };
+            match sender.send(delivery) {
                 Ok(receivers) => received += receivers,
                 Err(_) => {
                     self.senders.remove(channel);
@@ -124,7 +173,11 @@ impl Channels {
                 if !crate::glob_match(pattern, channel) {
                     return sender.receiver_count() > 0;
                 }
-                match sender.send((name.clone(), message.clone())) {
+                let delivery = Numbered {
+                    number,
+                    payload: (name.clone(), message.clone()),
+                };
+                match sender.send(delivery) {
                     Ok(receivers) => {
                         received += receivers;
                         true
@@ -196,6 +249,33 @@ mod tests {
         assert_eq!(&*channel, b"lock:b:wake");
         drop(pattern);
         assert_eq!(channels.publish(b"lock:b:wake", b"y"), 0);
+    }
+
+    #[tokio::test]
+    async fn publications_are_numbered_and_readable_without_waiting() {
+        let mut channels = Channels::new();
+        let mut exact = channels.subscribe(b"c");
+        let mut pattern = channels.psubscribe(b"c*");
+        assert_eq!(exact.try_recv(), Ok(None));
+        channels.publish(b"c", b"first");
+        channels.publish(b"cc", b"second");
+        channels.publish(b"c", b"third");
+        let numbers = |n: Option<Numbered<Message>>| n.map(|m| (m.number, m.payload));
+        assert_eq!(
+            numbers(exact.try_recv().unwrap()),
+            Some((1, Message::from(&b"first"[..])))
+        );
+        assert_eq!(
+            numbers(exact.try_recv().unwrap()),
+            Some((3, Message::from(&b"third"[..])))
+        );
+        assert_eq!(exact.try_recv(), Ok(None));
+        let seen: Vec<u64> = std::iter::from_fn(|| pattern.try_recv().unwrap())
+            .map(|m| m.number)
+            .collect();
+        assert_eq!(seen, [1, 2, 3]);
+        channels.close_all();
+        assert_eq!(exact.try_recv(), Err(Missed::Closed));
     }
 
     #[tokio::test]

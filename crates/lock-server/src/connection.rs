@@ -1,11 +1,12 @@
 //! One client connection: read requests, run them in order, write the replies. Pipelined
-//! requests are all answered in one write; published messages are written between
-//! batches, after the replies before them.
+//! requests are all answered in one write. Published messages are written as soon as
+//! they arrive, and those a command causes go right before its reply, where Redis writes
+//! them.
 
 use lock_core::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, watch as signal};
+use tokio::sync::watch as signal;
 
 use crate::blocking::Ticket;
 use crate::commands::pubsub::{self, Subscriptions};
@@ -14,7 +15,9 @@ use crate::commands::{
     watch, wrong_arity,
 };
 use crate::pipeline::Pipeline;
-use crate::reply::{Protocol, encode, encode_in, encode_map, encode_push};
+use crate::reply::{
+    Protocol, encode, encode_event, encode_in, encode_interleaved, encode_map, encode_push,
+};
 use crate::request::{ProtocolError, parse};
 use crate::server::{DROP_CONNECTION, Shared};
 use crate::session::Session;
@@ -49,8 +52,7 @@ async fn converse(
         let _ = stream.write_all(&out).await;
         return;
     }
-    let (events, mut published) = mpsc::unbounded_channel::<Value>();
-    let mut subscriptions = Subscriptions::new(events);
+    let mut subscriptions = Subscriptions::default();
     let mut buffer = Vec::with_capacity(16 * 1024);
     let mut pipeline = Pipeline::default();
     loop {
@@ -71,7 +73,10 @@ async fn converse(
                     } else {
                         args
                     };
-                    if !pipeline.flush(shared, session.protocol, &mut out).await {
+                    if !pipeline
+                        .flush(shared, session.protocol, &mut subscriptions, &mut out)
+                        .await
+                    {
                         return hang_up(&mut stream, &out).await;
                     }
                     let hello = args[0].eq_ignore_ascii_case(b"hello");
@@ -86,7 +91,11 @@ async fn converse(
                     let may_block =
                         args[0].eq_ignore_ascii_case(b"blpop") && session.transaction.is_none();
                     let command = may_block.then(|| args.clone());
+                    // Events already delivered come first; then those the command caused,
+                    // before its reply, as Redis writes them when it publishes.
+                    write_events(session.protocol, subscriptions.drain(), &mut out);
                     let mut replies = execute(shared, session, &mut subscriptions, args).await;
+                    write_events(session.protocol, subscriptions.drain(), &mut out);
                     if let (Some(command), [Value::NilArray]) = (command, replies.as_slice()) {
                         // Everything before this reply must reach the client first.
                         if !out.is_empty() && stream.write_all(&out).await.is_err() {
@@ -97,6 +106,8 @@ async fn converse(
                             stream: &mut stream,
                             buffer: &mut buffer,
                             stopped: &mut stopped,
+                            subscriptions: &mut subscriptions,
+                            protocol: session.protocol,
                         };
                         match block(shared, session.db, command, waiting).await {
                             Some(reply) => replies = vec![reply],
@@ -106,8 +117,16 @@ async fn converse(
                     if replies.iter().any(drops_connection) {
                         return hang_up(&mut stream, &out).await;
                     }
+                    let exec_events = std::mem::take(&mut session.exec_events);
                     for reply in replies {
-                        write_reply(session.protocol, &reply, hello, subscribing, &mut out);
+                        match &reply {
+                            Value::Array(items) if !exec_events.is_empty() => {
+                                encode_interleaved(session.protocol, items, &exec_events, &mut out)
+                            }
+                            _ => {
+                                write_reply(session.protocol, &reply, hello, subscribing, &mut out)
+                            }
+                        }
                     }
                     if session.quit {
                         close = true;
@@ -116,7 +135,10 @@ async fn converse(
                 }
                 Ok(None) => break,
                 Err(ProtocolError(text)) => {
-                    if !pipeline.flush(shared, session.protocol, &mut out).await {
+                    if !pipeline
+                        .flush(shared, session.protocol, &mut subscriptions, &mut out)
+                        .await
+                    {
                         return hang_up(&mut stream, &out).await;
                     }
                     encode(&Value::Error(text), &mut out);
@@ -125,7 +147,10 @@ async fn converse(
                 }
             }
         }
-        if !pipeline.flush(shared, session.protocol, &mut out).await {
+        if !pipeline
+            .flush(shared, session.protocol, &mut subscriptions, &mut out)
+            .await
+        {
             return hang_up(&mut stream, &out).await;
         }
         buffer.drain(..used);
@@ -143,15 +168,18 @@ async fn converse(
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
             },
-            Some(event) = published.recv() => {
-                let protocol = session.protocol;
-                write_reply(protocol, &event, false, true, &mut out);
-                while let Ok(event) = published.try_recv() {
-                    write_reply(protocol, &event, false, true, &mut out);
-                }
+            events = subscriptions.next_events() => {
+                write_events(session.protocol, events, &mut out);
             }
             _ = stopped.changed() => return,
         }
+    }
+}
+
+/// Writes pub/sub events: pushes under RESP3.
+fn write_events(protocol: Protocol, events: Vec<Value>, out: &mut Vec<u8>) {
+    for event in &events {
+        encode_event(protocol, event, out);
     }
 }
 
@@ -180,11 +208,14 @@ fn drops_connection(reply: &Value) -> bool {
 }
 
 /// What a blocked client keeps watching: its socket (requests that arrive meanwhile are
-/// buffered, as Redis does) and the server's stop signal.
+/// buffered, as Redis does), the server's stop signal, and its subscriptions (a RESP3
+/// client gets its pushes while blocked).
 struct Waiting<'a> {
     stream: &'a mut TcpStream,
     buffer: &'a mut Vec<u8>,
     stopped: &'a mut StopSignal,
+    subscriptions: &'a mut Subscriptions,
+    protocol: Protocol,
 }
 
 /// BLPOP found every list empty: wait, in line with other blocked clients, for an
@@ -222,6 +253,13 @@ async fn block(
                 Ok(_) => {}
             },
             _ = waiting.stopped.changed() => break true,
+            events = waiting.subscriptions.next_events() => {
+                let mut pushes = Vec::new();
+                write_events(waiting.protocol, events, &mut pushes);
+                if waiting.stream.write_all(&pushes).await.is_err() {
+                    break true;
+                }
+            }
         }
     };
     let reply = leave(shared, &mut ticket).await;
@@ -274,7 +312,7 @@ async fn transaction_step(
             let watches = watch::marks_of(&here, db);
             if block.refused || broken_elsewhere {
                 if !watches.is_empty() {
-                    shared.keyspace_batch(db, &watches, &[]).await;
+                    shared.keyspace_batch(db, &watches, &[], &mut |_| {}).await;
                 }
                 return Some(if block.refused {
                     Value::Error(
@@ -284,19 +322,31 @@ async fn transaction_step(
                     Value::NilArray
                 });
             }
+            // Events a command causes go inside the EXEC reply, before its element.
+            let mut events = Vec::new();
             if transaction::all_keyspace(&block.queued) {
-                return Some(shared.keyspace_batch(db, &watches, &block.queued).await);
+                let mut observe = |index: usize| {
+                    events.extend(subscriptions.drain().into_iter().map(|e| (index, e)));
+                };
+                let reply = shared
+                    .keyspace_batch(db, &watches, &block.queued, &mut observe)
+                    .await;
+                session.exec_events = events;
+                return Some(reply);
             }
             if !watches.is_empty()
-                && shared.keyspace_batch(db, &watches, &[]).await == Value::NilArray
+                && shared.keyspace_batch(db, &watches, &[], &mut |_| {}).await == Value::NilArray
             {
                 return Some(Value::NilArray);
             }
             let mut replies = Vec::new();
             for command in block.queued {
                 let mut results = Box::pin(execute(shared, session, subscriptions, command)).await;
+                let index = replies.len();
+                events.extend(subscriptions.drain().into_iter().map(|e| (index, e)));
                 replies.append(&mut results);
             }
+            session.exec_events = events;
             return Some(Value::Array(replies));
         }
         _ => {}

@@ -13,7 +13,8 @@
 use lock_core::Value;
 
 use crate::commands::keyspace;
-use crate::reply::{Protocol, encode_in};
+use crate::commands::pubsub::Subscriptions;
+use crate::reply::{Protocol, encode_event, encode_in};
 use crate::server::{DROP_CONNECTION, Shared, error_reply};
 
 /// The most commands one step runs.
@@ -57,6 +58,7 @@ impl Pipeline {
         &mut self,
         shared: &Shared,
         protocol: Protocol,
+        subscriptions: &mut Subscriptions,
         out: &mut Vec<u8>,
     ) -> bool {
         if self.commands.is_empty() {
@@ -71,7 +73,10 @@ impl Pipeline {
                 for command in &commands {
                     args.clear();
                     args.extend(command.iter().map(Vec::as_slice));
-                    replies.push(keyspace::run(store, &args));
+                    let reply = keyspace::run(store, &args);
+                    // Events the command caused (PUBLISH to our own subscriptions) go
+                    // before its reply, as Redis writes them.
+                    replies.push((subscriptions.drain(), reply));
                 }
                 replies
             })
@@ -81,7 +86,10 @@ impl Pipeline {
         }
         match ran {
             Ok(replies) => {
-                for reply in &replies {
+                for (events, reply) in &replies {
+                    for event in events {
+                        encode_event(protocol, event, out);
+                    }
                     encode_in(protocol, reply, out);
                 }
             }

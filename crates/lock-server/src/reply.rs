@@ -48,6 +48,35 @@ pub(crate) fn encode_push(protocol: Protocol, items: &[Value], out: &mut Vec<u8>
     aggregate(protocol, kind, items, out);
 }
 
+/// A pub/sub event (`message`, `pmessage`…): a push under RESP3, an array under RESP2.
+pub(crate) fn encode_event(protocol: Protocol, event: &Value, out: &mut Vec<u8>) {
+    match event {
+        Value::Array(parts) => encode_push(protocol, parts, out),
+        other => encode_in(protocol, other, out),
+    }
+}
+
+/// An array with pub/sub events inside it, as Redis writes an EXEC reply whose commands
+/// published to the connection's own subscriptions: each `(i, event)` goes, as a push,
+/// before element `i` (after the last element when `i` is the length).
+pub(crate) fn encode_interleaved(
+    protocol: Protocol,
+    items: &[Value],
+    events: &[(usize, Value)],
+    out: &mut Vec<u8>,
+) {
+    header(b'*', items.len() as i64, out);
+    let mut events = events.iter().peekable();
+    for index in 0..=items.len() {
+        while let Some((_, event)) = events.next_if(|(at, _)| *at <= index) {
+            encode_event(protocol, event, out);
+        }
+        if let Some(item) = items.get(index) {
+            encode_in(protocol, item, out);
+        }
+    }
+}
+
 /// A flat `[key, value, …]` array as a RESP3 map (`%`, counting pairs); a plain array in
 /// RESP2.
 pub(crate) fn encode_map(protocol: Protocol, items: &[Value], out: &mut Vec<u8>) {

@@ -54,42 +54,6 @@ static KEYSPACE_COMMAND: LazyLock<Script> = LazyLock::new(|| {
         .with_native(|store, _keys, args| Ok(keyspace::run(store, args)))
 });
 
-/// Runs several keyspace commands in one atomic section (MULTI/EXEC), first checking and
-/// ending the connection's WATCHes of this database. `KEYS` are the watched keys and
-/// `ARGV` starts with their marks (stamp and liveness, two arguments each), then each
-/// command's argument count followed by its arguments. The reply is the commands'
-/// replies, or a null array when a watched key changed (then nothing runs).
-static KEYSPACE_BATCH: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        "nxlock-server-transaction",
-        "-- runs natively in nxlock serve",
-    )
-    .with_native(|store, keys, args| {
-        let (marks, mut rest) = args.split_at((2 * keys.len()).min(args.len()));
-        let mut broken = false;
-        for (key, mark) in keys.iter().zip(marks.chunks(2)) {
-            let mark = WatchMark {
-                stamp: parse_count(mark[0]).unwrap_or(0) as u64,
-                live: mark.get(1) == Some(&&b"1"[..]),
-            };
-            broken |= store.watch_broken(key, mark)?;
-            store.unwatch(key)?;
-        }
-        if broken {
-            return Ok(Value::NilArray);
-        }
-        let mut replies = Vec::new();
-        while let Some((count, tail)) = rest.split_first() {
-            let count = parse_count(count)
-                .filter(|&c| c <= tail.len())
-                .unwrap_or(tail.len());
-            replies.push(keyspace::run(store, &tail[..count]));
-            rest = &tail[count..];
-        }
-        Ok(Value::Array(replies))
-    })
-});
-
 /// Starts watching every key in `KEYS`: the reply is each key's stamp and liveness.
 static WATCH_KEYS: LazyLock<Script> = LazyLock::new(|| {
     Script::new("nxlock-server-watch", "-- runs natively in nxlock serve").with_native(
@@ -104,10 +68,6 @@ static WATCH_KEYS: LazyLock<Script> = LazyLock::new(|| {
         },
     )
 });
-
-fn parse_count(bytes: &[u8]) -> Option<usize> {
-    std::str::from_utf8(bytes).ok()?.parse().ok()
-}
 
 /// The reply for a failed store call. An injected connection fault becomes
 /// [`DROP_CONNECTION`], so the client sees its connection reset, as with a real server.
@@ -161,37 +121,41 @@ impl Shared {
     }
 
     /// Checks and ends `watches` of database `db`, then (unless one changed) runs keyspace
-    /// commands one after another, all in one atomic section. See [`KEYSPACE_BATCH`].
+    /// commands one after another, all in one atomic section (MULTI/EXEC), calling
+    /// `after_each` with each command's index once it ran. The reply is the commands'
+    /// replies, or a null array when a watched key changed (then nothing runs).
     pub(crate) async fn keyspace_batch(
         &self,
         db: usize,
         watches: &[(&[u8], WatchMark)],
         commands: &[Vec<Vec<u8>>],
+        after_each: &mut (dyn FnMut(usize) + Send),
     ) -> Value {
-        let mut numbers: Vec<Vec<u8>> = Vec::new();
-        for (_, mark) in watches {
-            numbers.push(mark.stamp.to_string().into_bytes());
-            numbers.push(if mark.live {
-                b"1".to_vec()
-            } else {
-                b"0".to_vec()
-            });
-        }
-        for command in commands {
-            numbers.push(command.len().to_string().into_bytes());
-        }
-        let (marks, counts) = numbers.split_at(2 * watches.len());
-        let mut args: Vec<&[u8]> = marks.iter().map(Vec::as_slice).collect();
-        for (count, command) in counts.iter().zip(commands) {
-            args.push(count);
-            args.extend(command.iter().map(Vec::as_slice));
-        }
-        let keys: Vec<&[u8]> = watches.iter().map(|(key, _)| *key).collect();
-        let reply = self.dbs[db].eval(&KEYSPACE_BATCH, &keys, &args).await;
+        let ran = self.dbs[db]
+            .atomically(|store| {
+                let mut broken = false;
+                for (key, mark) in watches {
+                    broken |= store.watch_broken(key, *mark)?;
+                    store.unwatch(key)?;
+                }
+                if broken {
+                    return Ok(Value::NilArray);
+                }
+                let mut args: Vec<&[u8]> = Vec::new();
+                let mut replies = Vec::with_capacity(commands.len());
+                for (index, command) in commands.iter().enumerate() {
+                    args.clear();
+                    args.extend(command.iter().map(Vec::as_slice));
+                    replies.push(keyspace::run(store, &args));
+                    after_each(index);
+                }
+                Ok(Value::Array(replies))
+            })
+            .await;
         if !commands.is_empty() {
             self.serve_blocked(db).await;
         }
-        reply.unwrap_or_else(error_reply)
+        ran.and_then(|reply| reply).unwrap_or_else(error_reply)
     }
 
     /// Starts watching `keys` in database `db`.

@@ -1,6 +1,6 @@
 //! What the server remembers about one connection.
 
-use lock_core::WatchMark;
+use lock_core::{Value, WatchMark};
 
 use crate::reply::Protocol;
 
@@ -23,6 +23,9 @@ pub(crate) struct Session {
     pub(crate) transaction: Option<Transaction>,
     /// Keys under WATCH, until EXEC, DISCARD, UNWATCH, RESET or the connection ends.
     pub(crate) watched: Vec<Watched>,
+    /// Pub/sub events the last EXEC's commands caused, each with the index of the reply
+    /// element it goes before: Redis writes them inside the EXEC reply.
+    pub(crate) exec_events: Vec<(usize, Value)>,
 }
 
 /// One WATCHed key.
@@ -51,6 +54,7 @@ impl Session {
             protocol: Protocol::Resp2,
             transaction: None,
             watched: Vec::new(),
+            exec_events: Vec::new(),
         }
     }
 }

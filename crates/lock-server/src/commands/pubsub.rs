@@ -1,36 +1,37 @@
 //! SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE and PUNSUBSCRIBE, and what a subscribed connection
 //! may still do.
 //!
-//! Each subscribed channel or pattern gets a small task that forwards its messages to the
-//! connection, which writes them between replies, in order.
+//! The connection reads its subscriptions itself. A publish is delivered before it
+//! returns, so right after a command the connection can write the events it caused before
+//! that command's reply, as Redis does (a RESP3 client publishing to its own channel sees
+//! the push first). Publication numbers put the events of several subscriptions back in
+//! order.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 
-use lock_core::{KvBackend, Missed, PatternSubscription, Subscription, Value};
-use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
+use lock_core::{KvBackend, Missed, Numbered, PatternSubscription, Subscription, Value};
 
 use super::wrong_arity;
 use crate::server::Shared;
 
 /// One connection's subscriptions.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Subscriptions {
-    forwarders: BTreeMap<Vec<u8>, AbortHandle>,
-    pattern_forwarders: BTreeMap<Vec<u8>, AbortHandle>,
-    /// Where forwarders send the events (`message`, `pmessage`) the connection writes.
-    events: mpsc::UnboundedSender<Value>,
+    channels: BTreeMap<Vec<u8>, Subscription>,
+    patterns: BTreeMap<Vec<u8>, PatternSubscription>,
 }
 
-impl Subscriptions {
-    pub(crate) fn new(events: mpsc::UnboundedSender<Value>) -> Self {
-        Self {
-            forwarders: BTreeMap::new(),
-            pattern_forwarders: BTreeMap::new(),
-            events,
-        }
-    }
+/// An event with what orders it: its publication's number, then channel before patterns
+/// (Redis's order within one publication).
+type Ordered = (u64, usize, Value);
 
+/// A pending wait for one subscription's next event.
+type Wait<'a> = Pin<Box<dyn Future<Output = Ordered> + Send + 'a>>;
+
+impl Subscriptions {
     /// Whether the connection is in subscribed mode.
     pub(crate) fn active(&self) -> bool {
         self.count() > 0
@@ -38,7 +39,7 @@ impl Subscriptions {
 
     /// Channels and patterns together: the count Redis reports in every confirmation.
     fn count(&self) -> i64 {
-        (self.forwarders.len() + self.pattern_forwarders.len()) as i64
+        (self.channels.len() + self.patterns.len()) as i64
     }
 
     /// `SUBSCRIBE channel [channel ...]`: one confirmation per channel.
@@ -58,27 +59,24 @@ impl Subscriptions {
         }
         let mut replies = Vec::new();
         for name in &args[1..] {
-            let forwarders = if patterns {
-                &mut self.pattern_forwarders
+            let known = if patterns {
+                self.patterns.contains_key(name)
             } else {
-                &mut self.forwarders
+                self.channels.contains_key(name)
             };
-            if !forwarders.contains_key(name) {
+            if !known {
                 // Database 0's table is every database's: they share pub/sub.
-                let source = if patterns {
-                    shared.db(0).psubscribe(name).await.map(Source::Pattern)
+                let joined = if patterns {
+                    let subscription = shared.db(0).psubscribe(name).await;
+                    subscription.map(|s| drop(self.patterns.insert(name.clone(), s)))
                 } else {
-                    shared.db(0).subscribe(name).await.map(Source::Channel)
+                    let subscription = shared.db(0).subscribe(name).await;
+                    subscription.map(|s| drop(self.channels.insert(name.clone(), s)))
                 };
-                let source = match source {
-                    Ok(source) => source,
-                    Err(error) => {
-                        replies.push(Value::Error(error.message().to_string()));
-                        continue;
-                    }
-                };
-                let task = tokio::spawn(forward(source, name.clone(), self.events.clone()));
-                forwarders.insert(name.clone(), task.abort_handle());
+                if let Err(error) = joined {
+                    replies.push(Value::Error(error.message().to_string()));
+                    continue;
+                }
             }
             replies.push(event(kind, Some(name), self.count()));
         }
@@ -99,9 +97,9 @@ impl Subscriptions {
         let named: Vec<Vec<u8>> = if args.len() > 1 {
             args[1..].to_vec()
         } else if patterns {
-            self.pattern_forwarders.keys().cloned().collect()
+            self.patterns.keys().cloned().collect()
         } else {
-            self.forwarders.keys().cloned().collect()
+            self.channels.keys().cloned().collect()
         };
         if named.is_empty() {
             return vec![event(kind, None, self.count())];
@@ -109,13 +107,10 @@ impl Subscriptions {
         named
             .into_iter()
             .map(|name| {
-                let forwarders = if patterns {
-                    &mut self.pattern_forwarders
+                if patterns {
+                    self.patterns.remove(&name);
                 } else {
-                    &mut self.forwarders
-                };
-                if let Some(forwarder) = forwarders.remove(&name) {
-                    forwarder.abort();
+                    self.channels.remove(&name);
                 }
                 event(kind, Some(&name), self.count())
             })
@@ -124,50 +119,111 @@ impl Subscriptions {
 
     /// Ends every subscription (RESET, or the connection closing).
     pub(crate) fn clear(&mut self) {
-        let channels = std::mem::take(&mut self.forwarders);
-        let patterns = std::mem::take(&mut self.pattern_forwarders);
-        for (_, forwarder) in channels.into_iter().chain(patterns) {
-            forwarder.abort();
-        }
+        self.channels.clear();
+        self.patterns.clear();
     }
-}
 
-/// Where one subscription's messages come from.
-enum Source {
-    Channel(Subscription),
-    Pattern(PatternSubscription),
-}
+    /// Every event already delivered, in publication order.
+    pub(crate) fn drain(&mut self) -> Vec<Value> {
+        in_order(self.delivered())
+    }
 
-/// Sends each message of `source` (subscribed as `name`) to the connection as its event.
-async fn forward(mut source: Source, name: Vec<u8>, events: mpsc::UnboundedSender<Value>) {
-    loop {
-        let event = match &mut source {
-            Source::Channel(s) => s.recv().await.map(|payload| message(&name, &payload)),
-            Source::Pattern(s) => s.recv().await.map(|(channel, payload)| {
-                Value::Array(vec![
-                    Value::Data(b"pmessage".to_vec()),
-                    Value::Data(name.clone()),
-                    Value::Data(channel.to_vec()),
-                    Value::Data(payload.to_vec()),
-                ])
-            }),
-        };
-        match event {
-            Ok(event) => {
-                if events.send(event).is_err() {
-                    return;
+    /// Waits for the next event (forever without a subscription); it and every other
+    /// event already delivered, in publication order. Cancel-safe: an event is taken only
+    /// in the poll that completes the wait.
+    pub(crate) async fn next_events(&mut self) -> Vec<Value> {
+        let first = self.first().await;
+        let mut events = self.delivered();
+        events.push(first);
+        in_order(events)
+    }
+
+    fn delivered(&mut self) -> Vec<Ordered> {
+        let mut events = Vec::new();
+        for (name, subscription) in &mut self.channels {
+            while let Some(delivery) = next_delivered(|| subscription.try_recv()) {
+                events.push((delivery.number, 0, message(name, &delivery.payload)));
+            }
+        }
+        for (rank, (pattern, subscription)) in self.patterns.iter_mut().enumerate() {
+            while let Some(delivery) = next_delivered(|| subscription.try_recv()) {
+                let (channel, payload) = delivery.payload;
+                events.push((
+                    delivery.number,
+                    rank + 1,
+                    pmessage(pattern, &channel, &payload),
+                ));
+            }
+        }
+        events
+    }
+
+    async fn first(&mut self) -> Ordered {
+        let mut waits: Vec<Wait<'_>> = Vec::new();
+        for (name, subscription) in &mut self.channels {
+            waits.push(Box::pin(async move {
+                let delivery = loop {
+                    match subscription.recv_numbered().await {
+                        Ok(delivery) => break delivery,
+                        Err(missed) => wait_past(missed).await,
+                    }
+                };
+                (delivery.number, 0, message(name, &delivery.payload))
+            }));
+        }
+        for (rank, (pattern, subscription)) in self.patterns.iter_mut().enumerate() {
+            waits.push(Box::pin(async move {
+                let delivery = loop {
+                    match subscription.recv_numbered().await {
+                        Ok(delivery) => break delivery,
+                        Err(missed) => wait_past(missed).await,
+                    }
+                };
+                let (channel, payload) = delivery.payload;
+                (
+                    delivery.number,
+                    rank + 1,
+                    pmessage(pattern, &channel, &payload),
+                )
+            }));
+        }
+        std::future::poll_fn(|cx| {
+            for wait in &mut waits {
+                if let Poll::Ready(event) = wait.as_mut().poll(cx) {
+                    return Poll::Ready(event);
                 }
             }
-            Err(Missed::Lagged(_)) => {}
-            Err(Missed::Closed) => return,
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+/// The next delivery `try_recv` has, skipping a gap from lagging behind; `None` when
+/// there is none yet or the subscription has ended.
+fn next_delivered<T>(
+    mut try_recv: impl FnMut() -> Result<Option<Numbered<T>>, Missed>,
+) -> Option<Numbered<T>> {
+    loop {
+        match try_recv() {
+            Ok(delivery) => return delivery,
+            Err(Missed::Lagged(_)) => continue,
+            Err(Missed::Closed) => return None,
         }
     }
 }
 
-impl Drop for Subscriptions {
-    fn drop(&mut self) {
-        self.clear();
+/// After a gap from lagging behind, reading goes on at once; an ended subscription never
+/// delivers again.
+async fn wait_past(missed: Missed) {
+    if missed == Missed::Closed {
+        std::future::pending::<()>().await;
     }
+}
+
+fn in_order(mut events: Vec<Ordered>) -> Vec<Value> {
+    events.sort_by_key(|(number, rank, _)| (*number, *rank));
+    events.into_iter().map(|(_, _, event)| event).collect()
 }
 
 fn event(kind: &str, channel: Option<&[u8]>, count: i64) -> Value {
@@ -182,6 +238,16 @@ fn event(kind: &str, channel: Option<&[u8]>, count: i64) -> Value {
 fn message(channel: &[u8], payload: &[u8]) -> Value {
     Value::Array(vec![
         Value::Data(b"message".to_vec()),
+        Value::Data(channel.to_vec()),
+        Value::Data(payload.to_vec()),
+    ])
+}
+
+/// A published message as a pattern subscription receives it.
+fn pmessage(pattern: &[u8], channel: &[u8], payload: &[u8]) -> Value {
+    Value::Array(vec![
+        Value::Data(b"pmessage".to_vec()),
+        Value::Data(pattern.to_vec()),
         Value::Data(channel.to_vec()),
         Value::Data(payload.to_vec()),
     ])

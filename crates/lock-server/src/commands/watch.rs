@@ -40,7 +40,8 @@ pub(crate) async fn release(
         }
         let watches = marks_of(&session.watched, db);
         if !watches.is_empty() {
-            broken |= shared.keyspace_batch(db, &watches, &[]).await == Value::NilArray;
+            broken |=
+                shared.keyspace_batch(db, &watches, &[], &mut |_| {}).await == Value::NilArray;
         }
     }
     session.watched.retain(|w| Some(w.db) == keep_db);
