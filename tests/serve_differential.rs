@@ -8,34 +8,8 @@ use nxlock::server::{Server, ServerOptions};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Where one complete RESP2 reply at the front of `buffer` ends, if it is complete.
-fn reply_end(buffer: &[u8], at: usize) -> Option<usize> {
-    let line_end = at + buffer.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
-    let header = std::str::from_utf8(&buffer[at + 1..line_end]).ok()?;
-    match buffer[at] {
-        b'+' | b'-' | b':' | b'_' => Some(line_end + 2),
-        b'$' => {
-            let length: i64 = header.parse().ok()?;
-            if length < 0 {
-                return Some(line_end + 2);
-            }
-            let end = line_end + 2 + length as usize + 2;
-            (buffer.len() >= end).then_some(end)
-        }
-        b'*' | b'>' | b'%' => {
-            let mut count: i64 = header.parse().ok()?;
-            if buffer[at] == b'%' {
-                count *= 2;
-            }
-            let mut end = line_end + 2;
-            for _ in 0..count.max(0) {
-                end = reply_end(buffer, end)?;
-            }
-            Some(end)
-        }
-        _ => None,
-    }
-}
+mod support;
+use support::resp::{reply_end, request};
 
 /// A raw connection that sends requests and reads back exactly one reply each.
 struct Raw {
@@ -83,15 +57,6 @@ impl Raw {
             }
         }
     }
-}
-
-/// `args` as a RESP request.
-fn request(args: &[&str]) -> Vec<u8> {
-    let mut request = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        request.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
-    }
-    request
 }
 
 /// Everything that arrives within `window`, then `<closed>` if the server closed the

@@ -9,6 +9,9 @@ use proptest::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod support;
+use support::resp::{reply_end, request};
+
 const NAMES: &[&str] = &[
     "GET",
     "SET",
@@ -82,18 +85,10 @@ const WORDS: &[&str] = &[
     "while true do end",
 ];
 
-fn request(args: &[String]) -> Vec<u8> {
-    let mut bytes = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        bytes.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
-    }
-    bytes
-}
-
 /// Reads until one complete reply has arrived (or the connection closed: `false`).
 async fn one_reply(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> bool {
     loop {
-        if complete(buffer).is_some_and(|end| {
+        if reply_end(buffer, 0).is_some_and(|end| {
             buffer.drain(..end);
             true
         }) {
@@ -104,25 +99,6 @@ async fn one_reply(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> bool {
             _ => return false,
         }
     }
-}
-
-fn complete(buffer: &[u8]) -> Option<usize> {
-    fn at(buffer: &[u8], from: usize) -> Option<usize> {
-        let end = from + buffer.get(from..)?.windows(2).position(|w| w == b"\r\n")?;
-        let header = std::str::from_utf8(&buffer[from + 1..end]).ok()?;
-        match buffer[from] {
-            b'$' => {
-                let n: i64 = header.parse().ok()?;
-                let stop = if n < 0 { end + 2 } else { end + 4 + n as usize };
-                (buffer.len() >= stop).then_some(stop)
-            }
-            b'*' => {
-                (0..header.parse::<i64>().ok()?.max(0)).try_fold(end + 2, |at_, _| at(buffer, at_))
-            }
-            _ => Some(end + 2),
-        }
-    }
-    at(buffer, 0)
 }
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod resp;
+
 use nxlock::{Clock, KvBackend, MemoryBackend, RedisBackend, RedisTarget};
 
 /// A real server (kept alive by `_target`) and a double on the system clock, so that both

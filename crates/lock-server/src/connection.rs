@@ -325,9 +325,7 @@ async fn transaction_step(
             // Events a command causes go inside the EXEC reply, before its element.
             let mut events = Vec::new();
             if transaction::all_keyspace(&block.queued) {
-                let mut observe = |index: usize| {
-                    events.extend(subscriptions.drain().into_iter().map(|e| (index, e)));
-                };
+                let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
                 let reply = shared
                     .keyspace_batch(db, &watches, &block.queued, &mut observe)
                     .await;
@@ -342,8 +340,7 @@ async fn transaction_step(
             let mut replies = Vec::new();
             for command in block.queued {
                 let mut results = Box::pin(execute(shared, session, subscriptions, command)).await;
-                let index = replies.len();
-                events.extend(subscriptions.drain().into_iter().map(|e| (index, e)));
+                subscriptions.drain_into(replies.len(), &mut events);
                 replies.append(&mut results);
             }
             session.exec_events = events;

@@ -14,8 +14,8 @@ use lock_core::Value;
 
 use crate::commands::keyspace;
 use crate::commands::pubsub::Subscriptions;
-use crate::reply::{Protocol, encode_event, encode_in};
-use crate::server::{DROP_CONNECTION, Shared, error_reply};
+use crate::reply::{Protocol, encode_in, encode_with_events};
+use crate::server::{DROP_CONNECTION, Shared};
 
 /// The most commands one step runs.
 const MAX_STEP: usize = 1024;
@@ -25,7 +25,6 @@ const MAX_STEP: usize = 1024;
 pub(crate) struct Pipeline {
     db: usize,
     commands: Vec<Vec<Vec<u8>>>,
-    writes: bool,
 }
 
 impl Pipeline {
@@ -47,7 +46,6 @@ impl Pipeline {
         if self.commands.is_empty() {
             self.db = db;
         }
-        self.writes |= keyspace::writes(name);
         self.commands.push(args);
         None
     }
@@ -65,43 +63,21 @@ impl Pipeline {
             return true;
         }
         let commands = std::mem::take(&mut self.commands);
+        // Events a command causes (PUBLISH to our own subscriptions) go before its reply,
+        // as Redis writes them.
+        let mut events = Vec::new();
+        let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
         let ran = shared
-            .db(self.db)
-            .atomically(|store| {
-                let mut args: Vec<&[u8]> = Vec::new();
-                let mut replies = Vec::with_capacity(commands.len());
-                for command in &commands {
-                    args.clear();
-                    args.extend(command.iter().map(Vec::as_slice));
-                    let reply = keyspace::run(store, &args);
-                    // Events the command caused (PUBLISH to our own subscriptions) go
-                    // before its reply, as Redis writes them.
-                    replies.push((subscriptions.drain(), reply));
-                }
-                replies
-            })
+            .keyspace_batch(self.db, &[], &commands, &mut observe)
             .await;
-        if std::mem::take(&mut self.writes) {
-            shared.serve_blocked(self.db).await;
-        }
         match ran {
-            Ok(replies) => {
-                for (events, reply) in &replies {
-                    for event in events {
-                        encode_event(protocol, event, out);
-                    }
-                    encode_in(protocol, reply, out);
-                }
-            }
+            Value::Array(replies) => encode_with_events(protocol, &replies, &events, out),
             // Faults were idle when the commands were gathered; one armed since fails
             // the whole step, and each command gets its error.
-            Err(error) => {
-                let reply = error_reply(error);
-                if reply == Value::Error(DROP_CONNECTION.into()) {
-                    return false;
-                }
+            error if error == Value::Error(DROP_CONNECTION.into()) => return false,
+            error => {
                 for _ in &commands {
-                    encode_in(protocol, &reply, out);
+                    encode_in(protocol, &error, out);
                 }
             }
         }

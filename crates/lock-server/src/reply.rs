@@ -57,8 +57,7 @@ pub(crate) fn encode_event(protocol: Protocol, event: &Value, out: &mut Vec<u8>)
 }
 
 /// An array with pub/sub events inside it, as Redis writes an EXEC reply whose commands
-/// published to the connection's own subscriptions: each `(i, event)` goes, as a push,
-/// before element `i` (after the last element when `i` is the length).
+/// published to the connection's own subscriptions (see [`encode_with_events`]).
 pub(crate) fn encode_interleaved(
     protocol: Protocol,
     items: &[Value],
@@ -66,6 +65,17 @@ pub(crate) fn encode_interleaved(
     out: &mut Vec<u8>,
 ) {
     header(b'*', items.len() as i64, out);
+    encode_with_events(protocol, items, events, out);
+}
+
+/// Replies one after another, with the pub/sub events their commands caused: each
+/// `(i, event)` goes, as a push, before reply `i` (after the last when `i` is the length).
+pub(crate) fn encode_with_events(
+    protocol: Protocol,
+    items: &[Value],
+    events: &[(usize, Value)],
+    out: &mut Vec<u8>,
+) {
     let mut events = events.iter().peekable();
     for index in 0..=items.len() {
         while let Some((_, event)) = events.next_if(|(at, _)| *at <= index) {

@@ -128,6 +128,11 @@ impl Subscriptions {
         in_order(self.delivered())
     }
 
+    /// [`Subscriptions::drain`], each event marked with `index`: the reply it goes before.
+    pub(crate) fn drain_into(&mut self, index: usize, events: &mut Vec<(usize, Value)>) {
+        events.extend(self.drain().into_iter().map(|event| (index, event)));
+    }
+
     /// Waits for the next event (forever without a subscription); it and every other
     /// event already delivered, in publication order. Cancel-safe: an event is taken only
     /// in the poll that completes the wait.
