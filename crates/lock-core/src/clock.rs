@@ -48,8 +48,13 @@ fn system_unix_us() -> i64 {
     i64::try_from(since_epoch.as_micros()).unwrap_or(i64::MAX)
 }
 
+/// Saturating, and without `as_micros`'s 128-bit arithmetic: this runs twice per lock
+/// cycle on the memory backend.
 fn duration_us(d: Duration) -> i64 {
-    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+    i64::try_from(d.as_secs()).map_or(i64::MAX, |secs| {
+        secs.saturating_mul(1_000_000)
+            .saturating_add(i64::from(d.subsec_micros()))
+    })
 }
 
 impl Clock {
@@ -146,6 +151,17 @@ impl fmt::Debug for Clock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_convert_to_whole_microseconds_and_saturate() {
+        assert_eq!(duration_us(Duration::new(1, 999_999_999)), 1_999_999);
+        assert_eq!(duration_us(Duration::from_nanos(999)), 0);
+        assert_eq!(duration_us(Duration::from_secs(u64::MAX)), i64::MAX);
+        assert_eq!(
+            duration_us(Duration::from_secs(i64::MAX as u64 / 1000)),
+            i64::MAX
+        );
+    }
 
     #[tokio::test(start_paused = true)]
     async fn tokio_clock_follows_paused_time() {

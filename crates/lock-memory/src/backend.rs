@@ -38,7 +38,9 @@ struct Shared {
     store: Mutex<Store>,
     clock: Clock,
     faults: Faults,
-    commands: AtomicU64,
+    /// Commands counted on arrival, while faults or latency were armed; the others are
+    /// counted in [`Store::commands`], under the lock they take anyway.
+    commands_on_arrival: AtomicU64,
 }
 
 /// Counters of one [`MemoryBackend`].
@@ -71,7 +73,7 @@ impl MemoryBackend {
                 store: Mutex::new(Store::default()),
                 clock,
                 faults: Faults::default(),
-                commands: AtomicU64::new(0),
+                commands_on_arrival: AtomicU64::new(0),
             }),
         }
     }
@@ -123,7 +125,7 @@ impl MemoryBackend {
     pub fn stats(&self) -> MemoryStats {
         let store = self.shared.store.lock();
         MemoryStats {
-            commands: self.shared.commands.load(Ordering::Relaxed),
+            commands: self.shared.commands_on_arrival.load(Ordering::Relaxed) + store.commands,
             stored_keys: store.stored_keys(),
             capacity: store.capacity(),
         }
@@ -155,7 +157,15 @@ impl MemoryBackend {
         f: impl FnOnce(&mut Store) -> Result<T>,
     ) -> Result<T> {
         let shared = &*self.shared;
-        shared.commands.fetch_add(1, Ordering::Relaxed);
+        if shared.faults.idle() {
+            let mut store = shared.store.lock();
+            store.commands += 1;
+            store.begin(shared.clock.now_ms());
+            return f(&mut store);
+        }
+        // A command that sleeps in injected latency or fails by injection has still been
+        // received, so it counts now.
+        shared.commands_on_arrival.fetch_add(1, Ordering::Relaxed);
         if let Some(latency) = shared.faults.latency() {
             shared.clock.sleep(latency).await;
         }

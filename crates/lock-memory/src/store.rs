@@ -1,15 +1,17 @@
 //! The keyspace: a map of live and not-yet-reaped keys, with Redis's expiry rules.
 
-use std::collections::{HashMap, VecDeque};
-
+use std::collections::VecDeque;
 use std::sync::Arc;
+
+use hashbrown::hash_map::EntryRef;
 
 use lock_core::{Channels, Error, Result, WatchMark};
 use parking_lot::Mutex;
 
-/// foldhash instead of SipHash: the double is not exposed to untrusted keys, and hashing
-/// is a large part of a command's cost here.
-type Map<V> = HashMap<Vec<u8>, V, foldhash::fast::RandomState>;
+/// hashbrown with foldhash instead of std's SipHash map: the double is not exposed to
+/// untrusted keys, hashing is a large part of a command's cost here, and `entry_ref` finds
+/// or places a borrowed key with one probe.
+type Map<V> = hashbrown::HashMap<Vec<u8>, V>;
 
 /// What a key holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +77,8 @@ pub(crate) struct Store {
     /// The current command's time. Set once per command (and per script, so time stands
     /// still inside scripts, as in Redis 7).
     now: i64,
+    /// Commands run with faults idle (see [`MemoryStats::commands`](crate::MemoryStats)).
+    pub(crate) commands: u64,
     commands_since_sweep: usize,
     /// Fixed at each sweep: measuring against the current length would never trigger when
     /// every command inserts a key.
@@ -92,6 +96,7 @@ impl Default for Store {
             watched: Map::default(),
             stamp: 0,
             now: 0,
+            commands: 0,
             commands_since_sweep: 0,
             sweep_every: MIN_SWEEP_INTERVAL,
             channels: Arc::default(),
@@ -125,18 +130,23 @@ impl Store {
 
     /// The live entry at `key`; an expired one is removed and reported absent.
     pub(crate) fn live(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        if self.map.get(key)?.is_expired(self.now) {
-            self.map.remove(key);
-            return None;
+        match self.map.entry_ref(key) {
+            EntryRef::Occupied(found) if found.get().is_expired(self.now) => {
+                found.remove();
+                None
+            }
+            EntryRef::Occupied(found) => Some(found.into_mut()),
+            EntryRef::Vacant(_) => None,
         }
-        self.map.get_mut(key)
     }
 
     pub(crate) fn insert(&mut self, key: &[u8], entry: Entry) {
-        match self.map.get_mut(key) {
-            Some(slot) => *slot = entry,
-            None => {
-                self.map.insert(key.to_vec(), entry);
+        match self.map.entry_ref(key) {
+            EntryRef::Occupied(mut found) => {
+                found.insert(entry);
+            }
+            EntryRef::Vacant(slot) => {
+                slot.insert(entry);
             }
         }
         self.touch(key);
@@ -209,7 +219,7 @@ impl Store {
 
     pub(crate) fn watch(&mut self, key: &[u8]) -> WatchMark {
         let live = self.live(key).is_some();
-        let watched = self.watched.entry(key.to_vec()).or_default();
+        let watched = self.watched.entry_ref(key).or_default();
         watched.watchers += 1;
         WatchMark {
             stamp: watched.stamp,

@@ -147,3 +147,30 @@ async fn an_atomic_step_is_one_evalsha_to_faults_and_counters() {
         "nothing ran"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn commands_count_on_arrival_whether_faults_are_armed_or_not() {
+    let backend = MemoryBackend::new();
+    backend.get(b"k").await.unwrap();
+    backend.set(b"k", b"v", SetOptions::new()).await.unwrap();
+    assert_eq!(backend.stats().commands, 2);
+
+    backend.faults().fail_next(1, ErrorKind::Timeout);
+    assert!(backend.get(b"k").await.is_err());
+    assert_eq!(backend.stats().commands, 3, "a failed command was received");
+
+    backend.faults().set_latency(Duration::from_secs(1));
+    let slow = tokio::spawn({
+        let backend = backend.clone();
+        async move { backend.get(b"k").await }
+    });
+    tokio::task::yield_now().await;
+    assert!(!slow.is_finished());
+    assert_eq!(
+        backend.stats().commands,
+        4,
+        "counted while it waits out its latency"
+    );
+    assert_eq!(slow.await.unwrap().unwrap(), Some(b"v".to_vec()));
+    assert_eq!(backend.stats().commands, 4, "and counted once");
+}
