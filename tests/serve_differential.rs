@@ -918,6 +918,28 @@ async fn injected_faults_reach_network_clients() {
     server.stop().await;
 }
 
+/// EXEC ends its watches whatever happens, also when an injected fault fails it: nothing
+/// stays watched in the store, and the next transaction on the key runs.
+#[tokio::test]
+async fn an_exec_failed_by_a_fault_still_ends_its_watches() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let db = server.db(0).expect("database 0");
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    assert_eq!(client.command(&["WATCH", "k", "j"]).await, b"+OK\r\n");
+    assert_eq!(db.stats().watched_keys, 2);
+    assert_eq!(client.command(&["MULTI"]).await, b"+OK\r\n");
+    assert_eq!(client.command(&["SET", "k", "v"]).await, b"+QUEUED\r\n");
+    db.faults()
+        .fail_command("EVALSHA", 1, nxlock::ErrorKind::Timeout);
+    assert_eq!(
+        client.command(&["EXEC"]).await,
+        b"-injected fault: command timed out\r\n"
+    );
+    assert_eq!(db.stats().watched_keys, 0);
+    assert_eq!(client.command(&["EXISTS", "k"]).await, b":0\r\n");
+    server.stop().await;
+}
+
 /// Pipelined commands meet armed faults one by one, as if sent one at a time: a rule for
 /// the next command fails only the first of a pipeline, and a connection fault on the
 /// second closes the socket after the first's reply.

@@ -52,6 +52,8 @@ pub struct MemoryStats {
     pub stored_keys: usize,
     /// Slots allocated by the key map.
     pub capacity: usize,
+    /// Keys under WATCH by at least one client of a server built on this backend.
+    pub watched_keys: usize,
 }
 
 impl Default for MemoryBackend {
@@ -128,6 +130,7 @@ impl MemoryBackend {
             commands: self.shared.commands_on_arrival.load(Ordering::Relaxed) + store.commands,
             stored_keys: store.stored_keys(),
             capacity: store.capacity(),
+            watched_keys: store.watched_keys(),
         }
     }
 
@@ -143,6 +146,16 @@ impl MemoryBackend {
     /// commands in one step, as Redis does in one event-loop turn.
     pub async fn atomically<T>(&self, step: impl FnOnce(&mut dyn ScriptContext) -> T) -> Result<T> {
         self.run("EVALSHA", |store| Ok(step(store))).await
+    }
+
+    /// Ends one watch on each of `keys` (see [`ScriptContext::watch`]), bypassing faults
+    /// and latency: for servers whose EXEC failed by an injected fault and whose cleanup
+    /// must not fail as well.
+    pub fn unwatch(&self, keys: &[&[u8]]) {
+        let mut store = self.shared.store.lock();
+        for key in keys {
+            store.unwatch(key);
+        }
     }
 
     /// Removes every key (FLUSHALL).

@@ -202,6 +202,11 @@ impl Store {
         self.map.len()
     }
 
+    /// Keys some client watches.
+    pub(crate) fn watched_keys(&self) -> usize {
+        self.watched.len()
+    }
+
     /// Slots the map has allocated.
     pub(crate) fn capacity(&self) -> usize {
         self.map.capacity()

@@ -174,3 +174,20 @@ async fn commands_count_on_arrival_whether_faults_are_armed_or_not() {
     assert_eq!(slow.await.unwrap().unwrap(), Some(b"v".to_vec()));
     assert_eq!(backend.stats().commands, 4, "and counted once");
 }
+
+#[tokio::test]
+async fn unwatch_ends_watches_even_while_faults_are_armed() {
+    let backend = MemoryBackend::new();
+    backend
+        .atomically(|store| {
+            store.watch(b"a").unwrap();
+            store.watch(b"b").unwrap();
+        })
+        .await
+        .unwrap();
+    assert_eq!(backend.stats().watched_keys, 2);
+    backend.faults().fail_next(10, ErrorKind::Connection);
+    backend.unwatch(&[b"a", b"b"]);
+    assert_eq!(backend.stats().watched_keys, 0);
+    assert_eq!(backend.faults().injected(), 0, "cleanup is not a command");
+}

@@ -152,6 +152,12 @@ impl Shared {
                 Ok(Value::Array(replies))
             })
             .await;
+        if ran.is_err() {
+            // An injected fault stopped the step before it ended the watches; EXEC ends
+            // them whatever happens, so they must not stay behind in the store.
+            let keys: Vec<&[u8]> = watches.iter().map(|(key, _)| *key).collect();
+            self.dbs[db].unwatch(&keys);
+        }
         if !commands.is_empty() {
             self.serve_blocked(db).await;
         }
