@@ -12,6 +12,9 @@ use tokio::sync::broadcast;
 /// only need the latest few: a gap makes them re-check the lock, never hang.
 const BACKLOG: usize = 1024;
 
+/// Below this many channels and patterns, forgetting the unheard ones is not worth a scan.
+const MIN_SWEEP: usize = 64;
+
 /// One published message's payload.
 pub type Message = Arc<[u8]>;
 
@@ -115,6 +118,9 @@ pub struct Channels {
     patterns: HashMap<Vec<u8>, broadcast::Sender<Numbered<(Message, Message)>>>,
     /// The number of the last publication.
     published: u64,
+    /// The table size at which the next subscription first forgets the channels and
+    /// patterns nobody listens to any more.
+    sweep_at: usize,
 }
 
 impl Channels {
@@ -125,6 +131,7 @@ impl Channels {
 
     /// Subscribes to `channel`.
     pub fn subscribe(&mut self, channel: &[u8]) -> Subscription {
+        self.forget_unheard();
         if let Some(sender) = self.senders.get(channel) {
             return Subscription {
                 receiver: sender.subscribe(),
@@ -138,6 +145,7 @@ impl Channels {
     /// Subscribes to every channel matching the glob `pattern` (see
     /// [`glob_match`](crate::glob_match)).
     pub fn psubscribe(&mut self, pattern: &[u8]) -> PatternSubscription {
+        self.forget_unheard();
         let sender = self
             .patterns
             .entry(pattern.to_vec())
@@ -187,6 +195,21 @@ impl Channels {
             });
         }
         i64::try_from(received).unwrap_or(i64::MAX)
+    }
+
+    /// Drops the senders whose subscriptions were all dropped, once the table has doubled
+    /// since the last time: each sender holds a [`BACKLOG`]-slot buffer, and without this a
+    /// channel subscribed once and never published to again would keep it for good. The
+    /// scan costs O(1) per subscription, amortised, and the table stays within twice the
+    /// live channels.
+    fn forget_unheard(&mut self) {
+        if self.senders.len() + self.patterns.len() < self.sweep_at {
+            return;
+        }
+        self.senders.retain(|_, sender| sender.receiver_count() > 0);
+        self.patterns
+            .retain(|_, sender| sender.receiver_count() > 0);
+        self.sweep_at = (2 * (self.senders.len() + self.patterns.len())).max(MIN_SWEEP);
     }
 
     /// Channels with at least one live subscription.
@@ -276,6 +299,24 @@ mod tests {
         assert_eq!(seen, [1, 2, 3]);
         channels.close_all();
         assert_eq!(exact.try_recv(), Err(Missed::Closed));
+    }
+
+    #[test]
+    fn channels_nobody_listens_to_are_forgotten_without_a_publish() {
+        let mut channels = Channels::new();
+        let kept: Vec<_> = (0..100)
+            .map(|i| channels.subscribe(format!("kept{i}").as_bytes()))
+            .collect();
+        let _kept_pattern = channels.psubscribe(b"kept*");
+        for i in 0..1_000 {
+            drop(channels.subscribe(format!("gone{i}").as_bytes()));
+            drop(channels.psubscribe(format!("gone{i}*").as_bytes()));
+        }
+        let retained = channels.senders.len() + channels.patterns.len();
+        assert!(retained <= 2 * 101 + 2, "{retained} senders retained");
+        assert_eq!(channels.active().len(), 100);
+        assert_eq!(channels.publish(b"kept7", b"x"), 2);
+        drop(kept);
     }
 
     #[tokio::test]
