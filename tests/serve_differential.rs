@@ -918,6 +918,79 @@ async fn injected_faults_reach_network_clients() {
     server.stop().await;
 }
 
+/// One connection with thousands of subscriptions gets each message once, on the right
+/// channel, and none after it leaves; messages published before its UNSUBSCRIBE still
+/// arrive, as they would sit in a Redis client's output buffer.
+#[tokio::test]
+async fn a_connection_with_thousands_of_subscriptions_gets_each_message() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let addr = server.addr().to_string();
+    let mut subscriber = Raw::connect(&addr).await;
+    let names: Vec<String> = (0..3000).map(|i| format!("c{i}")).collect();
+    let mut subscribe = vec!["SUBSCRIBE"];
+    subscribe.extend(names.iter().map(String::as_str));
+    subscriber.send_only(&subscribe).await;
+    for (i, name) in names.iter().enumerate() {
+        let confirmation = subscriber.read_reply().await;
+        let expected = format!(
+            "*3\r\n$9\r\nsubscribe\r\n${}\r\n{name}\r\n:{}\r\n",
+            name.len(),
+            i + 1
+        );
+        assert_eq!(String::from_utf8_lossy(&confirmation), expected);
+    }
+    let mut publisher = Raw::connect(&addr).await;
+    assert_eq!(
+        publisher.command(&["PUBLISH", "c2999", "last"]).await,
+        b":1\r\n"
+    );
+    assert_eq!(
+        publisher.command(&["PUBLISH", "c0", "first"]).await,
+        b":1\r\n"
+    );
+    assert_eq!(
+        publisher.command(&["PUBLISH", "c3000", "none"]).await,
+        b":0\r\n"
+    );
+    assert_eq!(
+        subscriber.read_reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$5\r\nc2999\r\n$4\r\nlast\r\n"
+    );
+    assert_eq!(
+        subscriber.read_reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$2\r\nc0\r\n$5\r\nfirst\r\n"
+    );
+    assert_eq!(
+        publisher.command(&["PUBLISH", "c1", "before"]).await,
+        b":1\r\n"
+    );
+    subscriber.send_only(&["UNSUBSCRIBE", "c1"]).await;
+    assert_eq!(
+        subscriber.read_reply().await,
+        b"*3\r\n$7\r\nmessage\r\n$2\r\nc1\r\n$6\r\nbefore\r\n"
+    );
+    assert_eq!(
+        subscriber.read_reply().await,
+        b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nc1\r\n:2999\r\n"
+    );
+    assert_eq!(
+        publisher.command(&["PUBLISH", "c1", "gone"]).await,
+        b":0\r\n"
+    );
+    drop(subscriber);
+    // The closed connection's subscriptions end with it.
+    let mut counted = Vec::new();
+    for _ in 0..100 {
+        counted = publisher.command(&["PUBLISH", "c2", "after"]).await;
+        if counted == b":0\r\n" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(counted, b":0\r\n");
+    server.stop().await;
+}
+
 /// EXEC ends its watches whatever happens, also when an injected fault fails it: nothing
 /// stays watched in the store, and the next transaction on the key runs.
 #[tokio::test]

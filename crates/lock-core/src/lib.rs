@@ -22,6 +22,7 @@ mod backend;
 mod clock;
 mod counting;
 mod error;
+mod inbox;
 mod keys;
 mod lease;
 mod lock;
@@ -42,6 +43,7 @@ pub use backend::{ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOption
 pub use clock::Clock;
 pub use counting::CountingBackend;
 pub use error::{Error, ErrorKind, Result};
+pub use inbox::{Delivery, Inbox, InboxAddress};
 pub use keys::{LockName, hash_slot};
 pub use lease::{Lease, LeaseOptions, LostReason};
 pub use lock::{LockAlgorithm, LockGuard, LockOptions};

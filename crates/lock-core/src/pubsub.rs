@@ -3,14 +3,18 @@
 //!
 //! [`KvBackend::subscribe`]: crate::KvBackend::subscribe
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
 
+use crate::{Delivery, InboxAddress};
+
 /// Messages a subscriber may fall behind by before it is told it missed some. Waiters
-/// only need the latest few: a gap makes them re-check the lock, never hang.
-const BACKLOG: usize = 1024;
+/// only need the latest few: a gap makes them re-check the lock, never hang. Every
+/// channel allocates this many slots up front, so it stays small; subscribers that must
+/// not miss anything use an [`Inbox`](crate::Inbox).
+const BACKLOG: usize = 64;
 
 /// Below this many channels and patterns, forgetting the unheard ones is not worth a scan.
 const MIN_SWEEP: usize = 64;
@@ -116,6 +120,10 @@ impl PatternSubscription {
 pub struct Channels {
     senders: HashMap<Vec<u8>, broadcast::Sender<Numbered<Message>>>,
     patterns: HashMap<Vec<u8>, broadcast::Sender<Numbered<(Message, Message)>>>,
+    /// [`Inbox`](crate::Inbox) subscriptions by channel, and by pattern in sorted order
+    /// (the order an inbox receives one publication's pattern deliveries in).
+    inboxes: HashMap<Vec<u8>, Vec<InboxAddress>>,
+    pattern_inboxes: BTreeMap<Vec<u8>, Vec<InboxAddress>>,
     /// The number of the last publication.
     published: u64,
     /// The table size at which the next subscription first forgets the channels and
@@ -155,6 +163,42 @@ impl Channels {
         }
     }
 
+    /// Subscribes `inbox` to `channel`; a second subscription of the same inbox to the same
+    /// channel changes nothing.
+    pub fn subscribe_inbox(&mut self, channel: &[u8], inbox: &InboxAddress) {
+        self.forget_unheard();
+        join(self.inboxes.entry(channel.to_vec()).or_default(), inbox);
+    }
+
+    /// Subscribes `inbox` to every channel matching the glob `pattern`.
+    pub fn psubscribe_inbox(&mut self, pattern: &[u8], inbox: &InboxAddress) {
+        self.forget_unheard();
+        join(
+            self.pattern_inboxes.entry(pattern.to_vec()).or_default(),
+            inbox,
+        );
+    }
+
+    /// Ends `inbox`'s subscription to `channel`, if it has one.
+    pub fn unsubscribe_inbox(&mut self, channel: &[u8], inbox: &InboxAddress) {
+        if let Some(inboxes) = self.inboxes.get_mut(channel) {
+            inboxes.retain(|other| !other.same(inbox));
+            if inboxes.is_empty() {
+                self.inboxes.remove(channel);
+            }
+        }
+    }
+
+    /// Ends `inbox`'s subscription to `pattern`, if it has one.
+    pub fn punsubscribe_inbox(&mut self, pattern: &[u8], inbox: &InboxAddress) {
+        if let Some(inboxes) = self.pattern_inboxes.get_mut(pattern) {
+            inboxes.retain(|other| !other.same(inbox));
+            if inboxes.is_empty() {
+                self.pattern_inboxes.remove(pattern);
+            }
+        }
+    }
+
     /// Delivers `message` to every subscriber of `channel` and of every pattern matching
     /// it, like `PUBLISH`: the reply is how many subscriptions received it. Channels and
     /// patterns whose subscriptions were all dropped are forgotten.
@@ -162,7 +206,8 @@ impl Channels {
         self.published += 1;
         let number = self.published;
         let message = Message::from(message);
-        let mut received = 0;
+        let name = Message::from(channel);
+        let mut received = deliver_to_inboxes(&mut self.inboxes, channel, &name, &message);
         if let Some(sender) = self.senders.get(channel) {
             let delivery = Numbered {
                 number,
@@ -175,8 +220,23 @@ impl Channels {
                 }
             }
         }
+        if !self.pattern_inboxes.is_empty() {
+            self.pattern_inboxes.retain(|pattern, inboxes| {
+                if crate::glob_match(pattern, channel) {
+                    let pattern = Message::from(pattern.as_slice());
+                    inboxes.retain(|inbox| {
+                        inbox.deliver(Delivery::Pattern {
+                            pattern: pattern.clone(),
+                            channel: name.clone(),
+                            payload: message.clone(),
+                        })
+                    });
+                    received += inboxes.len();
+                }
+                !inboxes.is_empty()
+            });
+        }
         if !self.patterns.is_empty() {
-            let name = Message::from(channel);
             self.patterns.retain(|pattern, sender| {
                 if !crate::glob_match(pattern, channel) {
                     return sender.receiver_count() > 0;
@@ -203,13 +263,23 @@ impl Channels {
     /// scan costs O(1) per subscription, amortised, and the table stays within twice the
     /// live channels.
     fn forget_unheard(&mut self) {
-        if self.senders.len() + self.patterns.len() < self.sweep_at {
+        if self.table_size() < self.sweep_at {
             return;
         }
         self.senders.retain(|_, sender| sender.receiver_count() > 0);
         self.patterns
             .retain(|_, sender| sender.receiver_count() > 0);
-        self.sweep_at = (2 * (self.senders.len() + self.patterns.len())).max(MIN_SWEEP);
+        let open = |_: &Vec<u8>, inboxes: &mut Vec<InboxAddress>| {
+            inboxes.retain(|inbox| !inbox.is_closed());
+            !inboxes.is_empty()
+        };
+        self.inboxes.retain(open);
+        self.pattern_inboxes.retain(open);
+        self.sweep_at = (2 * self.table_size()).max(MIN_SWEEP);
+    }
+
+    fn table_size(&self) -> usize {
+        self.senders.len() + self.patterns.len() + self.inboxes.len() + self.pattern_inboxes.len()
     }
 
     /// Channels with at least one live subscription.
@@ -218,17 +288,58 @@ impl Channels {
             .senders
             .iter()
             .filter(|(_, s)| s.receiver_count() > 0)
-            .map(|(name, _)| name.clone())
+            .map(|(name, _)| name)
+            .chain(
+                self.inboxes
+                    .iter()
+                    .filter(|(_, inboxes)| inboxes.iter().any(|inbox| !inbox.is_closed()))
+                    .map(|(name, _)| name),
+            )
+            .cloned()
             .collect();
         names.sort();
+        names.dedup();
         names
     }
 
-    /// Ends every subscription: each receives [`Missed::Closed`] once its backlog is read.
+    /// Ends every subscription: each receives [`Missed::Closed`] once its backlog is read,
+    /// and inboxes receive nothing more.
     pub fn close_all(&mut self) {
         self.senders.clear();
         self.patterns.clear();
+        self.inboxes.clear();
+        self.pattern_inboxes.clear();
     }
+}
+
+fn join(inboxes: &mut Vec<InboxAddress>, inbox: &InboxAddress) {
+    if !inboxes.iter().any(|other| other.same(inbox)) {
+        inboxes.push(inbox.clone());
+    }
+}
+
+/// Delivers to the inboxes subscribed to `channel`, forgetting those that are gone; how
+/// many received it.
+fn deliver_to_inboxes(
+    inboxes: &mut HashMap<Vec<u8>, Vec<InboxAddress>>,
+    channel: &[u8],
+    name: &Message,
+    message: &Message,
+) -> usize {
+    let Some(subscribed) = inboxes.get_mut(channel) else {
+        return 0;
+    };
+    subscribed.retain(|inbox| {
+        inbox.deliver(Delivery::Message {
+            channel: name.clone(),
+            payload: message.clone(),
+        })
+    });
+    let received = subscribed.len();
+    if received == 0 {
+        inboxes.remove(channel);
+    }
+    received
 }
 
 #[cfg(test)]
@@ -317,6 +428,92 @@ mod tests {
         assert_eq!(channels.active().len(), 100);
         assert_eq!(channels.publish(b"kept7", b"x"), 2);
         drop(kept);
+    }
+
+    fn message(channel: &str, payload: &str) -> Delivery {
+        Delivery::Message {
+            channel: channel.as_bytes().into(),
+            payload: payload.as_bytes().into(),
+        }
+    }
+
+    fn pattern_message(pattern: &str, channel: &str, payload: &str) -> Delivery {
+        Delivery::Pattern {
+            pattern: pattern.as_bytes().into(),
+            channel: channel.as_bytes().into(),
+            payload: payload.as_bytes().into(),
+        }
+    }
+
+    #[test]
+    fn an_inbox_receives_in_publication_order_channel_before_sorted_patterns() {
+        let mut channels = Channels::new();
+        let mut inbox = crate::Inbox::new();
+        let address = inbox.address().clone();
+        channels.psubscribe_inbox(b"c*", &address);
+        channels.subscribe_inbox(b"c", &address);
+        channels.subscribe_inbox(b"c", &address);
+        channels.psubscribe_inbox(b"*", &address);
+        let _plain = channels.subscribe(b"c");
+        assert_eq!(
+            channels.publish(b"c", b"1"),
+            4,
+            "three inbox deliveries and one plain"
+        );
+        assert_eq!(channels.publish(b"d", b"2"), 1);
+        let received: Vec<_> = std::iter::from_fn(|| inbox.try_recv()).collect();
+        assert_eq!(
+            received,
+            [
+                message("c", "1"),
+                pattern_message("*", "c", "1"),
+                pattern_message("c*", "c", "1"),
+                pattern_message("*", "d", "2"),
+            ]
+        );
+        assert_eq!(channels.active(), [b"c".to_vec()]);
+        channels.unsubscribe_inbox(b"c", &address);
+        channels.punsubscribe_inbox(b"*", &address);
+        assert_eq!(channels.publish(b"c", b"3"), 2);
+        assert_eq!(inbox.try_recv(), Some(pattern_message("c*", "c", "3")));
+        assert_eq!(inbox.try_recv(), None);
+    }
+
+    #[tokio::test]
+    async fn an_inbox_waits_for_its_next_delivery() {
+        let channels = Arc::new(std::sync::Mutex::new(Channels::new()));
+        let mut inbox = crate::Inbox::new();
+        channels
+            .lock()
+            .unwrap()
+            .subscribe_inbox(b"c", inbox.address());
+        let publisher = {
+            let channels = channels.clone();
+            tokio::spawn(async move {
+                tokio::task::yield_now().await;
+                channels.lock().unwrap().publish(b"c", b"late")
+            })
+        };
+        assert_eq!(inbox.recv().await, message("c", "late"));
+        assert_eq!(publisher.await.unwrap(), 1);
+    }
+
+    #[test]
+    fn dropped_inboxes_are_not_counted_and_are_forgotten() {
+        let mut channels = Channels::new();
+        let kept = crate::Inbox::new();
+        channels.subscribe_inbox(b"kept", kept.address());
+        for i in 0..1_000 {
+            let gone = crate::Inbox::new();
+            channels.subscribe_inbox(format!("gone{i}").as_bytes(), gone.address());
+            channels.psubscribe_inbox(format!("gone{i}*").as_bytes(), gone.address());
+        }
+        assert!(channels.table_size() <= 64, "{}", channels.table_size());
+        let gone = crate::Inbox::new();
+        channels.subscribe_inbox(b"kept", gone.address());
+        drop(gone);
+        assert_eq!(channels.publish(b"kept", b"x"), 1);
+        assert_eq!(channels.active(), [b"kept".to_vec()]);
     }
 
     #[tokio::test]

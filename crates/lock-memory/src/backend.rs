@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::{
-    Clock, Error, ErrorKind, ExpireCondition, KvBackend, PatternSubscription, Result, Script,
-    ScriptContext, SetOptions, SetReply, Subscription, Value,
+    Clock, Error, ErrorKind, ExpireCondition, InboxAddress, KvBackend, PatternSubscription, Result,
+    Script, ScriptContext, SetOptions, SetReply, Subscription, Value,
 };
 use parking_lot::Mutex;
 
@@ -138,6 +138,31 @@ impl MemoryBackend {
     /// [`KvBackend`]: locks wait on one channel, but servers built on this backend need it.
     pub async fn psubscribe(&self, pattern: &[u8]) -> Result<PatternSubscription> {
         self.run("PSUBSCRIBE", |s| s.psubscribe(pattern)).await
+    }
+
+    /// Subscribes `inbox` to `channel` (`SUBSCRIBE` for a server connection, which reads
+    /// all of its subscriptions from one [`Inbox`](lock_core::Inbox)).
+    pub async fn subscribe_inbox(&self, channel: &[u8], inbox: &InboxAddress) -> Result<()> {
+        self.run("SUBSCRIBE", |s| s.subscribe_inbox(channel, inbox))
+            .await
+    }
+
+    /// Subscribes `inbox` to every channel matching the glob `pattern` (`PSUBSCRIBE`).
+    pub async fn psubscribe_inbox(&self, pattern: &[u8], inbox: &InboxAddress) -> Result<()> {
+        self.run("PSUBSCRIBE", |s| s.psubscribe_inbox(pattern, inbox))
+            .await
+    }
+
+    /// Ends `inbox`'s subscription to `channel`, bypassing faults: leaving must not fail.
+    pub fn unsubscribe_inbox(&self, channel: &[u8], inbox: &InboxAddress) {
+        let channels = self.shared.store.lock().channels.clone();
+        channels.lock().unsubscribe_inbox(channel, inbox);
+    }
+
+    /// Ends `inbox`'s subscription to `pattern`, bypassing faults.
+    pub fn punsubscribe_inbox(&self, pattern: &[u8], inbox: &InboxAddress) {
+        let channels = self.shared.store.lock().channels.clone();
+        channels.lock().punsubscribe_inbox(pattern, inbox);
     }
 
     /// Runs `step` against the keyspace in one atomic section with one frozen time, as a

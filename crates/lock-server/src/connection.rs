@@ -399,11 +399,11 @@ async fn execute(
     }
     match name.as_slice() {
         b"subscribe" => return subscriptions.subscribe(shared, &args).await,
-        b"unsubscribe" => return subscriptions.unsubscribe(&args),
+        b"unsubscribe" => return subscriptions.unsubscribe(shared, &args),
         b"psubscribe" => return subscriptions.psubscribe(shared, &args).await,
-        b"punsubscribe" => return subscriptions.punsubscribe(&args),
+        b"punsubscribe" => return subscriptions.punsubscribe(shared, &args),
         b"ping" if restricted => return vec![pubsub::subscribed_ping(&args)],
-        b"reset" => subscriptions.clear(),
+        b"reset" => subscriptions.clear(shared),
         _ => {}
     }
     // Keyspace commands check their arity where they run, since Lua calls them too.

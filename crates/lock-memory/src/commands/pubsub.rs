@@ -1,6 +1,6 @@
 //! PUBLISH, SUBSCRIBE and PSUBSCRIBE: in-process fan-out, delivered in publish order.
 
-use lock_core::{PatternSubscription, Result, Subscription};
+use lock_core::{InboxAddress, PatternSubscription, Result, Subscription};
 
 use crate::store::Store;
 
@@ -17,5 +17,15 @@ impl Store {
 
     pub(crate) fn psubscribe(&mut self, pattern: &[u8]) -> Result<PatternSubscription> {
         Ok(self.channels.lock().psubscribe(pattern))
+    }
+
+    pub(crate) fn subscribe_inbox(&mut self, channel: &[u8], inbox: &InboxAddress) -> Result<()> {
+        self.channels.lock().subscribe_inbox(channel, inbox);
+        Ok(())
+    }
+
+    pub(crate) fn psubscribe_inbox(&mut self, pattern: &[u8], inbox: &InboxAddress) -> Result<()> {
+        self.channels.lock().psubscribe_inbox(pattern, inbox);
+        Ok(())
     }
 }
