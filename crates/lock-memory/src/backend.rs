@@ -135,7 +135,8 @@ impl MemoryBackend {
     }
 
     /// Subscribes to every channel matching the glob `pattern` (`PSUBSCRIBE`). Not part of
-    /// [`KvBackend`]: locks wait on one channel, but servers built on this backend need it.
+    /// [`KvBackend`]: locks wait on one channel. A subscriber of many channels and patterns
+    /// reads them all from one queue with [`MemoryBackend::psubscribe_inbox`] instead.
     pub async fn psubscribe(&self, pattern: &[u8]) -> Result<PatternSubscription> {
         self.run("PSUBSCRIBE", |s| s.psubscribe(pattern)).await
     }
