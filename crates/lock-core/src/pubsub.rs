@@ -3,6 +3,7 @@
 //!
 //! [`KvBackend::subscribe`]: crate::KvBackend::subscribe
 
+use std::cell::LazyCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -206,7 +207,8 @@ impl Channels {
         self.published += 1;
         let number = self.published;
         let message = Message::from(message);
-        let name = Message::from(channel);
+        // Only deliveries that name their channel need it as a Message.
+        let name = LazyCell::new(|| Message::from(channel));
         let mut received = deliver_to_inboxes(&mut self.inboxes, channel, &name, &message);
         if let Some(sender) = self.senders.get(channel) {
             let delivery = Numbered {
@@ -227,7 +229,7 @@ impl Channels {
                     inboxes.retain(|inbox| {
                         inbox.deliver(Delivery::Pattern {
                             pattern: pattern.clone(),
-                            channel: name.clone(),
+                            channel: Message::clone(&name),
                             payload: message.clone(),
                         })
                     });
@@ -243,7 +245,7 @@ impl Channels {
                 }
                 let delivery = Numbered {
                     number,
-                    payload: (name.clone(), message.clone()),
+                    payload: (Message::clone(&name), message.clone()),
                 };
                 match sender.send(delivery) {
                     Ok(receivers) => {
@@ -323,7 +325,7 @@ fn join(inboxes: &mut Vec<InboxAddress>, inbox: &InboxAddress) {
 fn deliver_to_inboxes(
     inboxes: &mut HashMap<Vec<u8>, Vec<InboxAddress>>,
     channel: &[u8],
-    name: &Message,
+    name: &LazyCell<Message, impl FnOnce() -> Message>,
     message: &Message,
 ) -> usize {
     let Some(subscribed) = inboxes.get_mut(channel) else {
@@ -331,7 +333,7 @@ fn deliver_to_inboxes(
     };
     subscribed.retain(|inbox| {
         inbox.deliver(Delivery::Message {
-            channel: name.clone(),
+            channel: Message::clone(name),
             payload: message.clone(),
         })
     });
