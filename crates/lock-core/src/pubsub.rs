@@ -1,5 +1,6 @@
 //! Pub/sub for wake-ups: [`Subscription`] is what [`KvBackend::subscribe`] returns, and
-//! [`Channels`] is the fan-out table every backend can build it from.
+//! [`Channels`] is the fan-out table every backend can build it from. A subscriber of
+//! many channels (a server connection) uses one [`Inbox`](crate::Inbox) instead.
 //!
 //! [`KvBackend::subscribe`]: crate::KvBackend::subscribe
 
