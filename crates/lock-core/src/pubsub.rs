@@ -183,21 +183,23 @@ impl Channels {
 
     /// Ends `inbox`'s subscription to `channel`, if it has one.
     pub fn unsubscribe_inbox(&mut self, channel: &[u8], inbox: &InboxAddress) {
-        if let Some(inboxes) = self.inboxes.get_mut(channel) {
-            inboxes.retain(|other| !other.same(inbox));
-            if inboxes.is_empty() {
-                self.inboxes.remove(channel);
-            }
+        if self
+            .inboxes
+            .get_mut(channel)
+            .is_some_and(|all| leave(all, inbox))
+        {
+            self.inboxes.remove(channel);
         }
     }
 
     /// Ends `inbox`'s subscription to `pattern`, if it has one.
     pub fn punsubscribe_inbox(&mut self, pattern: &[u8], inbox: &InboxAddress) {
-        if let Some(inboxes) = self.pattern_inboxes.get_mut(pattern) {
-            inboxes.retain(|other| !other.same(inbox));
-            if inboxes.is_empty() {
-                self.pattern_inboxes.remove(pattern);
-            }
+        if self
+            .pattern_inboxes
+            .get_mut(pattern)
+            .is_some_and(|all| leave(all, inbox))
+        {
+            self.pattern_inboxes.remove(pattern);
         }
     }
 
@@ -210,7 +212,16 @@ impl Channels {
         let message = Message::from(message);
         // Only deliveries that name their channel need it as a Message.
         let name = LazyCell::new(|| Message::from(channel));
-        let mut received = deliver_to_inboxes(&mut self.inboxes, channel, &name, &message);
+        let mut received = 0;
+        if let Some(inboxes) = self.inboxes.get_mut(channel) {
+            received += deliver_all(inboxes, || Delivery::Message {
+                channel: Message::clone(&name),
+                payload: message.clone(),
+            });
+            if inboxes.is_empty() {
+                self.inboxes.remove(channel);
+            }
+        }
         if let Some(sender) = self.senders.get(channel) {
             let delivery = Numbered {
                 number,
@@ -227,14 +238,11 @@ impl Channels {
             self.pattern_inboxes.retain(|pattern, inboxes| {
                 if crate::glob_match(pattern, channel) {
                     let pattern = Message::from(pattern.as_slice());
-                    inboxes.retain(|inbox| {
-                        inbox.deliver(Delivery::Pattern {
-                            pattern: pattern.clone(),
-                            channel: Message::clone(&name),
-                            payload: message.clone(),
-                        })
+                    received += deliver_all(inboxes, || Delivery::Pattern {
+                        pattern: pattern.clone(),
+                        channel: Message::clone(&name),
+                        payload: message.clone(),
                     });
-                    received += inboxes.len();
                 }
                 !inboxes.is_empty()
             });
@@ -321,28 +329,16 @@ fn join(inboxes: &mut Vec<InboxAddress>, inbox: &InboxAddress) {
     }
 }
 
-/// Delivers to the inboxes subscribed to `channel`, forgetting those that are gone; how
-/// many received it.
-fn deliver_to_inboxes(
-    inboxes: &mut HashMap<Vec<u8>, Vec<InboxAddress>>,
-    channel: &[u8],
-    name: &LazyCell<Message, impl FnOnce() -> Message>,
-    message: &Message,
-) -> usize {
-    let Some(subscribed) = inboxes.get_mut(channel) else {
-        return 0;
-    };
-    subscribed.retain(|inbox| {
-        inbox.deliver(Delivery::Message {
-            channel: Message::clone(name),
-            payload: message.clone(),
-        })
-    });
-    let received = subscribed.len();
-    if received == 0 {
-        inboxes.remove(channel);
-    }
-    received
+/// Removes `inbox` from `inboxes`: true if none is left.
+fn leave(inboxes: &mut Vec<InboxAddress>, inbox: &InboxAddress) -> bool {
+    inboxes.retain(|other| !other.same(inbox));
+    inboxes.is_empty()
+}
+
+/// Delivers to each of `inboxes`, forgetting those that are gone; how many received it.
+fn deliver_all(inboxes: &mut Vec<InboxAddress>, delivery: impl Fn() -> Delivery) -> usize {
+    inboxes.retain(|inbox| inbox.deliver(delivery()));
+    inboxes.len()
 }
 
 #[cfg(test)]

@@ -156,14 +156,14 @@ impl MemoryBackend {
 
     /// Ends `inbox`'s subscription to `channel`, bypassing faults: leaving must not fail.
     pub fn unsubscribe_inbox(&self, channel: &[u8], inbox: &InboxAddress) {
-        let channels = self.shared.store.lock().channels.clone();
-        channels.lock().unsubscribe_inbox(channel, inbox);
+        let store = self.shared.store.lock();
+        store.channels.lock().unsubscribe_inbox(channel, inbox);
     }
 
     /// Ends `inbox`'s subscription to `pattern`, bypassing faults.
     pub fn punsubscribe_inbox(&self, pattern: &[u8], inbox: &InboxAddress) {
-        let channels = self.shared.store.lock().channels.clone();
-        channels.lock().punsubscribe_inbox(pattern, inbox);
+        let store = self.shared.store.lock();
+        store.channels.lock().punsubscribe_inbox(pattern, inbox);
     }
 
     /// Runs `step` against the keyspace in one atomic section with one frozen time, as a
@@ -196,22 +196,22 @@ impl MemoryBackend {
         f: impl FnOnce(&mut Store) -> Result<T>,
     ) -> Result<T> {
         let shared = &*self.shared;
-        if shared.faults.idle() {
-            let mut store = shared.store.lock();
-            store.commands += 1;
-            store.begin(shared.clock.now_ms());
-            return f(&mut store);
-        }
-        // A command that sleeps in injected latency or fails by injection has still been
-        // received, so it counts now.
-        shared.commands_on_arrival.fetch_add(1, Ordering::Relaxed);
-        if let Some(latency) = shared.faults.latency() {
-            shared.clock.sleep(latency).await;
-        }
-        if let Some(error) = shared.faults.take(command) {
-            return Err(error);
+        let armed = !shared.faults.idle();
+        if armed {
+            // A command that sleeps in injected latency or fails by injection has still
+            // been received, so it counts now.
+            shared.commands_on_arrival.fetch_add(1, Ordering::Relaxed);
+            if let Some(latency) = shared.faults.latency() {
+                shared.clock.sleep(latency).await;
+            }
+            if let Some(error) = shared.faults.take(command) {
+                return Err(error);
+            }
         }
         let mut store = shared.store.lock();
+        if !armed {
+            store.commands += 1;
+        }
         store.begin(shared.clock.now_ms());
         f(&mut store)
     }

@@ -130,16 +130,16 @@ impl Subscriptions {
 
     /// Every event already delivered, in publication order.
     pub(crate) fn drain(&mut self) -> Vec<Value> {
-        std::iter::from_fn(|| self.inbox.try_recv())
-            .map(delivered)
-            .collect()
+        self.delivered_now().collect()
     }
 
     /// [`Subscriptions::drain`], each event marked with `index`: the reply it goes before.
     pub(crate) fn drain_into(&mut self, index: usize, events: &mut Vec<(usize, Value)>) {
-        while let Some(delivery) = self.inbox.try_recv() {
-            events.push((index, delivered(delivery)));
-        }
+        events.extend(self.delivered_now().map(|event| (index, event)));
+    }
+
+    fn delivered_now(&mut self) -> impl Iterator<Item = Value> + '_ {
+        std::iter::from_fn(|| self.inbox.try_recv()).map(delivered)
     }
 
     /// Waits for the next event (forever without a subscription); it and every other
