@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use nxlock::{
-    AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockOptions, LockOwner,
-    MemoryBackend, RedisBackend, RedisTarget, ReentrantLock, ScriptedLock, SetOptions, TokenLock,
-    scripts,
+    AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName, LockOptions,
+    LockOwner, MemoryBackend, RedisBackend, RedisTarget, ReentrantLock, ScriptedLock, SetOptions,
+    TokenLock, scripts,
 };
 use tokio::runtime::Runtime;
 
@@ -24,6 +24,10 @@ fn multi_thread() -> Runtime {
         .enable_all()
         .build()
         .unwrap()
+}
+
+fn name(name: &str) -> LockName {
+    LockName::new(name).unwrap()
 }
 
 fn once() -> LockOptions {
@@ -50,14 +54,20 @@ fn bench_cycles<B: KvBackend + Clone + 'static>(
     backend: &B,
 ) {
     let mut g = c.benchmark_group(group);
-    let token = TokenLock::with_options(backend.clone(), "bench:token", once());
+    let token = TokenLock::with_options(backend.clone(), &name("bench:token"), once()).unwrap();
     g.bench_function("token", |b| b.to_async(rt).iter(|| cycle(&token)));
-    let legacy = LegacyLock::with_options(backend.clone(), "bench:legacy", once());
+    let legacy = LegacyLock::with_options(backend.clone(), &name("bench:legacy"), once()).unwrap();
     g.bench_function("legacy", |b| b.to_async(rt).iter(|| cycle(&legacy)));
-    let scripted = ScriptedLock::with_options(backend.clone(), "bench:scripted", once());
+    let scripted =
+        ScriptedLock::with_options(backend.clone(), &name("bench:scripted"), once()).unwrap();
     g.bench_function("scripted", |b| b.to_async(rt).iter(|| cycle(&scripted)));
-    let reentrant =
-        ReentrantLock::with_options(backend.clone(), "bench:reentrant", LockOwner::new(), once());
+    let reentrant = ReentrantLock::with_options(
+        backend.clone(),
+        &name("bench:reentrant"),
+        LockOwner::new(),
+        once(),
+    )
+    .unwrap();
     g.bench_function("reentrant", |b| b.to_async(rt).iter(|| cycle(&reentrant)));
     g.finish();
 }
@@ -114,12 +124,11 @@ fn bench_contended(c: &mut Criterion) {
                     let tasks: Vec<_> = (0..n)
                         .map(|i| {
                             let key = if one_key {
-                                "bench:hot".to_string()
+                                name("bench:hot")
                             } else {
-                                format!("bench:{i}")
+                                name(&format!("bench:{i}"))
                             };
-                            let lock =
-                                TokenLock::with_options(backend.clone(), key, LockOptions::new());
+                            let lock = TokenLock::new(backend.clone(), &key);
                             tokio::spawn(async move {
                                 for _ in 0..per_task {
                                     let guard = lock.acquire().await.unwrap();

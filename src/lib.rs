@@ -11,12 +11,12 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use nxlock::{LockAlgorithm, LockGuard, MemoryBackend, TokenLock};
+//! use nxlock::{LockAlgorithm, LockGuard, LockName, MemoryBackend, TokenLock};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() -> Result<(), nxlock::LockError> {
 //! let redis = MemoryBackend::new();
-//! let lock = TokenLock::new(redis.clone(), "jobs:nightly");
+//! let lock = TokenLock::new(redis.clone(), &LockName::new("jobs:nightly")?);
 //! let guard = lock.acquire().await?;
 //! assert!(lock.try_acquire().await?.acquired().is_none());
 //! assert!(guard.release().await?);

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use lock_conformance::Harness;
+use lock_conformance::{Capabilities, Capability, Harness};
 use lock_memory::MemoryBackend;
 
 /// Runs the conformance suite on a fresh [`MemoryBackend`] per case; time advances
@@ -23,5 +23,11 @@ impl Harness for MemoryHarness {
 
     async fn advance(&self, backend: &MemoryBackend, by: Duration) {
         backend.advance(by);
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::none()
+            .with(Capability::PubSub)
+            .with(Capability::TimeControl)
     }
 }

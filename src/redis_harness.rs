@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_conformance::Harness;
+use lock_conformance::{Capabilities, Capability, Harness};
 use lock_redis::{RedisBackend, RedisTarget};
 
 /// Runs the conformance suite through [`RedisBackend`] on a real server. Time passes for
@@ -65,6 +65,10 @@ impl Harness for RedisHarness {
 
     async fn advance(&self, _backend: &RedisBackend, by: Duration) {
         tokio::time::sleep(by).await;
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::none().with(Capability::PubSub)
     }
 
     fn skip_reason(&self) -> Option<String> {

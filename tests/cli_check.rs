@@ -24,21 +24,32 @@ fn check_json_has_exactly_the_documented_fields() {
         serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
     let mut fields: Vec<_> = json.as_object().unwrap().keys().cloned().collect();
     fields.sort();
-    assert_eq!(fields, ["cases", "failed", "passed", "target"]);
+    assert_eq!(
+        fields,
+        ["cases", "failed", "passed", "skipped", "target", "xfail"]
+    );
     assert_eq!(json["failed"], 0);
+    assert_eq!(json["skipped"], 0, "the double declares every capability");
     let cases = json["cases"].as_array().unwrap();
     assert_eq!(json["passed"].as_u64().unwrap() as usize, cases.len());
     assert_eq!(cases.len(), nxlock::conformance::case_names().len());
     for case in cases {
         let mut fields: Vec<_> = case.as_object().unwrap().keys().cloned().collect();
         fields.sort();
-        assert_eq!(fields, ["detail", "name", "ok"]);
+        assert_eq!(fields, ["detail", "name", "ok", "outcome"]);
+        assert!(
+            ["pass", "xfail"].contains(&case["outcome"].as_str().unwrap()),
+            "{case}"
+        );
     }
+    let xfails = cases.iter().filter(|c| c["outcome"] == "xfail").count();
+    assert_eq!(json["xfail"].as_u64().unwrap() as usize, xfails);
     let naive = cases
         .iter()
         .find(|c| c["name"] == "races::naive_del_then_setnx_recovery_lets_two_clients_hold")
         .unwrap();
     assert_eq!(naive["ok"], true);
+    assert_eq!(naive["outcome"], "xfail");
     assert!(
         naive["detail"]
             .as_str()
@@ -55,7 +66,13 @@ fn check_prints_a_table_with_a_summary() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("token::mutual_exclusion"), "{text}");
     assert!(text.contains("xfail"), "{text}");
-    assert!(text.lines().last().unwrap().ends_with("0 failed"), "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .ends_with("0 failed, 0 skipped"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -86,5 +103,6 @@ async fn check_url_reports_an_incompatible_server_and_exits_non_zero() {
         .find(|c| c["name"] == "strings::set_nx_sets_only_missing_keys")
         .unwrap();
     assert_eq!(set_nx["ok"], false);
+    assert_eq!(set_nx["outcome"], "fail");
     server.stop().await;
 }

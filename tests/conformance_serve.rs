@@ -1,11 +1,12 @@
 //! The whole conformance suite through redis-rs (`RedisBackend`) against `nxlock serve`:
-//! Lua scripts by EVALSHA, pub/sub wake-ups excepted (see below), on a socket.
+//! Lua scripts by EVALSHA and pub/sub wake-ups, on a socket. And faults injected into the
+//! server reach the client with the kind they were injected with.
 
 use std::time::Duration;
 
-use nxlock::RedisBackend;
-use nxlock::conformance::{Harness, Outcome, run_all};
+use nxlock::conformance::{Capabilities, Capability, Harness, Outcome, run_all};
 use nxlock::server::{Server, ServerOptions};
+use nxlock::{ErrorKind, KvBackend, RedisBackend};
 use tokio::sync::OnceCell;
 
 struct ServeHarness {
@@ -34,6 +35,10 @@ impl Harness for ServeHarness {
         // Clients stamp times with their own clock, so time must really pass.
         tokio::time::sleep(by).await;
     }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::none().with(Capability::PubSub)
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,4 +59,17 @@ async fn the_suite_passes_through_redis_rs_against_nxlock_serve() {
         "failed on nxlock serve:\n{}",
         failed.join("\n")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_injected_fault_keeps_its_kind_at_the_client() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let client = RedisBackend::connect(&server.url()).await.unwrap();
+    for kind in [ErrorKind::Timeout, ErrorKind::WrongType, ErrorKind::Script] {
+        server.db(0).unwrap().faults().fail_next(1, kind);
+        let error = client.get(b"k").await.unwrap_err();
+        assert_eq!(error.kind(), kind, "{error}");
+    }
+    assert_eq!(client.get(b"k").await.unwrap(), None);
+    server.stop().await;
 }

@@ -5,8 +5,8 @@ mod support;
 use std::time::Duration;
 
 use nxlock::{
-    AcquirePolicy, ErrorKind, KvBackend, LockAlgorithm, LockGuard, LockOptions, RedisBackend,
-    RedisOptions, RedisServer, TokenLock, scripts,
+    AcquirePolicy, ErrorKind, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions,
+    RedisBackend, RedisOptions, RedisServer, TokenLock, scripts,
 };
 
 const TIMEOUT: Duration = Duration::from_millis(500);
@@ -60,7 +60,8 @@ async fn a_killed_server_gives_connection_errors_and_locks_work_again_after_rest
     let lock_options = LockOptions::new()
         .ttl(Duration::from_secs(30))
         .policy(AcquirePolicy::try_once());
-    let lock = TokenLock::with_options(backend.clone(), "job", lock_options.clone());
+    let job = LockName::new("job").unwrap();
+    let lock = TokenLock::with_options(backend.clone(), &job, lock_options.clone()).unwrap();
 
     // Cache the release script, then take the lock and lose the server while holding it.
     let warm = lock.acquire().await.unwrap();
@@ -71,7 +72,7 @@ async fn a_killed_server_gives_connection_errors_and_locks_work_again_after_rest
 
     // Every operation fails with a connection error (or times out), and none hangs.
     let outcomes = tokio::time::timeout(TIMEOUT * 20, async {
-        let get = backend.get(b"job").await.map(|_| ()).unwrap_err();
+        let get = backend.get(&job.lock_key()).await.map(|_| ()).unwrap_err();
         let acquire = lock.try_acquire().await.map(|_| ()).unwrap_err();
         (get, acquire)
     })
@@ -118,9 +119,10 @@ async fn locks_keep_working_after_script_flush() {
     let backend = RedisBackend::connect(&server.url()).await.unwrap();
     let lock = TokenLock::with_options(
         backend.clone(),
-        "job",
+        &LockName::new("job").unwrap(),
         LockOptions::new().policy(AcquirePolicy::try_once()),
-    );
+    )
+    .unwrap();
     let guard = lock.acquire().await.unwrap();
     assert!(guard.release().await.unwrap());
     let flushed: String = backend

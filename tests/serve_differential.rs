@@ -911,7 +911,7 @@ async fn injected_faults_reach_network_clients() {
     let mut client = Raw::connect(&server.addr().to_string()).await;
     assert_eq!(
         client.command(&["SET", "k", "v"]).await,
-        b"-injected fault: command timed out\r\n"
+        b"-ERR injected fault (Timeout): command timed out\r\n"
     );
     assert_eq!(client.command(&["SET", "k", "v"]).await, b"+OK\r\n");
     assert!(server.db(16).is_none());
@@ -1006,7 +1006,7 @@ async fn an_exec_failed_by_a_fault_still_ends_its_watches() {
         .fail_command("EVALSHA", 1, nxlock::ErrorKind::Timeout);
     assert_eq!(
         client.command(&["EXEC"]).await,
-        b"-injected fault: command timed out\r\n"
+        b"-ERR injected fault (Timeout): command timed out\r\n"
     );
     assert_eq!(db.stats().watched_keys, 0);
     assert_eq!(client.command(&["EXISTS", "k"]).await, b":0\r\n");
@@ -1037,7 +1037,7 @@ async fn armed_faults_hit_pipelined_commands_one_by_one() {
     assert_eq!(
         replies,
         [
-            &b"-injected fault: command timed out\r\n"[..],
+            &b"-ERR injected fault (Timeout): command timed out\r\n"[..],
             b"+OK\r\n",
             b"$-1\r\n",
             b"$1\r\n2\r\n",

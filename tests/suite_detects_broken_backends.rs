@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use nxlock::conformance::{Harness, Outcome, run_all};
+use nxlock::conformance::{Capabilities, Capability, Harness, Outcome, Report, run_all};
 use nxlock::{
     Clock, Error, ErrorKind, ExpireCondition, KvBackend, MemoryBackend, Result, Script, SetExpiry,
     SetOptions, SetReply, Subscription, Value, scripts,
@@ -22,6 +22,17 @@ enum Bug {
     ErrorTextDiffers,
     /// PX is ignored: keys never expire.
     KeysNeverExpire,
+    /// No pub/sub: PUBLISH and SUBSCRIBE answer `Unsupported`, as `KvBackend`'s defaults do.
+    NoPubSub,
+    /// Every command answers `Unsupported`.
+    NothingSupported,
+}
+
+fn unsupported(command: &str) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        format!("ERR this backend does not implement {command}"),
+    )
 }
 
 #[derive(Clone, Debug)]
@@ -30,8 +41,18 @@ struct Mutant {
     bug: Bug,
 }
 
+/// Answers `Unsupported` for `$command` when the mutant supports nothing.
+macro_rules! refuse_if_unsupported {
+    ($self:ident, $command:literal) => {
+        if $self.bug == Bug::NothingSupported {
+            return Err(unsupported($command));
+        }
+    };
+}
+
 impl KvBackend for Mutant {
     async fn set(&self, key: &[u8], value: &[u8], mut options: SetOptions) -> Result<SetReply> {
+        refuse_if_unsupported!(self, "SET");
         if self.bug == Bug::NxOverwrites {
             options = SetOptions {
                 condition: Default::default(),
@@ -54,45 +75,58 @@ impl KvBackend for Mutant {
         }
     }
     async fn setnx(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        refuse_if_unsupported!(self, "SETNX");
         self.inner.setnx(key, value).await
     }
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        refuse_if_unsupported!(self, "GET");
         self.inner.get(key).await
     }
     async fn getset(&self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+        refuse_if_unsupported!(self, "GETSET");
         self.inner.getset(key, value).await
     }
     async fn getdel(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        refuse_if_unsupported!(self, "GETDEL");
         self.inner.getdel(key).await
     }
     async fn del(&self, keys: &[&[u8]]) -> Result<i64> {
+        refuse_if_unsupported!(self, "DEL");
         self.inner.del(keys).await
     }
     async fn exists(&self, keys: &[&[u8]]) -> Result<i64> {
+        refuse_if_unsupported!(self, "EXISTS");
         self.inner.exists(keys).await
     }
     async fn pexpire(&self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool> {
+        refuse_if_unsupported!(self, "PEXPIRE");
         self.inner.pexpire(key, ms, condition).await
     }
     async fn pexpireat(&self, key: &[u8], at: i64, condition: ExpireCondition) -> Result<bool> {
+        refuse_if_unsupported!(self, "PEXPIREAT");
         self.inner.pexpireat(key, at, condition).await
     }
     async fn pttl(&self, key: &[u8]) -> Result<i64> {
+        refuse_if_unsupported!(self, "PTTL");
         match self.inner.pttl(key).await? {
             -2 if self.bug == Bug::PttlMissingIsMinusOne => Ok(-1),
             pttl => Ok(pttl),
         }
     }
     async fn ttl(&self, key: &[u8]) -> Result<i64> {
+        refuse_if_unsupported!(self, "TTL");
         self.inner.ttl(key).await
     }
     async fn persist(&self, key: &[u8]) -> Result<bool> {
+        refuse_if_unsupported!(self, "PERSIST");
         self.inner.persist(key).await
     }
     async fn incr(&self, key: &[u8]) -> Result<i64> {
+        refuse_if_unsupported!(self, "INCR");
         self.inner.incr(key).await
     }
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
+        refuse_if_unsupported!(self, "EVAL");
         if self.bug == Bug::ReleaseIgnoresToken
             && script.sha1() == scripts::COMPARE_AND_DELETE.sha1()
         {
@@ -101,9 +135,15 @@ impl KvBackend for Mutant {
         self.inner.eval(script, keys, args).await
     }
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        if matches!(self.bug, Bug::NoPubSub | Bug::NothingSupported) {
+            return Err(unsupported("PUBLISH"));
+        }
         self.inner.publish(channel, message).await
     }
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
+        if matches!(self.bug, Bug::NoPubSub | Bug::NothingSupported) {
+            return Err(unsupported("SUBSCRIBE"));
+        }
         self.inner.subscribe(channel).await
     }
     fn clock(&self) -> Clock {
@@ -111,12 +151,23 @@ impl KvBackend for Mutant {
     }
 }
 
-struct MutantHarness(Bug);
+/// A harness for a mutant, declaring pub/sub and time control like the double's unless
+/// told otherwise.
+struct MutantHarness(Bug, Capabilities);
+
+impl MutantHarness {
+    fn declaring_all(bug: Bug) -> Self {
+        let all = Capabilities::none()
+            .with(Capability::PubSub)
+            .with(Capability::TimeControl);
+        Self(bug, all)
+    }
+}
 
 impl Harness for MutantHarness {
     type Backend = Mutant;
     fn name(&self) -> String {
-        format!("memory with planted bug {:?}", self.0)
+        format!("memory with planted bug {:?} (declares {})", self.0, self.1)
     }
     async fn backend(&self) -> std::result::Result<Mutant, String> {
         Ok(Mutant {
@@ -127,6 +178,25 @@ impl Harness for MutantHarness {
     async fn advance(&self, backend: &Mutant, by: Duration) {
         backend.inner.advance(by);
     }
+    fn capabilities(&self) -> Capabilities {
+        self.1
+    }
+}
+
+/// The cases that need pub/sub.
+const PUBSUB_CASES: [&str; 4] = [
+    "notify::release_publishes_a_wake_up",
+    "notify::waiter_wakes_on_release_not_at_the_holder_ttl",
+    "notify::lost_wake_up_is_bounded_by_the_holder_ttl",
+    "fair::contended_cycles_cost_two_commands",
+];
+
+fn outcomes(report: &Report) -> Vec<(String, Outcome)> {
+    report
+        .cases
+        .iter()
+        .map(|c| (c.name.clone(), c.outcome.clone()))
+        .collect()
 }
 
 #[rstest]
@@ -137,7 +207,7 @@ impl Harness for MutantHarness {
 #[case::keys_never_expire(Bug::KeysNeverExpire, &["expiry::keys_expire_after_their_ttl", "token::expiry_frees_a_crashed_holder"])]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_planted_bug_fails_the_cases_that_check_it(#[case] bug: Bug, #[case] must_fail: &[&str]) {
-    let report = run_all(&MutantHarness(bug)).await;
+    let report = run_all(&MutantHarness::declaring_all(bug)).await;
     println!("{report}");
     for name in must_fail {
         let case = report
@@ -151,4 +221,61 @@ async fn a_planted_bug_fails_the_cases_that_check_it(#[case] bug: Bug, #[case] m
         assert!(!case.detail.is_empty(), "{name} failed without saying why");
     }
     assert!(report.failed() >= must_fail.len());
+}
+
+/// A backend without pub/sub whose harness says so gets those cases skipped, with the
+/// reason, and fails nothing; two runs give the same verdict for every case.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backend_without_pubsub_gets_skips_not_failures() {
+    let harness = MutantHarness(
+        Bug::NoPubSub,
+        Capabilities::none().with(Capability::TimeControl),
+    );
+    let first = run_all(&harness).await;
+    println!("{first}");
+    assert_eq!(first.failed(), 0, "{first}");
+    for name in PUBSUB_CASES {
+        let case = first.case(name).unwrap();
+        assert_eq!(case.outcome, Outcome::Skipped, "{name}");
+        assert!(case.detail.contains("pubsub"), "{name}: {}", case.detail);
+    }
+    assert_eq!(first.skipped(), PUBSUB_CASES.len());
+    let json: serde_json::Value = serde_json::from_str(&first.to_json()).unwrap();
+    assert_eq!(json["skipped"], PUBSUB_CASES.len());
+    let second = run_all(&harness).await;
+    assert_eq!(
+        outcomes(&first),
+        outcomes(&second),
+        "verdicts changed between runs"
+    );
+}
+
+/// A harness that declares pub/sub for a backend that answers `Unsupported` fails the
+/// pub/sub cases, and says that pub/sub is what is missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_pubsub_that_answers_unsupported_fails_and_says_so() {
+    let report = run_all(&MutantHarness::declaring_all(Bug::NoPubSub)).await;
+    for name in PUBSUB_CASES {
+        let case = report.case(name).unwrap();
+        assert_eq!(case.outcome, Outcome::Failed, "{name} did not fail");
+        assert!(
+            case.detail.contains("SUBSCRIBE") || case.detail.contains("PUBLISH"),
+            "{name} failed without naming pub/sub: {}",
+            case.detail
+        );
+    }
+}
+
+/// `Unsupported` is never a pass: against a backend that answers it to every command, no
+/// case passes (skips aside, which this harness has none of).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsupported_is_never_counted_as_a_pass() {
+    let report = run_all(&MutantHarness::declaring_all(Bug::NothingSupported)).await;
+    let passed: Vec<_> = report
+        .cases
+        .iter()
+        .filter(|c| c.outcome != Outcome::Failed)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert!(passed.is_empty(), "cases not failed: {passed:?}");
 }

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use lock_conformance::OverlapDetector;
 use lock_core::{
-    CountingBackend, FairLock, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName,
-    LockOptions, ScriptedLock, TokenLock, Wait,
+    CountingBackend, FairLock, KvBackend, LegacyLock, LockAlgorithm, LockError, LockGuard,
+    LockName, LockOptions, ScriptedLock, TokenLock, Wait,
 };
 
 use super::report::{BenchReport, ClientResult};
@@ -163,11 +163,11 @@ async fn run_clients<B, A, F>(
     workload: &Workload,
     make: F,
     backend_name: String,
-) -> BenchReport
+) -> Result<BenchReport, String>
 where
     B: KvBackend + Clone + 'static,
     A: LockAlgorithm + 'static,
-    F: Fn(CountingBackend<B>, usize, LockOptions) -> A,
+    F: Fn(CountingBackend<B>, usize, LockOptions) -> Result<A, LockError>,
 {
     let keys = workload.keys.max(1);
     let key_states: Vec<Arc<KeyState>> = (0..keys)
@@ -184,7 +184,7 @@ where
     let mut tasks = Vec::new();
     for client in 0..workload.clients.max(1) {
         let key_index = client % keys;
-        let lock = make(backend.clone(), key_index, options.clone());
+        let lock = make(backend.clone(), key_index, options.clone()).map_err(|e| e.to_string())?;
         tasks.push(tokio::spawn(client_loop(
             key_states[key_index].clone(),
             lock,
@@ -205,14 +205,14 @@ where
     }
     let elapsed = started.elapsed();
     let violations = key_states.iter().map(|k| k.detector.violations()).sum();
-    BenchReport::collect(
+    Ok(BenchReport::collect(
         backend_name,
         workload,
         elapsed,
         backend.commands() - commands_before,
         violations,
         clients,
-    )
+    ))
 }
 
 /// The lock name of key `index`: keys `{nxlock-bench:<index>}:…`.
@@ -229,15 +229,15 @@ pub async fn run<B: KvBackend + Clone + 'static>(
 ) -> Result<BenchReport, String> {
     let backend = CountingBackend::new(backend);
     let name = backend_name.into();
-    let key = |index| lock_name(index).key("lock");
-    Ok(match (workload.algorithm, workload.wait) {
+    match (workload.algorithm, workload.wait) {
         (Algorithm::Token, Waiting::Poll) => {
-            let make = |b, i, o| TokenLock::with_options(b, key(i), o);
+            let make = |b, i, o| TokenLock::with_options(b, &lock_name(i), o);
             run_clients(backend, workload, make, name).await
         }
         (Algorithm::Token, Waiting::Notify) => {
-            let make =
-                |b, i, o: LockOptions| TokenLock::with_options(b, key(i), o.wait(Wait::Notify));
+            let make = |b, i, o: LockOptions| {
+                TokenLock::with_options(b, &lock_name(i), o.wait(Wait::Notify))
+            };
             run_clients(backend, workload, make, name).await
         }
         (Algorithm::Token, Waiting::Fair) => {
@@ -245,19 +245,17 @@ pub async fn run<B: KvBackend + Clone + 'static>(
             run_clients(backend, workload, make, name).await
         }
         (Algorithm::Legacy, Waiting::Poll) => {
-            let make = |b, i, o| LegacyLock::with_options(b, key(i), o);
+            let make = |b, i, o| LegacyLock::with_options(b, &lock_name(i), o);
             run_clients(backend, workload, make, name).await
         }
         (Algorithm::Scripted, Waiting::Poll) => {
-            let make = |b, i, o| ScriptedLock::with_options(b, key(i), o);
+            let make = |b, i, o| ScriptedLock::with_options(b, &lock_name(i), o);
             run_clients(backend, workload, make, name).await
         }
-        (algorithm, wait) => {
-            return Err(format!(
-                "--wait {wait:?} needs --algorithm token; {} locks can only poll",
-                algorithm.name()
-            )
-            .to_lowercase());
-        }
-    })
+        (algorithm, wait) => Err(format!(
+            "--wait {wait:?} needs --algorithm token; {} locks can only poll",
+            algorithm.name()
+        )
+        .to_lowercase()),
+    }
 }

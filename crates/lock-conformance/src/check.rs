@@ -1,6 +1,6 @@
 //! How a case says what it found: [`CaseResult`], and the `check!` macros.
 
-use lock_core::{Error, LockError};
+use lock_core::{Error, LockError, ReleaseError};
 
 /// A case that ran to the end: it passed, or it demonstrated the failure it exists to show
 /// (a seed's broken algorithm doing the broken thing).
@@ -25,6 +25,12 @@ impl From<Error> for Failure {
 impl From<LockError> for Failure {
     fn from(e: LockError) -> Self {
         Failure(format!("lock error: {e}"))
+    }
+}
+
+impl<G> From<ReleaseError<G>> for Failure {
+    fn from(e: ReleaseError<G>) -> Self {
+        Failure(format!("release failed: {}", e.error()))
     }
 }
 

@@ -3,13 +3,15 @@
 use std::future::Future;
 use std::time::Duration;
 
-use lock_core::{Clock, KvBackend};
+use lock_core::{Clock, KvBackend, LockName};
+
+use crate::Capabilities;
 
 /// Connects the suite to one backend.
 ///
 /// ```
 /// use std::time::Duration;
-/// use lock_conformance::Harness;
+/// use lock_conformance::{Capabilities, Capability, Harness};
 /// use lock_memory::MemoryBackend;
 ///
 /// struct Memory;
@@ -24,6 +26,11 @@ use lock_core::{Clock, KvBackend};
 ///     }
 ///     async fn advance(&self, backend: &MemoryBackend, by: Duration) {
 ///         backend.advance(by); // virtual time: instant
+///     }
+///     fn capabilities(&self) -> Capabilities {
+///         Capabilities::none()
+///             .with(Capability::PubSub)
+///             .with(Capability::TimeControl)
 ///     }
 /// }
 /// ```
@@ -41,6 +48,12 @@ pub trait Harness: Send + Sync {
     /// Lets `by` pass for `backend` and for the clock its clients use: a virtual advance
     /// for doubles, a real sleep for servers. Cases keep such waits under a second.
     fn advance(&self, backend: &Self::Backend, by: Duration) -> impl Future<Output = ()> + Send;
+
+    /// What the backend can do beyond the commands every backend has. Cases that need a
+    /// capability missing here are skipped, with the reason. Default: none.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::none()
+    }
 
     /// Why this harness cannot run here (no server available, say); generated tests then
     /// skip with a loud line instead of failing. `None` by default.
@@ -74,9 +87,19 @@ impl<'h, H: Harness> Ctx<'h, H> {
         self.name(name).into_bytes()
     }
 
-    /// The namespaced name for `name`, as text (for [`LockName`](lock_core::LockName)).
+    /// The namespaced name for `name`, as text.
     pub fn name(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
+    }
+
+    /// The namespaced [`LockName`] for `name`.
+    pub fn lock_name(&self, name: &str) -> LockName {
+        LockName::new(self.name(name)).expect("namespaced names are non-empty and brace-free")
+    }
+
+    /// What the harness declared its backend can do.
+    pub fn capabilities(&self) -> Capabilities {
+        self.harness.capabilities()
     }
 
     /// Lets `by` pass (see [`Harness::advance`]).

@@ -24,12 +24,20 @@
 //! lock_conformance::conformance_tests!(MyHarness::new());
 //! ```
 //!
+//! ## Capabilities
+//!
+//! A [`Harness`] declares what its backend can do beyond the commands every backend has
+//! ([`Harness::capabilities`]: pub/sub, time control). A case that needs a capability the
+//! harness does not declare is reported as [`Outcome::Skipped`] with the reason, never as
+//! a pass; a declared capability the backend then lacks fails its cases.
+//!
 //! ## Expected failures
 //!
 //! Some cases exist to show that an algorithm from the seeds is broken (the naive
 //! DEL-then-SETNX recovery, the unchecked late DEL). They pass by reproducing the failure
 //! and are reported as `xfail` with what was seen, never hidden.
 
+mod capabilities;
 mod check;
 mod detector;
 mod fenced_resource;
@@ -39,14 +47,15 @@ pub mod runner;
 
 pub mod cases;
 
+pub use capabilities::{Capabilities, Capability};
 pub use check::{CaseResult, Failure, Verdict};
 pub use detector::{Inside, OverlapDetector};
 pub use fenced_resource::{FencedResource, StaleFence};
 pub use harness::{Ctx, Harness};
 pub use report::{CaseReport, Outcome, Report};
 
-/// Calls `$callback! { ($args) group { case, ... } ... }` with the whole case list: the one
-/// place cases are registered.
+/// Calls `$callback! { ($args) group { case [needs(Capability, ...)], ... } ... }` with
+/// the whole case list: the one place cases are registered, with what each needs.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __with_cases {
@@ -82,11 +91,15 @@ macro_rules! __with_cases {
                 pexpire_overflow_is_an_invalid_expire,
                 pexpireat_sets_absolute_time_and_past_deletes,
                 persist_removes_the_ttl,
+                a_day_long_ttl_runs_out_on_time needs(TimeControl),
             }
             scripts {
                 compare_and_delete_only_deletes_the_matching_token,
                 compare_and_pexpire_only_extends_the_matching_token,
+                acquire_or_pttl_recognises_its_own_token,
+                fenced_acquire_recognises_its_own_token,
                 legacy_acquire_reports_seed_001_codes,
+                legacy_acquire_with_a_rejected_ttl_writes_nothing,
                 legacy_release_and_extend_check_stamp_and_time,
                 reentrant_scripts_count_holds,
             }
@@ -99,6 +112,7 @@ macro_rules! __with_cases {
                 extend_keeps_the_lock_and_stale_extend_fails,
                 acquire_gives_up_with_a_timeout,
                 dropped_guard_is_released_in_the_background,
+                clock_running_ahead_cannot_take_a_live_lock,
             }
             notify {
                 mutual_exclusion,
@@ -109,9 +123,10 @@ macro_rules! __with_cases {
                 extend_keeps_the_lock_and_stale_extend_fails,
                 acquire_gives_up_with_a_timeout,
                 dropped_guard_is_released_in_the_background,
-                release_publishes_a_wake_up,
-                waiter_wakes_on_release_not_at_the_holder_ttl,
-                lost_wake_up_is_bounded_by_the_holder_ttl,
+                clock_running_ahead_cannot_take_a_live_lock,
+                release_publishes_a_wake_up needs(PubSub),
+                waiter_wakes_on_release_not_at_the_holder_ttl needs(PubSub),
+                lost_wake_up_is_bounded_by_the_holder_ttl needs(PubSub),
             }
             fair {
                 mutual_exclusion,
@@ -122,13 +137,16 @@ macro_rules! __with_cases {
                 extend_keeps_the_lock_and_stale_extend_fails,
                 acquire_gives_up_with_a_timeout,
                 dropped_guard_is_released_in_the_background,
+                clock_running_ahead_cannot_take_a_live_lock,
                 waiters_are_served_in_arrival_order,
                 release_hands_the_lock_straight_to_the_next_waiter,
                 dead_waiter_is_skipped_within_the_patience,
                 lock_handed_to_a_dead_waiter_lapses_within_the_patience,
                 cancelled_waiter_leaves_the_line,
                 acquire_cancelled_at_any_point_leaves_the_line_clean,
-                contended_cycles_cost_two_commands,
+                timed_out_waiter_is_never_handed_the_lock,
+                impatient_acquire_takes_no_ticket,
+                contended_cycles_cost_two_commands needs(PubSub),
             }
             legacy {
                 mutual_exclusion,
@@ -136,9 +154,10 @@ macro_rules! __with_cases {
                 expiry_frees_a_crashed_holder,
                 release_frees_the_lock,
                 stale_release_leaves_the_new_holder,
-                extend_keeps_the_lock_and_stale_extend_fails,
+                extend_is_unsupported_and_changes_nothing,
                 acquire_gives_up_with_a_timeout,
                 dropped_guard_is_released_in_the_background,
+                clock_running_ahead_takes_a_live_lock,
             }
             scripted {
                 mutual_exclusion,
@@ -149,6 +168,7 @@ macro_rules! __with_cases {
                 extend_keeps_the_lock_and_stale_extend_fails,
                 acquire_gives_up_with_a_timeout,
                 dropped_guard_is_released_in_the_background,
+                clock_running_ahead_takes_a_live_lock,
             }
             reentrant {
                 mutual_exclusion,
@@ -159,6 +179,7 @@ macro_rules! __with_cases {
                 extend_keeps_the_lock_and_stale_extend_fails,
                 acquire_gives_up_with_a_timeout,
                 dropped_guard_is_released_in_the_background,
+                clock_running_ahead_cannot_take_a_live_lock,
                 holds_are_counted_per_owner,
                 other_owner_cannot_release,
             }
@@ -171,6 +192,7 @@ macro_rules! __with_cases {
                 extend_keeps_the_lock_and_stale_extend_fails,
                 acquire_gives_up_with_a_timeout,
                 dropped_guard_is_released_in_the_background,
+                clock_running_ahead_cannot_take_a_live_lock,
                 fence_tokens_strictly_increase,
                 stale_holder_after_a_pause_is_rejected_by_fencing,
                 unfenced_stale_write_corrupts_the_resource,
@@ -183,6 +205,7 @@ macro_rules! __with_cases {
                 cancelling_the_owner_task_stops_renewing_and_releases,
                 lost_resolves_when_the_lock_is_taken,
                 hold_cap_stops_renewing,
+                hold_cap_is_reported_once_the_lock_is_free,
             }
             cancellation {
                 cancelled_acquires_never_leave_an_unbounded_lock,
@@ -199,19 +222,27 @@ macro_rules! __with_cases {
     };
 }
 
-/// Runs one case by group and name, returning its report line (used by the macros).
+/// Runs one case by group and name, returning its report line (used by the macros). A
+/// case whose needs the harness lacks is reported as skipped without running.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __run_case {
-    ($harness:expr, $group:ident, $case:ident) => {{
+    ($harness:expr, $group:ident, $case:ident, [$($cap:ident),*]) => {{
         let name = concat!(stringify!($group), "::", stringify!($case));
-        match $crate::Ctx::new($harness, name).await {
-            Ok(ctx) => $crate::runner::judge(
-                name,
-                $crate::runner::guarded($crate::cases::$group::$case(&ctx)).await,
-            ),
-            Err(setup) => {
-                $crate::runner::judge(name, Err($crate::Failure(format!("setup failed: {setup}"))))
+        let needs: &[$crate::Capability] = &[$($crate::Capability::$cap),*];
+        let missing = $crate::Harness::capabilities($harness).missing(needs);
+        if !missing.is_empty() {
+            $crate::runner::skipped(name, &missing)
+        } else {
+            match $crate::Ctx::new($harness, name).await {
+                Ok(ctx) => $crate::runner::judge(
+                    name,
+                    $crate::runner::guarded($crate::cases::$group::$case(&ctx)).await,
+                ),
+                Err(setup) => $crate::runner::judge(
+                    name,
+                    Err($crate::Failure(format!("setup failed: {setup}"))),
+                ),
             }
         }
     }};
@@ -220,15 +251,19 @@ macro_rules! __run_case {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __push_cases {
-    (($harness:expr, $report:ident) $($group:ident { $($case:ident),* $(,)? })*) => {
-        $($( $report.cases.push($crate::__run_case!($harness, $group, $case)); )*)*
+    (($harness:expr, $report:ident)
+     $($group:ident { $($case:ident $(needs($($cap:ident),+))?),* $(,)? })*) => {
+        $($(
+            $report.cases.push($crate::__run_case!($harness, $group, $case, [$($($cap),+)?]));
+        )*)*
     };
 }
 
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __emit_tests {
-    (($harness:expr) $($group:ident { $($case:ident),* $(,)? })*) => {
+    (($harness:expr)
+     $($group:ident { $($case:ident $(needs($($cap:ident),+))?),* $(,)? })*) => {
         $(
             #[allow(missing_docs)]
             mod $group {
@@ -243,7 +278,9 @@ macro_rules! __emit_tests {
                                 $crate::runner::announce_skip(stringify!($group), stringify!($case), &why);
                                 return;
                             }
-                            let report = $crate::__run_case!(&harness, $group, $case);
+                            let report = $crate::__run_case!(
+                                &harness, $group, $case, [$($($cap),+)?]
+                            );
                             $crate::runner::assert_case(&report);
                         });
                     }
@@ -273,7 +310,7 @@ pub async fn run_all<H: Harness>(harness: &H) -> Report {
 }
 
 macro_rules! __names {
-    (() $($group:ident { $($case:ident),* $(,)? })*) => {
+    (() $($group:ident { $($case:ident $(needs($($cap:ident),+))?),* $(,)? })*) => {
         &[$($(concat!(stringify!($group), "::", stringify!($case)),)*)*]
     };
 }

@@ -13,6 +13,20 @@ pub enum Outcome {
     ExpectedFailure,
     /// Failed.
     Failed,
+    /// Not run: the backend lacks a capability the case needs (the detail says which).
+    Skipped,
+}
+
+impl Outcome {
+    /// `pass`, `xfail`, `fail` or `skipped`, as the JSON report spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Passed => "pass",
+            Outcome::ExpectedFailure => "xfail",
+            Outcome::Failed => "fail",
+            Outcome::Skipped => "skipped",
+        }
+    }
 }
 
 /// One case's result.
@@ -27,7 +41,7 @@ pub struct CaseReport {
 }
 
 impl CaseReport {
-    /// Passed or expected failure.
+    /// Not failed: passed, an expected failure, or skipped.
     pub fn ok(&self) -> bool {
         self.outcome != Outcome::Failed
     }
@@ -45,6 +59,7 @@ pub struct Report {
 #[derive(Serialize)]
 struct JsonCase<'a> {
     name: &'a str,
+    outcome: &'static str,
     ok: bool,
     detail: &'a str,
 }
@@ -54,18 +69,34 @@ struct JsonReport<'a> {
     target: &'a str,
     passed: usize,
     failed: usize,
+    skipped: usize,
+    xfail: usize,
     cases: Vec<JsonCase<'a>>,
 }
 
 impl Report {
+    fn count(&self, outcome: Outcome) -> usize {
+        self.cases.iter().filter(|c| c.outcome == outcome).count()
+    }
+
     /// Cases that passed (expected failures included).
     pub fn passed(&self) -> usize {
-        self.cases.iter().filter(|c| c.ok()).count()
+        self.count(Outcome::Passed) + self.count(Outcome::ExpectedFailure)
     }
 
     /// Cases that failed.
     pub fn failed(&self) -> usize {
-        self.cases.len() - self.passed()
+        self.count(Outcome::Failed)
+    }
+
+    /// Cases skipped for a missing capability.
+    pub fn skipped(&self) -> usize {
+        self.count(Outcome::Skipped)
+    }
+
+    /// Cases that passed by showing a known-broken algorithm's failure.
+    pub fn expected_failures(&self) -> usize {
+        self.count(Outcome::ExpectedFailure)
     }
 
     /// The failed cases.
@@ -78,17 +109,22 @@ impl Report {
         self.cases.iter().find(|c| c.name == name)
     }
 
-    /// `{"target", "passed", "failed", "cases": [{"name", "ok", "detail"}]}`.
+    /// `{"target", "passed", "failed", "skipped", "xfail", "cases": [{"name", "outcome",
+    /// "ok", "detail"}]}`; `outcome` is `pass`, `xfail`, `fail` or `skipped`, and `passed`
+    /// counts expected failures too.
     pub fn to_json(&self) -> String {
         let report = JsonReport {
             target: &self.target,
             passed: self.passed(),
             failed: self.failed(),
+            skipped: self.skipped(),
+            xfail: self.expected_failures(),
             cases: self
                 .cases
                 .iter()
                 .map(|c| JsonCase {
                     name: &c.name,
+                    outcome: c.outcome.name(),
                     ok: c.ok(),
                     detail: &c.detail,
                 })
@@ -111,25 +147,21 @@ impl fmt::Display for Report {
         writeln!(f, "{:<width$}  {:<6}  detail", "case", "result")?;
         writeln!(f, "{:-<width$}  ------  ------", "")?;
         for case in &self.cases {
-            let result = match case.outcome {
-                Outcome::Passed => "pass",
-                Outcome::ExpectedFailure => "xfail",
+            let result = match &case.outcome {
                 Outcome::Failed => "FAIL",
+                other => other.name(),
             };
             writeln!(f, "{:<width$}  {result:<6}  {}", case.name, case.detail)?;
         }
-        let expected = self
-            .cases
-            .iter()
-            .filter(|c| c.outcome == Outcome::ExpectedFailure)
-            .count();
         write!(
             f,
-            "{} cases: {} passed ({} of them expected failures of broken algorithms), {} failed",
+            "{} cases: {} passed ({} of them expected failures of broken algorithms), {} failed, \
+             {} skipped",
             self.cases.len(),
             self.passed(),
-            expected,
-            self.failed()
+            self.expected_failures(),
+            self.failed(),
+            self.skipped()
         )
     }
 }

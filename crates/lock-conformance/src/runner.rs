@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::{CaseReport, CaseResult, Failure, Outcome, Verdict};
+use crate::{Capability, CaseReport, CaseResult, Failure, Outcome, Verdict};
 
 /// The longest a case may run before it counts as hung.
 pub const CASE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -60,6 +60,19 @@ pub fn judge(name: &str, result: CaseResult) -> CaseReport {
     }
 }
 
+/// The report line of a case not run because the harness lacks `missing`.
+pub fn skipped(name: &str, missing: &[Capability]) -> CaseReport {
+    let missing: Vec<_> = missing.iter().map(|c| c.name()).collect();
+    CaseReport {
+        name: name.to_string(),
+        outcome: Outcome::Skipped,
+        detail: format!(
+            "needs {}, which the harness does not declare",
+            missing.join(" and ")
+        ),
+    }
+}
+
 /// Runs `f` to completion on a fresh multi-threaded runtime (two workers), as the
 /// generated `#[test]` functions do.
 pub fn block_on<F: Future>(f: F) -> F::Output {
@@ -78,11 +91,17 @@ pub fn announce_skip(group: &str, case: &str, why: &str) {
 }
 
 /// Panics with the case's detail if it failed (for generated tests); prints expected
-/// failures so they are visible in the test output.
+/// failures so they are visible in the test output, and skips loudly.
 pub fn assert_case(report: &CaseReport) {
     match report.outcome {
         Outcome::Passed => {}
         Outcome::ExpectedFailure => println!("{}: {}", report.name, report.detail),
+        Outcome::Skipped => {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("*** SKIPPED {}: {} ***\n", report.name, report.detail),
+            );
+        }
         Outcome::Failed => panic!("{} failed: {}", report.name, report.detail),
     }
 }

@@ -21,9 +21,14 @@ use tokio::time::Instant;
 /// Either can also be moved by hand with [`Clock::advance`], which wakes sleepers in
 /// [`Clock::sleep`] so that retry loops see the jump at once (the memory backend's
 /// equivalent of miniredis's `FastForward`).
+///
+/// [`Clock::skewed`] gives a view that reads ahead of (or behind) its clock: one client's
+/// clock running fast or slow, for the timestamp locks' clock-skew hazard.
 #[derive(Clone)]
 pub struct Clock {
     inner: Arc<Inner>,
+    /// What this view adds to the shared clock's reading, in microseconds.
+    skew_us: i64,
 }
 
 struct Inner {
@@ -65,6 +70,7 @@ impl Clock {
                 offset_us: AtomicI64::new(0),
                 advanced: Notify::new(),
             }),
+            skew_us: 0,
         }
     }
 
@@ -91,6 +97,22 @@ impl Clock {
             } => anchor_unix_us.saturating_add(duration_us(anchor.elapsed())),
         };
         base.saturating_add(self.inner.offset_us.load(Ordering::Acquire))
+            .saturating_add(self.skew_us)
+    }
+
+    /// This clock as a client whose clock is `offset_ms` ahead (negative: behind) would
+    /// read it. Sleeps and [`Clock::advance`] are shared with this clock; only readings
+    /// differ.
+    pub fn skewed(&self, offset_ms: i64) -> Clock {
+        Clock {
+            inner: self.inner.clone(),
+            skew_us: self.skew_us.saturating_add(offset_ms.saturating_mul(1000)),
+        }
+    }
+
+    /// How far this view reads ahead of the clock it was made from, in milliseconds.
+    pub fn skew_ms(&self) -> i64 {
+        self.skew_us / 1000
     }
 
     /// Unix time in milliseconds: the unit of Redis expiry times.
@@ -143,6 +165,7 @@ impl fmt::Debug for Clock {
         };
         f.debug_struct("Clock")
             .field("source", &source)
+            .field("skew_ms", &self.skew_ms())
             .field("now_ms", &self.now_ms())
             .finish()
     }
@@ -169,6 +192,21 @@ mod tests {
         let t0 = clock.now_ms();
         tokio::time::advance(Duration::from_secs(30)).await;
         assert_eq!(clock.now_ms() - t0, 30_000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_skewed_view_reads_ahead_and_shares_advances() {
+        let clock = Clock::tokio();
+        let fast = clock.skewed(5_000);
+        let slow = clock.skewed(-2_000);
+        assert_eq!(fast.now_ms() - clock.now_ms(), 5_000);
+        assert_eq!(clock.now_ms() - slow.now_ms(), 2_000);
+        fast.advance(Duration::from_secs(1));
+        assert_eq!(fast.now_ms() - clock.now_ms(), 5_000);
+        assert_eq!(fast.skewed(-5_000).now_ms(), clock.now_ms());
+        let t0 = Instant::now();
+        slow.sleep(Duration::from_secs(3)).await;
+        assert_eq!(t0.elapsed(), Duration::from_secs(3));
     }
 
     #[tokio::test(start_paused = true)]

@@ -35,6 +35,49 @@ pub enum ErrorKind {
     InvalidConfig,
 }
 
+impl ErrorKind {
+    /// Every kind, for tools that list or parse them.
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::InvalidExpire,
+        ErrorKind::NotInteger,
+        ErrorKind::Overflow,
+        ErrorKind::Syntax,
+        ErrorKind::WrongType,
+        ErrorKind::NoScript,
+        ErrorKind::Script,
+        ErrorKind::Connection,
+        ErrorKind::Timeout,
+        ErrorKind::Unsupported,
+        ErrorKind::Response,
+        ErrorKind::InvalidConfig,
+    ];
+
+    /// The kind's name, as `Debug` spells it (`Timeout`, `WrongType`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidExpire => "InvalidExpire",
+            ErrorKind::NotInteger => "NotInteger",
+            ErrorKind::Overflow => "Overflow",
+            ErrorKind::Syntax => "Syntax",
+            ErrorKind::WrongType => "WrongType",
+            ErrorKind::NoScript => "NoScript",
+            ErrorKind::Script => "Script",
+            ErrorKind::Connection => "Connection",
+            ErrorKind::Timeout => "Timeout",
+            ErrorKind::Unsupported => "Unsupported",
+            ErrorKind::Response => "Response",
+            ErrorKind::InvalidConfig => "InvalidConfig",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+/// How an injected fault's text starts; the kind's name follows, in parentheses.
+const INJECTED: &str = "ERR injected fault (";
+
 /// A backend error: its [`ErrorKind`] and the server's exact message.
 ///
 /// Where Redis has an error reply for the situation, [`Error::message`] is that reply
@@ -58,6 +101,12 @@ impl Error {
     /// The kind of error.
     pub fn kind(&self) -> ErrorKind {
         self.kind
+    }
+
+    /// Whether the outcome of the failed command is unknown and trying again may succeed:
+    /// [`ErrorKind::Connection`] and [`ErrorKind::Timeout`].
+    pub fn is_transient(&self) -> bool {
+        matches!(self.kind, ErrorKind::Connection | ErrorKind::Timeout)
     }
 
     /// The message, exactly as the server (or the double) phrased it.
@@ -97,13 +146,27 @@ impl Error {
         )
     }
 
+    /// A fault injected on purpose (by a test double), of `kind`:
+    /// `ERR injected fault (<Kind>): <what>`. [`Error::from_reply`] reads the kind back,
+    /// so a fault injected into a server reaches its clients with the same kind.
+    pub fn injected(kind: ErrorKind, what: &str) -> Self {
+        Self::new(kind, format!("{INJECTED}{}): {what}", kind.name()))
+    }
+
     /// A server's error reply, classified by its text (the text is kept as is).
     ///
     /// Errors raised inside a Lua script carry Redis 7's ` script: <sha1>, on
-    /// @user_script:<line>.` suffix and are [`ErrorKind::Script`].
+    /// @user_script:<line>.` suffix and are [`ErrorKind::Script`]; injected faults
+    /// ([`Error::injected`]) keep the kind they were injected with.
     pub fn from_reply(text: impl Into<String>) -> Self {
         let text = text.into();
-        let kind = if text.contains(" script: ") || text.starts_with("ERR user_script:") {
+        let injected = text
+            .strip_prefix(INJECTED)
+            .and_then(|rest| rest.split_once(')'))
+            .and_then(|(name, _)| ErrorKind::from_name(name));
+        let kind = if let Some(kind) = injected {
+            kind
+        } else if text.contains(" script: ") || text.starts_with("ERR user_script:") {
             ErrorKind::Script
         } else if text.starts_with("ERR invalid expire time") {
             ErrorKind::InvalidExpire
@@ -180,5 +243,26 @@ mod tests {
             Error::from_reply("ERR syntax error").message(),
             "ERR syntax error"
         );
+    }
+
+    #[test]
+    fn injected_faults_keep_their_kind_through_a_reply() {
+        for kind in ErrorKind::ALL {
+            let injected = Error::injected(kind, "on purpose");
+            assert_eq!(injected.kind(), kind);
+            assert_eq!(Error::from_reply(injected.message()), injected);
+        }
+        assert_eq!(
+            Error::injected(ErrorKind::Timeout, "command timed out").message(),
+            "ERR injected fault (Timeout): command timed out"
+        );
+        assert_eq!(
+            kind_of("ERR injected fault (Nonsense): x"),
+            ErrorKind::Response
+        );
+    }
+
+    fn kind_of(text: &str) -> ErrorKind {
+        Error::from_reply(text).kind()
     }
 }

@@ -44,7 +44,8 @@ pub enum LostReason {
     NotHeld,
     /// Renewals failed (the last error is kept) until the lock's TTL ran out.
     Backend(Error),
-    /// [`LeaseOptions::max_hold`] was reached and the last renewal's TTL ran out.
+    /// [`LeaseOptions::max_hold`] was reached and the last renewal's TTL ran out: the lock
+    /// is free when this is reported.
     HoldCapReached,
 }
 
@@ -57,8 +58,8 @@ enum State {
 /// A lock kept alive by a background watchdog.
 ///
 /// - The watchdog extends the lock to [`LeaseOptions::ttl`] every
-///   [`LeaseOptions::renew_every`], measured on the lock's [`Clock`] (so virtual time drives
-///   it in tests).
+///   [`LeaseOptions::renew_every`], measured on the guard's [`Clock`] (the lock's, so
+///   virtual time drives it in tests).
 /// - It stops on [`Lease::release`] (even one that comes before the first renewal), when
 ///   the lease is dropped, and when the task owning the lease is cancelled, because that
 ///   drops it. Dropping releases the lock in the background, like dropping a guard.
@@ -72,8 +73,9 @@ pub struct Lease<G: LockGuard + 'static> {
 }
 
 impl<G: LockGuard + 'static> Lease<G> {
-    /// Starts renewing `guard` on `clock`. Needs a tokio runtime.
-    pub fn start(guard: G, clock: Clock, options: LeaseOptions) -> Self {
+    /// Starts renewing `guard` on its clock ([`LockGuard::clock`]). Needs a tokio runtime.
+    pub fn start(guard: G, options: LeaseOptions) -> Self {
+        let clock = guard.clock().clone();
         let guard = Arc::new(Mutex::new(Some(guard)));
         let (state_tx, state) = watch::channel(State::Held);
         let watchdog = tokio::spawn(watchdog(guard.clone(), clock, options, state_tx));
@@ -105,12 +107,14 @@ impl<G: LockGuard + 'static> Lease<G> {
         matches!(*self.state.borrow(), State::Lost(_))
     }
 
-    /// Stops the watchdog, then releases the lock: `Ok(true)` if it was still ours.
+    /// Stops the watchdog, then releases the lock: `Ok(true)` if it was still ours. On an
+    /// error the guard is dropped, which releases once more in the background (see
+    /// [`LockGuard::release`]).
     pub async fn release(self) -> Result<bool, LockError> {
         self.watchdog.abort();
         let guard = self.guard.lock().await.take();
         match guard {
-            Some(guard) => guard.release().await,
+            Some(guard) => Ok(guard.release().await?),
             None => Ok(false),
         }
     }
@@ -138,8 +142,12 @@ async fn watchdog<G: LockGuard>(
             .max_hold
             .is_some_and(|cap| now - started >= micros(cap))
         {
+            // A key lives through the millisecond its TTL ends (it expires when now >
+            // expiry), so the lock is free 1 ms after the last renewal's TTL.
             let left = u64::try_from(protected_until - now).unwrap_or(0);
-            clock.sleep(Duration::from_micros(left)).await;
+            clock
+                .sleep(Duration::from_micros(left) + Duration::from_millis(1))
+                .await;
             let _ = state.send(State::Lost(LostReason::HoldCapReached));
             return;
         }

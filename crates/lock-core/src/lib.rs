@@ -46,7 +46,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use inbox::{Delivery, Inbox, InboxAddress};
 pub use keys::{LockName, hash_slot};
 pub use lease::{Lease, LeaseOptions, LostReason};
-pub use lock::{LockAlgorithm, LockGuard, LockOptions};
+pub use lock::{LockAlgorithm, LockGuard, LockOptions, MAX_TTL, ReleaseError};
 pub use outcome::{Attempt, LockError};
 pub use pattern::glob_match;
 pub use policy::{AcquirePolicy, Backoff, Retry};

@@ -1,24 +1,36 @@
-//! The traits every lock algorithm implements, and the one retry loop they share.
+//! The traits every lock algorithm implements, their options, and the one retry loop
+//! they share.
 
+use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
 use crate::outcome::lossy;
-use crate::{AcquirePolicy, Attempt, Clock, LockError, Wait};
+use crate::{AcquirePolicy, Attempt, Clock, Error, LockError, Wait};
 
-/// Options shared by every algorithm.
+/// The longest TTL a lock accepts: 2^52 ms (about 142,000 years).
+///
+/// Scripts compute with TTLs and timestamps as Lua numbers (doubles), which are exact up
+/// to 2^53; this bound keeps `now + ttl` (plus the timestamp locks' 1 s safety margin)
+/// below that, so every backend computes the same expiry.
+pub const MAX_TTL: Duration = Duration::from_millis(1 << 52);
+
+/// Options shared by every algorithm. They are checked when a lock is built
+/// (`with_options` answers [`LockError::InvalidConfig`]), never halfway through an acquire.
 #[derive(Clone, Debug)]
 pub struct LockOptions {
     /// How long a hold lasts before the backend frees it (or, for timestamp locks, before
-    /// others may take it over). Default 30 s.
+    /// others may take it over). Between 1 ms and [`MAX_TTL`]. Default 30 s.
     pub ttl: Duration,
     /// How [`LockAlgorithm::acquire`] retries. Default: [`AcquirePolicy::default`].
     pub policy: AcquirePolicy,
-    /// The clock for timestamps and sleeps; `None` uses the backend's
-    /// ([`KvBackend::clock`](crate::KvBackend::clock)).
+    /// The clock for timestamps, sleeps and validity; `None` uses the backend's
+    /// ([`KvBackend::clock`](crate::KvBackend::clock)). Give one client
+    /// [`Clock::skewed`] to reproduce clock skew.
     pub clock: Option<Clock>,
-    /// How a blocked acquire waits. Default [`Wait::Poll`]; [`Wait::Notify`] is supported
-    /// by [`TokenLock`](crate::TokenLock) (see [`FairLock`](crate::FairLock) for FIFO).
+    /// How a blocked acquire waits. Default [`Wait::Poll`]; only
+    /// [`TokenLock`](crate::TokenLock) accepts [`Wait::Notify`] (see
+    /// [`FairLock`](crate::FairLock) for first-come first-served).
     pub wait: Wait,
 }
 
@@ -53,84 +65,204 @@ impl LockOptions {
         self.clock = Some(clock);
         self
     }
-
     /// Sets how a blocked acquire waits.
     pub fn wait(mut self, wait: Wait) -> Self {
         self.wait = wait;
         self
     }
 
-    /// The TTL in whole milliseconds, at least 1.
-    pub(crate) fn ttl_ms(&self) -> Result<i64, LockError> {
-        match i64::try_from(self.ttl.as_millis()) {
-            Ok(ms) if ms >= 1 => Ok(ms),
-            _ => Err(LockError::InvalidConfig(format!(
-                "ttl must be between 1 ms and i64::MAX ms, got {:?}",
-                self.ttl
-            ))),
+    /// Checks these options for `algorithm`, which honours [`Wait::Notify`] only if
+    /// `notify` is true. Returns the TTL in whole milliseconds.
+    pub(crate) fn validate(&self, algorithm: &str, notify: bool) -> Result<i64, LockError> {
+        if self.wait == Wait::Notify && !notify {
+            return Err(LockError::InvalidConfig(format!(
+                "{algorithm} locks do not support Wait::Notify (only token locks do)"
+            )));
         }
+        ttl_ms(self.ttl)
     }
 }
 
-/// A lock held through a backend. Dropping it without [`LockGuard::release`] releases it
-/// in the background when a tokio runtime is available (best effort); otherwise the TTL
-/// frees it.
-pub trait LockGuard: Send {
+/// A TTL in whole milliseconds: [`LockError::InvalidConfig`] unless it is between 1 ms and
+/// [`MAX_TTL`].
+pub(crate) fn ttl_ms(ttl: Duration) -> Result<i64, LockError> {
+    if ttl < Duration::from_millis(1) || ttl > MAX_TTL {
+        return Err(LockError::InvalidConfig(format!(
+            "ttl must be between 1 ms and {} ms, got {ttl:?}",
+            MAX_TTL.as_millis()
+        )));
+    }
+    Ok(i64::try_from(ttl.as_millis()).expect("MAX_TTL fits in i64"))
+}
+
+/// A lock held through a backend.
+///
+/// Dropping a guard without [`LockGuard::release`] releases it in the background when a
+/// tokio runtime is available (best effort); otherwise the TTL frees it.
+/// [`LockGuard::abandon`] lets it go without either, as a crashed holder would.
+pub trait LockGuard: fmt::Debug + Send + Sized {
     /// The lock's key.
     fn key(&self) -> &[u8];
 
+    /// The clock this hold is measured on (the lock's).
+    fn clock(&self) -> &Clock;
+
+    /// Unix milliseconds, on [`LockGuard::clock`], before which no other client can take
+    /// this lock: the hold's validity, counted from when the acquire (or the last
+    /// successful extend) *started*, so it never overstates. It assumes what every
+    /// SETNX-family lock assumes: that clocks advance alike and the holder is not paused
+    /// past it (see [`FencedLock`](crate::FencedLock) for what to do about pauses).
+    fn valid_until_ms(&self) -> i64;
+
     /// Releases the lock. `Ok(true)` if we still held it, `Ok(false)` if it had expired or
     /// been taken over (and then nothing is touched).
-    fn release(self) -> impl Future<Output = Result<bool, LockError>> + Send;
+    ///
+    /// # A failed release
+    ///
+    /// An error means the outcome is unknown: the command may or may not have run (a
+    /// timeout, a lost connection). The [`ReleaseError`] gives the guard back: call
+    /// [`ReleaseError::into_guard`] and release again to retry. Dropping the error (or
+    /// turning it into a [`LockError`] with `?`) drops the guard, which releases once more
+    /// in the background; if that fails too, the lock lapses at its TTL.
+    fn release(self) -> impl Future<Output = Result<bool, ReleaseError<Self>>> + Send;
 
     /// Extends the hold to `ttl` from now. `Ok(false)` if we no longer hold the lock.
+    /// `ttl` must be between 1 ms and [`MAX_TTL`].
     fn extend(&mut self, ttl: Duration) -> impl Future<Output = Result<bool, LockError>> + Send;
+
+    /// Lets the lock go without releasing it, in the foreground or the background: what a
+    /// crashed holder does. The lock stays held until its TTL runs out. For tests.
+    fn abandon(self);
 }
 
-/// A SETNX-family lock algorithm bound to one key.
+/// A release whose outcome is unknown; it carries the guard so the release can be retried.
+/// See [`LockGuard::release`].
+pub struct ReleaseError<G> {
+    error: LockError,
+    guard: G,
+}
+
+impl<G> ReleaseError<G> {
+    pub(crate) fn new(error: LockError, guard: G) -> Self {
+        Self { error, guard }
+    }
+
+    /// The same error carrying `f(guard)`, for guards that wrap another.
+    pub(crate) fn map_guard<H>(self, f: impl FnOnce(G) -> H) -> ReleaseError<H> {
+        ReleaseError {
+            error: self.error,
+            guard: f(self.guard),
+        }
+    }
+
+    /// What went wrong.
+    pub fn error(&self) -> &LockError {
+        &self.error
+    }
+
+    /// The guard, still armed: release it again to retry.
+    pub fn into_guard(self) -> G {
+        self.guard
+    }
+
+    /// The error alone. The guard is dropped, which releases in the background.
+    pub fn into_error(self) -> LockError {
+        self.error
+    }
+}
+
+impl<G> From<ReleaseError<G>> for LockError {
+    fn from(e: ReleaseError<G>) -> Self {
+        e.into_error()
+    }
+}
+
+impl<G> fmt::Debug for ReleaseError<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReleaseError")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<G> fmt::Display for ReleaseError<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "release outcome unknown: {}", self.error)
+    }
+}
+
+impl<G> std::error::Error for ReleaseError<G> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// A SETNX-family lock algorithm bound to one [`LockName`](crate::LockName).
 pub trait LockAlgorithm: Send + Sync {
     /// What a successful acquisition returns.
     type Guard: LockGuard;
 
-    /// A short name (`token`, `legacy`, `scripted`, `reentrant`).
+    /// A short name (`token`, `legacy`, `scripted`, `reentrant`, `fenced`, `fair`).
     fn name(&self) -> &'static str;
 
-    /// The lock key.
+    /// The lock key, `{name}:lock`.
     fn key(&self) -> &[u8];
 
     /// The lock's options.
     fn options(&self) -> &LockOptions;
 
-    /// The clock used for timestamps and retry sleeps.
+    /// The clock used for timestamps, retry sleeps and validity.
     fn clock(&self) -> &Clock;
 
     /// One attempt, no waiting.
     fn try_acquire(&self) -> impl Future<Output = Result<Attempt<Self::Guard>, LockError>> + Send;
 
     /// Attempts until acquired or until the policy gives up ([`LockError::Timeout`]).
+    ///
+    /// Under a policy that retries ([`Retry::Attempts`](crate::Retry::Attempts),
+    /// [`For`](crate::Retry::For), [`Forever`](crate::Retry::Forever)), transient backend
+    /// errors (connection, timeout) are retried like a refusal; the
+    /// [`LockError::Timeout`] that ends such a run counts them and keeps the last one.
     fn acquire(&self) -> impl Future<Output = Result<Self::Guard, LockError>> + Send {
-        acquire_with_policy(self)
+        acquire_with_policy(self, |_| self.try_acquire())
     }
 }
 
-pub(crate) async fn acquire_with_policy<A: LockAlgorithm + ?Sized>(
+/// What an attempt of a retrying acquire knows about the attempts before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Before {
+    /// Nothing that could have taken the lock: the first attempt, or refusals only.
+    Nothing,
+    /// An attempt whose outcome is unknown (a transient error): it may hold the lock
+    /// already, so an algorithm that can recognise its own hold should.
+    Unknown,
+}
+
+/// The retry loop of [`LockAlgorithm::acquire`]: `attempt` until acquired, sleeping by the
+/// policy's backoff (capped by the holder's TTL) and retrying transient errors.
+pub(crate) async fn acquire_with_policy<A, F, Fut>(
     lock: &A,
-) -> Result<A::Guard, LockError> {
-    if lock.options().wait != Wait::Poll {
-        // Polling instead would look like it worked while ignoring the option.
-        return Err(LockError::Unsupported {
-            algorithm: lock.name(),
-            operation: "Wait::Notify",
-        });
-    }
+    mut attempt: F,
+) -> Result<A::Guard, LockError>
+where
+    A: LockAlgorithm + ?Sized,
+    F: FnMut(Before) -> Fut,
+    Fut: Future<Output = Result<Attempt<A::Guard>, LockError>>,
+{
     let (policy, clock) = (&lock.options().policy, lock.clock());
     let mut budget = Budget::new(policy, clock);
+    let mut before = Before::Nothing;
     loop {
         budget.count_attempt();
-        let held = match lock.try_acquire().await? {
-            Attempt::Acquired(guard) => return Ok(guard),
-            Attempt::Held { holder_ttl } => Some(holder_ttl),
-            Attempt::Contended => None,
+        let held = match attempt(before).await {
+            Ok(Attempt::Acquired(guard)) => return Ok(guard),
+            Ok(Attempt::Held { holder_ttl }) => Some(holder_ttl),
+            Ok(Attempt::Contended) => None,
+            Err(error) => {
+                budget.absorb(error)?;
+                before = Before::Unknown;
+                Some(None)
+            }
         };
         budget.allow_another(lock.key())?;
         let delay = held.map_or(Duration::ZERO, |holder_ttl| {
@@ -146,12 +278,14 @@ pub(crate) async fn acquire_with_policy<A: LockAlgorithm + ?Sized>(
     }
 }
 
-/// One acquire call's attempts and time waited, against its policy.
+/// One acquire call's attempts, errors and time waited, against its policy.
 pub(crate) struct Budget<'a> {
     policy: &'a AcquirePolicy,
     clock: &'a Clock,
     started_us: i64,
     pub(crate) attempts: u32,
+    errors: u32,
+    last_error: Option<Error>,
 }
 
 impl<'a> Budget<'a> {
@@ -161,6 +295,8 @@ impl<'a> Budget<'a> {
             clock,
             started_us: clock.now_us(),
             attempts: 0,
+            errors: 0,
+            last_error: None,
         }
     }
 
@@ -173,8 +309,22 @@ impl<'a> Budget<'a> {
         Duration::from_micros(u64::try_from(self.clock.now_us() - self.started_us).unwrap_or(0))
     }
 
+    /// Keeps a transient backend error of an attempt for the final report, so the caller
+    /// retries it; any other error, or any error under a policy that does not retry, is
+    /// given back.
+    pub(crate) fn absorb(&mut self, error: LockError) -> Result<(), LockError> {
+        match error {
+            LockError::Backend(e) if e.is_transient() && self.policy.retries() => {
+                self.errors = self.errors.saturating_add(1);
+                self.last_error = Some(e);
+                Ok(())
+            }
+            other => Err(other),
+        }
+    }
+
     /// [`LockError::Timeout`] for `key` once the policy allows no further attempt.
-    pub(crate) fn allow_another(&self, key: &[u8]) -> Result<(), LockError> {
+    pub(crate) fn allow_another(&mut self, key: &[u8]) -> Result<(), LockError> {
         let waited = self.waited();
         if self.policy.allows_another(self.attempts, waited) {
             return Ok(());
@@ -183,6 +333,8 @@ impl<'a> Budget<'a> {
             key: lossy(key),
             attempts: self.attempts,
             waited,
+            errors: self.errors,
+            last_error: self.last_error.take(),
         })
     }
 }

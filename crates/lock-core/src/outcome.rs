@@ -33,15 +33,23 @@ impl<G> Attempt<G> {
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    /// The acquire policy gave up before the lock became free.
-    #[error("timed out waiting for lock {key:?} after {attempts} attempts over {waited:?}")]
+    /// The acquire policy gave up before the lock became free. The caller does not hold
+    /// the lock, and (for [`FairLock`](crate::FairLock)) is no longer in its line.
+    #[error(
+        "timed out waiting for lock {key:?} after {attempts} attempts over {waited:?}{}",
+        failed_attempts(*.errors, .last_error.as_ref())
+    )]
     Timeout {
         /// The lock key, lossily decoded for display.
         key: String,
-        /// How many attempts were made.
+        /// How many attempts were made, failed ones included.
         attempts: u32,
         /// How long the policy waited (on the lock's clock).
         waited: Duration,
+        /// How many attempts failed with a transient backend error and were retried.
+        errors: u32,
+        /// The last of those errors.
+        last_error: Option<Error>,
     },
     /// The backend failed; the inner error has its kind and exact text.
     #[error("backend error: {0}")]
@@ -74,6 +82,13 @@ impl LockError {
             LockError::Backend(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+fn failed_attempts(errors: u32, last: Option<&Error>) -> String {
+    match last {
+        Some(last) => format!(" ({errors} failed with backend errors, the last: {last})"),
+        None => String::new(),
     }
 }
 

@@ -91,6 +91,11 @@ impl AcquirePolicy {
         self
     }
 
+    /// Whether this policy tries more than once, and so retries transient backend errors.
+    pub fn retries(&self) -> bool {
+        !matches!(self.retry, Retry::Once | Retry::Attempts(0 | 1))
+    }
+
     /// Whether another attempt is allowed after `attempts` attempts and `waited` time.
     pub fn allows_another(&self, attempts: u32, waited: Duration) -> bool {
         match self.retry {

@@ -18,7 +18,7 @@ pub enum Wait {
     /// not fair: the releaser often wins again.
     #[default]
     Poll,
-    /// Releases publish on the lock's channel (`<key>:wake`), and a waiter's backoff sleep
+    /// Releases publish on the lock's channel (`{name}:wake`), and a waiter's backoff sleep
     /// ends early on a release. Every waiter wakes and tries, so it is not fair either.
     Notify,
 }
@@ -147,9 +147,4 @@ impl<B: KvBackend> Drop for Waiter<'_, B> {
             self.slot.put_back(subscription);
         }
     }
-}
-
-/// The wake-up channel of the lock at `key`: `<key>:wake`, which keeps the key's hash tag.
-pub(crate) fn wake_channel(key: &[u8]) -> Vec<u8> {
-    [key, b":wake"].concat()
 }

@@ -11,7 +11,8 @@ use lock_core::{
 use parking_lot::Mutex;
 
 use crate::dump::{Dump, KeyDump};
-use crate::faults::Faults;
+use crate::faults::{Faults, Phase};
+use crate::interrupted::Interrupted;
 use crate::store::{Data, Store};
 
 /// An in-process Redis double with exact Redis 7 semantics for the lock command set.
@@ -204,16 +205,22 @@ impl MemoryBackend {
             if let Some(latency) = shared.faults.latency() {
                 shared.clock.sleep(latency).await;
             }
-            if let Some(error) = shared.faults.take(command) {
+            if let Some(error) = shared.faults.take(command, Phase::Before) {
                 return Err(error);
             }
         }
-        let mut store = shared.store.lock();
-        if !armed {
-            store.commands += 1;
+        let reply = {
+            let mut store = shared.store.lock();
+            if !armed {
+                store.commands += 1;
+            }
+            store.begin(shared.clock.now_ms());
+            f(&mut store)
+        };
+        match armed.then(|| shared.faults.take(command, Phase::After)) {
+            Some(Some(lost)) => Err(lost),
+            _ => reply,
         }
-        store.begin(shared.clock.now_ms());
-        f(&mut store)
     }
 }
 
@@ -225,6 +232,16 @@ fn no_native_body(script: &Script) -> Error {
             script.name()
         ),
     )
+}
+
+/// An error a script body raised, as Redis reports it: [`ErrorKind::Script`], whatever the
+/// command inside failed with (Redis adds ` script: <sha1>, on @user_script:<line>.` to the
+/// text, which a native body has no line for). Injected faults never reach a body.
+fn raised_in_script(error: Error) -> Error {
+    match error.kind() {
+        ErrorKind::Unsupported | ErrorKind::Script => error,
+        _ => Error::new(ErrorKind::Script, error.message()),
+    }
 }
 
 impl KvBackend for MemoryBackend {
@@ -275,7 +292,17 @@ impl KvBackend for MemoryBackend {
     }
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
         let native = script.native().ok_or_else(|| no_native_body(script))?;
-        self.run("EVALSHA", |s| native(s, keys, args)).await
+        let interruption = self.shared.faults.take_interruption();
+        self.run("EVALSHA", |store| {
+            let reply = match interruption {
+                Some((after, error)) => {
+                    native(&mut Interrupted::new(store, after, error), keys, args)
+                }
+                None => native(store, keys, args),
+            };
+            reply.map_err(raised_in_script)
+        })
+        .await
     }
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
         self.run("PUBLISH", |s| s.publish(channel, message)).await

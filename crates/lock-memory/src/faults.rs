@@ -35,12 +35,28 @@ struct Rule {
     command: Option<String>,
     remaining: u64,
     error: Error,
+    /// When the fault strikes.
+    phase: Phase,
+}
+
+/// When a fault strikes a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Before it runs: the command has no effect.
+    Before,
+    /// After it ran: its effect stays, its reply is lost.
+    After,
+    /// Inside a script, after this many of its commands ran: those stay done.
+    Inside(u32),
 }
 
 /// The faults armed on one [`MemoryBackend`](crate::MemoryBackend) (shared by its clones).
 ///
 /// Rules fire in the order they were added; each fails the next `n` commands it matches
-/// with its error, then disarms. A failed command has no effect on the store.
+/// with its error, then disarms. A command failed by [`Faults::fail_next`],
+/// [`fail_command`](Faults::fail_command) or [`fail_with`](Faults::fail_with) has no
+/// effect on the store; one hit by [`Faults::lose_replies`] runs, and only its reply is
+/// lost, as when a connection drops after the server acted.
 ///
 /// ```
 /// # use lock_memory::MemoryBackend;
@@ -57,14 +73,15 @@ pub struct Faults {
     injected: AtomicU64,
 }
 
-/// The message of an injected error of `kind`, clearly marked as injected.
+/// The error an injected fault of `kind` fails with: [`Error::injected`], whose text
+/// (`ERR injected fault (<Kind>): …`) keeps its kind through a server's reply.
 pub fn injected_error(kind: ErrorKind) -> Error {
-    let text = match kind {
-        ErrorKind::Connection => "injected fault: connection reset by peer".to_string(),
-        ErrorKind::Timeout => "injected fault: command timed out".to_string(),
-        other => format!("injected fault: {other:?}"),
+    let what = match kind {
+        ErrorKind::Connection => "connection reset by peer",
+        ErrorKind::Timeout => "command timed out",
+        _ => "injected on purpose",
     };
-    Error::new(kind, text)
+    Error::injected(kind, what)
 }
 
 impl Faults {
@@ -83,7 +100,31 @@ impl Faults {
         self.push(command, n, error);
     }
 
-    /// Delays every command by `latency` on the backend's clock (virtual in tests).
+    /// Cuts the next script short: its first `after` commands run, the one after fails
+    /// with an error of `kind`, as a command failing inside a Redis script does; the
+    /// script's body sees the error and (as every built-in script does) stops there.
+    /// Redis keeps what a script wrote before an error, and so does the double: this is
+    /// how a test shows what a two-step script leaves behind.
+    pub fn interrupt_next_script(&self, after: u32, kind: ErrorKind) {
+        self.push_rule(
+            Some("EVALSHA"),
+            1,
+            injected_error(kind),
+            Phase::Inside(after),
+        );
+    }
+
+    /// Lets the next `n` commands (named `command`, or any if `None`) run, then loses
+    /// their replies: the caller gets an [`ErrorKind::Timeout`] although the store
+    /// changed. What a retried operation must be idempotent against.
+    pub fn lose_replies(&self, command: Option<&str>, n: u64) {
+        let error = injected_error(ErrorKind::Timeout);
+        self.push_rule(command, n, error, Phase::After);
+    }
+
+    /// Delays every command by `latency` on the backend's clock (virtual in tests). Under
+    /// paused tokio time a sleep wakes on the timer's millisecond tick, so a latency
+    /// below 1 ms takes a whole millisecond of virtual time.
     pub fn set_latency(&self, latency: Duration) {
         let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         self.latency_us.store(us, Ordering::Release);
@@ -109,6 +150,10 @@ impl Faults {
     }
 
     fn push(&self, command: Option<&str>, n: u64, error: Error) {
+        self.push_rule(command, n, error, Phase::Before);
+    }
+
+    fn push_rule(&self, command: Option<&str>, n: u64, error: Error, phase: Phase) {
         if n == 0 {
             return;
         }
@@ -116,6 +161,7 @@ impl Faults {
             command: command.map(str::to_ascii_uppercase),
             remaining: n,
             error,
+            phase,
         });
         self.armed.store(true, Ordering::Release);
     }
@@ -127,18 +173,33 @@ impl Faults {
         }
     }
 
-    /// The error `command` must fail with, if a rule matches (and counts it).
-    pub(crate) fn take(&self, command: &str) -> Option<Error> {
+    /// The error `command` must fail with in `phase`, if a rule matches (and counts it).
+    pub(crate) fn take(&self, command: &str, phase: Phase) -> Option<Error> {
+        self.take_where(command, |p| p == phase)
+            .map(|(_, error)| error)
+    }
+
+    /// The interruption of the script about to run, if one is armed: how many of its
+    /// commands may run, and the error the next one fails with.
+    pub(crate) fn take_interruption(&self) -> Option<(u32, Error)> {
+        match self.take_where("EVALSHA", |p| matches!(p, Phase::Inside(_)))? {
+            (Phase::Inside(after), error) => Some((after, error)),
+            _ => None,
+        }
+    }
+
+    /// The first armed rule for `command` whose phase is `wanted`, counted.
+    fn take_where(&self, command: &str, wanted: impl Fn(Phase) -> bool) -> Option<(Phase, Error)> {
         if !self.armed.load(Ordering::Acquire) {
             return None;
         }
         let mut rules = self.rules.lock();
         let index = rules
             .iter()
-            .position(|r| r.command.as_deref().is_none_or(|c| c == command))?;
+            .position(|r| wanted(r.phase) && r.command.as_deref().is_none_or(|c| c == command))?;
         let rule = &mut rules[index];
         rule.remaining -= 1;
-        let error = rule.error.clone();
+        let taken = (rule.phase, rule.error.clone());
         if rule.remaining == 0 {
             rules.remove(index);
         }
@@ -146,6 +207,6 @@ impl Faults {
             self.armed.store(false, Ordering::Release);
         }
         self.injected.fetch_add(1, Ordering::AcqRel);
-        Some(error)
+        Some(taken)
     }
 }

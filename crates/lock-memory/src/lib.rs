@@ -9,16 +9,16 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use lock_core::{LockAlgorithm, LockGuard, TokenLock};
+//! use lock_core::{LockAlgorithm, LockGuard, LockName, TokenLock};
 //! use lock_memory::MemoryBackend;
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() -> Result<(), lock_core::LockError> {
 //! let backend = MemoryBackend::new();
-//! let lock = TokenLock::new(backend.clone(), "orders:42");
+//! let lock = TokenLock::new(backend.clone(), &LockName::new("orders:42")?);
 //! let guard = lock.acquire().await?;
 //! // The holder crashes; 30 virtual seconds later its lock has expired.
-//! std::mem::forget(guard);
+//! guard.abandon();
 //! tokio::time::advance(Duration::from_secs(31)).await;
 //! assert!(lock.try_acquire().await?.acquired().is_some());
 //! # Ok(()) }
@@ -28,6 +28,7 @@ mod backend;
 mod commands;
 mod dump;
 mod faults;
+mod interrupted;
 mod script_context;
 mod store;
 

@@ -3,32 +3,115 @@
 use std::time::Duration;
 
 use lock_core::{
-    ErrorKind, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, ScriptedLock,
-    TokenLock, Value, scripts,
+    ErrorKind, FairLock, FencedLock, KvBackend, LegacyLock, LockAlgorithm, LockError, LockGuard,
+    LockName, LockOptions, LockOwner, MAX_TTL, ReentrantLock, ScriptedLock, TokenLock, Value, Wait,
+    scripts,
 };
 use lock_memory::MemoryBackend;
 
+fn name() -> LockName {
+    LockName::new("k").unwrap()
+}
+
+/// Builds every algorithm on `name` with `options`, each answer named.
+fn build_all(
+    backend: &MemoryBackend,
+    name: &LockName,
+    options: &LockOptions,
+) -> Vec<(&'static str, Result<(), LockError>)> {
+    let b = || backend.clone();
+    let o = || options.clone();
+    let owner = LockOwner::new();
+    vec![
+        ("token", TokenLock::with_options(b(), name, o()).map(drop)),
+        ("legacy", LegacyLock::with_options(b(), name, o()).map(drop)),
+        (
+            "scripted",
+            ScriptedLock::with_options(b(), name, o()).map(drop),
+        ),
+        (
+            "reentrant",
+            ReentrantLock::with_options(b(), name, owner, o()).map(drop),
+        ),
+        ("fenced", FencedLock::with_options(b(), name, o()).map(drop)),
+        ("fair", FairLock::with_options(b(), name, o()).map(drop)),
+    ]
+}
+
 #[tokio::test]
-async fn a_zero_ttl_is_an_invalid_config_for_every_algorithm() {
+async fn a_ttl_out_of_range_is_refused_when_any_lock_is_built() {
     let backend = MemoryBackend::new();
-    let zero = LockOptions::new().ttl(Duration::ZERO);
-    let token = TokenLock::with_options(backend.clone(), "k", zero.clone());
-    assert!(matches!(
-        token.try_acquire().await,
-        Err(LockError::InvalidConfig(_))
-    ));
-    let scripted = ScriptedLock::with_options(backend.clone(), "k", zero);
-    assert!(matches!(
-        scripted.try_acquire().await,
-        Err(LockError::InvalidConfig(_))
-    ));
+    for ttl in [
+        Duration::ZERO,
+        Duration::from_micros(999),
+        MAX_TTL + Duration::from_millis(1),
+        Duration::from_millis(i64::MAX as u64),
+    ] {
+        for (algorithm, built) in build_all(&backend, &name(), &LockOptions::new().ttl(ttl)) {
+            assert!(
+                matches!(built, Err(LockError::InvalidConfig(_))),
+                "{algorithm} with ttl {ttl:?}: {built:?}"
+            );
+        }
+    }
+    for (algorithm, built) in build_all(&backend, &name(), &LockOptions::new().ttl(MAX_TTL)) {
+        assert!(built.is_ok(), "{algorithm} refused MAX_TTL: {built:?}");
+    }
     assert_eq!(backend.stats().commands, 0, "nothing was sent");
+}
+
+#[tokio::test]
+async fn wait_notify_is_refused_when_an_algorithm_cannot_honour_it() {
+    let backend = MemoryBackend::new();
+    let notify = LockOptions::new().wait(Wait::Notify);
+    for (algorithm, built) in build_all(&backend, &name(), &notify) {
+        match algorithm {
+            "token" => assert!(built.is_ok(), "token refused Wait::Notify: {built:?}"),
+            _ => match built {
+                Err(LockError::InvalidConfig(why)) => {
+                    assert!(why.contains("Wait::Notify"), "{why}")
+                }
+                other => panic!("{algorithm} accepted Wait::Notify: {other:?}"),
+            },
+        }
+    }
+}
+
+#[test]
+fn an_empty_name_cannot_name_a_lock() {
+    // Every lock is built from a LockName, and there is no empty one: all unset keys
+    // sharing one lock cannot happen.
+    assert!(matches!(
+        LockName::new(""),
+        Err(LockError::InvalidConfig(_))
+    ));
+    assert!("".parse::<LockName>().is_err());
+    assert!(LockName::try_from("").is_err());
+}
+
+#[tokio::test]
+async fn a_scripted_acquire_whose_ttl_the_store_rejects_leaves_no_lock() {
+    // Seed 001's order (SETNX, then PEXPIRE) left the key behind without a TTL when the
+    // PEXPIRE failed: a lock nobody holds and nothing expires.
+    let backend = MemoryBackend::new();
+    let max = i64::MAX.to_string();
+    let error = backend
+        .eval(
+            &scripts::LEGACY_ACQUIRE,
+            &[b"k"],
+            &[b"1", max.as_bytes(), b"0"],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Script);
+    assert_eq!(error.message(), "ERR invalid expire time in 'set' command");
+    assert_eq!(backend.get(b"k").await.unwrap(), None, "{}", backend.dump());
 }
 
 #[tokio::test]
 async fn extending_by_zero_is_an_invalid_config_and_keeps_the_lock() {
     let backend = MemoryBackend::new();
-    let lock = TokenLock::new(backend.clone(), "k");
+    let lock = TokenLock::new(backend.clone(), &name());
     let mut guard = lock.acquire().await.unwrap();
     assert!(matches!(
         guard.extend(Duration::ZERO).await,
@@ -42,8 +125,7 @@ async fn scripts_given_extreme_or_garbage_arguments_answer_without_panicking() {
     let backend = MemoryBackend::new();
     let max = i64::MAX.to_string();
     let min = i64::MIN.to_string();
-    // A TTL of i64::MAX overflows the safety PEXPIRE: Redis's error, not a panic. As in
-    // Redis, the script's SETNX before the failing command stays written.
+    // A safety TTL of i64::MAX overflows: Redis's error, not a panic, and nothing written.
     let overflow = backend
         .eval(
             &scripts::LEGACY_ACQUIRE,
@@ -54,8 +136,12 @@ async fn scripts_given_extreme_or_garbage_arguments_answer_without_panicking() {
         .unwrap_err();
     assert_eq!(
         overflow.message(),
-        "ERR invalid expire time in 'pexpire' command"
+        "ERR invalid expire time in 'set' command"
     );
+    backend
+        .set(b"k", max.as_bytes(), Default::default())
+        .await
+        .unwrap();
     let held = backend
         .eval(
             &scripts::LEGACY_ACQUIRE,

@@ -11,14 +11,22 @@ use lock_memory::MemoryBackend;
 const LATENCY: Duration = Duration::from_millis(10);
 const TTL: Duration = Duration::from_secs(30);
 
+/// The lock's key.
+const KEY: &[u8] = b"{k}:lock";
+
+fn name() -> LockName {
+    LockName::new("k").unwrap()
+}
+
 fn lock(backend: &MemoryBackend) -> TokenLock<MemoryBackend> {
     TokenLock::with_options(
         backend.clone(),
-        "k",
+        &name(),
         LockOptions::new()
             .ttl(TTL)
             .policy(AcquirePolicy::try_once()),
     )
+    .unwrap()
 }
 
 /// An acquire dropped at any point leaves either no lock or one with a TTL (which frees
@@ -34,7 +42,7 @@ async fn an_acquire_cancelled_at_any_point_never_leaves_an_unbounded_lock() {
         )
         .await;
         backend.faults().clear();
-        let pttl = backend.pttl(b"k").await.unwrap();
+        let pttl = backend.pttl(KEY).await.unwrap();
         match outcome {
             Err(_cancelled) => assert!(
                 pttl == -2 || (0..=30_000).contains(&pttl),
@@ -83,7 +91,7 @@ async fn a_release_cancelled_at_any_point_still_frees_the_lock() {
             Err(_cancelled) => {}
         }
         assert_eq!(
-            backend.pttl(b"k").await.unwrap(),
+            backend.pttl(KEY).await.unwrap(),
             -2,
             "cancelled at {cancel_after_ms} ms: the lock is still held"
         );
@@ -101,20 +109,21 @@ async fn a_waiting_acquire_cancelled_mid_sleep_leaves_the_holder_alone() {
         .unwrap()
         .acquired()
         .unwrap();
-    let waiter = TokenLock::with_options(backend.clone(), "k", LockOptions::new().ttl(TTL));
+    let waiter =
+        TokenLock::with_options(backend.clone(), &name(), LockOptions::new().ttl(TTL)).unwrap();
     assert!(
         tokio::time::timeout(Duration::from_millis(250), waiter.acquire())
             .await
             .is_err()
     );
-    let value = backend.get(b"k").await.unwrap();
+    let value = backend.get(KEY).await.unwrap();
     assert_eq!(value.as_deref(), Some(holder.token().as_bytes()));
     assert!(holder.release().await.unwrap());
 }
 
 fn fair(backend: &MemoryBackend) -> FairLock<MemoryBackend> {
     let name = LockName::new("fair").unwrap();
-    FairLock::with_options(backend.clone(), &name, LockOptions::new().ttl(TTL))
+    FairLock::with_options(backend.clone(), &name, LockOptions::new().ttl(TTL)).unwrap()
 }
 
 /// A fair acquire cancelled at any point, while queueing, subscribing, waiting, or just

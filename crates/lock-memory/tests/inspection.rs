@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use lock_core::{AcquirePolicy, KvBackend, LockAlgorithm, LockOptions, SetOptions, TokenLock};
+use lock_core::{
+    AcquirePolicy, KvBackend, LockAlgorithm, LockName, LockOptions, SetOptions, TokenLock,
+};
 use lock_memory::MemoryBackend;
 
 #[tokio::test(start_paused = true)]
@@ -42,11 +44,12 @@ fn a_guard_dropped_without_a_runtime_leaves_the_lock_to_its_ttl() {
         .unwrap();
     let lock = TokenLock::with_options(
         backend.clone(),
-        "k",
+        &LockName::new("k").unwrap(),
         LockOptions::new()
             .ttl(Duration::from_secs(5))
             .policy(AcquirePolicy::try_once()),
-    );
+    )
+    .unwrap();
     let guard = runtime
         .block_on(lock.try_acquire())
         .unwrap()
@@ -55,7 +58,7 @@ fn a_guard_dropped_without_a_runtime_leaves_the_lock_to_its_ttl() {
     drop(runtime);
     // No runtime here: the drop cannot release, and must not panic.
     drop(guard);
-    assert!(backend.dump().get(b"k").is_some());
+    assert!(backend.dump().get(b"{k}:lock").is_some());
     backend.advance(Duration::from_secs(6));
-    assert!(backend.dump().get(b"k").is_none());
+    assert!(backend.dump().get(b"{k}:lock").is_none());
 }

@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant};
 
 use lock_core::{
-    AcquirePolicy, Backoff, KvBackend, LockAlgorithm, LockGuard, LockOptions, Retry, SetOptions,
-    TokenLock,
+    AcquirePolicy, Backoff, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions, Retry,
+    SetOptions, TokenLock,
 };
 use lock_memory::MemoryBackend;
 
@@ -20,10 +20,13 @@ fn options() -> LockOptions {
         .policy(policy)
 }
 
+fn job(backend: &MemoryBackend) -> TokenLock<MemoryBackend> {
+    TokenLock::with_options(backend.clone(), &LockName::new("job").unwrap(), options()).unwrap()
+}
+
 /// A holder takes "job" and crashes: never releases.
 async fn crash_while_holding(backend: &MemoryBackend) {
-    let crashed = TokenLock::with_options(backend.clone(), "job", options());
-    std::mem::forget(crashed.acquire().await.unwrap());
+    job(backend).acquire().await.unwrap().abandon();
 }
 
 #[tokio::test(start_paused = true)]
@@ -32,7 +35,7 @@ async fn waiting_out_a_30s_ttl_takes_no_wall_time_under_paused_tokio() {
     crash_while_holding(&backend).await;
 
     let (wall, virtual_start) = (Instant::now(), tokio::time::Instant::now());
-    let waiter = TokenLock::with_options(backend.clone(), "job", options());
+    let waiter = job(&backend);
     let guard = waiter
         .acquire()
         .await
@@ -59,13 +62,13 @@ async fn backend_advance_expires_keys_and_wakes_waiters_without_paused_tokio() {
     let backend = MemoryBackend::new();
     crash_while_holding(&backend).await;
 
-    let waiter = TokenLock::with_options(backend.clone(), "job", options());
+    let waiter = job(&backend);
     let wall = Instant::now();
     let task = tokio::spawn(async move { waiter.acquire().await });
     tokio::task::yield_now().await;
     backend.advance(Duration::from_secs(31));
     let guard = task.await.unwrap().expect("woken by the advance");
-    let value = backend.get(b"job").await.unwrap();
+    let value = backend.get(b"{job}:lock").await.unwrap();
     assert_eq!(value.as_deref(), Some(guard.token().as_bytes()));
     assert!(
         wall.elapsed() < Duration::from_secs(30),

@@ -1,6 +1,7 @@
 //! Behaviours every lock algorithm must have, written once and instantiated per algorithm
-//! by the `algorithm_cases!` macro. A "client" is a fresh lock object from the algorithm's factory
-//! (for reentrant locks, with its own owner).
+//! by the `algorithm_cases!` macro. A "client" is a fresh lock object from the algorithm's
+//! factory (for reentrant locks, with its own owner); factories answer the algorithm's
+//! `with_options`, so options it rejects fail the case with the algorithm's reason.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +20,10 @@ const MS: Duration = Duration::from_millis(1);
 pub const CONTENDING_TASKS: usize = 16;
 /// Critical sections each of them enters.
 pub const ROUNDS_PER_TASK: usize = 8;
+
+/// What a case's lock factory is: options in, a lock (or the algorithm's refusal) out.
+pub trait Client<A>: Fn(LockOptions) -> Result<A, LockError> {}
+impl<A, F: Fn(LockOptions) -> Result<A, LockError>> Client<A> for F {}
 
 fn short(ttl: Duration) -> LockOptions {
     LockOptions::new()
@@ -46,11 +51,10 @@ fn describe<G>(attempt: &Attempt<G>) -> String {
 
 /// 16 tasks × 8 rounds on one key: never two inside at once, and a counter incremented
 /// with a yield between read and write ends exact.
-pub async fn mutual_exclusion<A, F>(client: F) -> CaseResult
+pub async fn mutual_exclusion<A>(client: impl Client<A>) -> CaseResult
 where
     A: LockAlgorithm + 'static,
     A::Guard: 'static,
-    F: Fn(LockOptions) -> A,
 {
     let detector = Arc::new(OverlapDetector::new());
     let counter = Arc::new(AtomicU64::new(0));
@@ -67,7 +71,7 @@ where
             LockOptions::new()
                 .ttl(Duration::from_secs(10))
                 .policy(policy),
-        );
+        )?;
         let (detector, counter) = (detector.clone(), counter.clone());
         tasks.push(tokio::spawn(async move {
             for _ in 0..ROUNDS_PER_TASK {
@@ -101,10 +105,10 @@ where
 /// A second client is refused while the first holds the lock, and learns roughly how long
 /// the holder has left.
 pub async fn second_client_is_refused_while_held<A: LockAlgorithm>(
-    client: impl Fn(LockOptions) -> A,
+    client: impl Client<A>,
 ) -> CaseResult {
     let ttl = Duration::from_secs(5);
-    let (a, b) = (client(short(ttl)), client(short(ttl)));
+    let (a, b) = (client(short(ttl))?, client(short(ttl))?);
     let guard = acquired(a.try_acquire().await, "A").await?;
     match b.try_acquire().await? {
         Attempt::Held {
@@ -123,11 +127,10 @@ pub async fn second_client_is_refused_while_held<A: LockAlgorithm>(
 /// A holder that crashes (never releases) loses the lock when its TTL runs out.
 pub async fn expiry_frees_a_crashed_holder<H: Harness, A: LockAlgorithm>(
     ctx: &Ctx<'_, H>,
-    client: impl Fn(LockOptions) -> A,
+    client: impl Client<A>,
 ) -> CaseResult {
-    let (a, b) = (client(short(200 * MS)), client(short(200 * MS)));
-    let crashed = acquired(a.try_acquire().await, "A").await?;
-    std::mem::forget(crashed);
+    let (a, b) = (client(short(200 * MS))?, client(short(200 * MS))?);
+    acquired(a.try_acquire().await, "A").await?.abandon();
     check!(
         b.try_acquire().await?.acquired().is_none(),
         "B acquired while the crashed A's TTL was running"
@@ -138,12 +141,10 @@ pub async fn expiry_frees_a_crashed_holder<H: Harness, A: LockAlgorithm>(
 }
 
 /// Releasing answers true and frees the lock at once.
-pub async fn release_frees_the_lock<A: LockAlgorithm>(
-    client: impl Fn(LockOptions) -> A,
-) -> CaseResult {
+pub async fn release_frees_the_lock<A: LockAlgorithm>(client: impl Client<A>) -> CaseResult {
     let (a, b) = (
-        client(short(Duration::from_secs(10))),
-        client(short(Duration::from_secs(10))),
+        client(short(Duration::from_secs(10)))?,
+        client(short(Duration::from_secs(10)))?,
     );
     let guard = acquired(a.try_acquire().await, "A").await?;
     check_eq!(guard.release().await?, true, "release of a held lock");
@@ -157,11 +158,11 @@ pub async fn release_frees_the_lock<A: LockAlgorithm>(
 pub async fn stale_release_leaves_the_new_holder<H: Harness, A: LockAlgorithm>(
     ctx: &Ctx<'_, H>,
     key: &[u8],
-    client: impl Fn(LockOptions) -> A,
+    client: impl Client<A>,
 ) -> CaseResult {
     let (a, b) = (
-        client(short(100 * MS)),
-        client(short(Duration::from_secs(10))),
+        client(short(100 * MS))?,
+        client(short(Duration::from_secs(10)))?,
     );
     let stale = acquired(a.try_acquire().await, "A").await?;
     ctx.advance(200 * MS).await;
@@ -178,23 +179,23 @@ pub async fn stale_release_leaves_the_new_holder<H: Harness, A: LockAlgorithm>(
 }
 
 /// Extending keeps the lock past its original TTL; a stale holder's extend answers false
-/// and leaves the new holder's TTL alone. Algorithms without extend must say so with
-/// [`LockError::Unsupported`].
+/// and leaves the new holder's TTL alone.
 pub async fn extend_keeps_the_lock_and_stale_extend_fails<H: Harness, A: LockAlgorithm>(
     ctx: &Ctx<'_, H>,
     key: &[u8],
-    client: impl Fn(LockOptions) -> A,
+    client: impl Client<A>,
 ) -> CaseResult {
     let (a, b) = (
-        client(short(300 * MS)),
-        client(short(Duration::from_secs(10))),
+        client(short(300 * MS))?,
+        client(short(Duration::from_secs(10)))?,
     );
     let mut guard = acquired(a.try_acquire().await, "A").await?;
     ctx.advance(200 * MS).await;
-    match guard.extend(Duration::from_secs(2)).await {
-        Err(LockError::Unsupported { .. }) => return Ok(Verdict::Passed),
-        extended => check_eq!(extended?, true, "A's extend while holding"),
-    }
+    check_eq!(
+        guard.extend(Duration::from_secs(2)).await?,
+        true,
+        "A's extend while holding"
+    );
     ctx.advance(200 * MS).await;
     check!(
         b.try_acquire().await?.acquired().is_none(),
@@ -220,14 +221,14 @@ pub async fn extend_keeps_the_lock_and_stale_extend_fails<H: Harness, A: LockAlg
 /// The acquire policy gives up with [`LockError::Timeout`], after the number of attempts or
 /// the time it was given.
 pub async fn acquire_gives_up_with_a_timeout<A: LockAlgorithm>(
-    client: impl Fn(LockOptions) -> A,
+    client: impl Client<A>,
 ) -> CaseResult {
-    let holder = client(short(Duration::from_secs(10)));
+    let holder = client(short(Duration::from_secs(10)))?;
     let _held = acquired(holder.try_acquire().await, "holder").await?;
     let three = client(
         LockOptions::new()
             .policy(AcquirePolicy::retry(Retry::Attempts(3)).with_backoff(Backoff::Fixed(MS))),
-    );
+    )?;
     match three.acquire().await {
         Err(LockError::Timeout { attempts, .. }) => {
             check_eq!(attempts, 3, "attempts before giving up")
@@ -241,7 +242,7 @@ pub async fn acquire_gives_up_with_a_timeout<A: LockAlgorithm>(
     let deadline =
         client(LockOptions::new().policy(
             AcquirePolicy::retry(Retry::For(50 * MS)).with_backoff(Backoff::Fixed(10 * MS)),
-        ));
+        ))?;
     match deadline.acquire().await {
         Err(LockError::Timeout {
             waited, attempts, ..
@@ -263,11 +264,11 @@ pub async fn acquire_gives_up_with_a_timeout<A: LockAlgorithm>(
 
 /// Dropping a guard without releasing it releases it in the background.
 pub async fn dropped_guard_is_released_in_the_background<A: LockAlgorithm>(
-    client: impl Fn(LockOptions) -> A,
+    client: impl Client<A>,
 ) -> CaseResult {
     let (a, b) = (
-        client(short(Duration::from_secs(30))),
-        client(short(Duration::from_secs(30))),
+        client(short(Duration::from_secs(30)))?,
+        client(short(Duration::from_secs(30)))?,
     );
     drop(acquired(a.try_acquire().await, "A").await?);
     for _ in 0..400 {
@@ -280,6 +281,60 @@ pub async fn dropped_guard_is_released_in_the_background<A: LockAlgorithm>(
     Err(Failure(
         "the dropped guard's lock was still held 2 s later".into(),
     ))
+}
+
+/// How far ahead the skewed client's clock runs: far past the holder's TTL.
+const SKEW: Duration = Duration::from_secs(60);
+
+/// A holds the lock (10 s TTL); B's clock runs [`SKEW`] ahead and B tries to take the lock.
+/// Returns A's and B's guards if B got it.
+async fn skewed_client_tries<A: LockAlgorithm>(
+    clock: lock_core::Clock,
+    client: impl Client<A>,
+) -> Result<(A::Guard, Option<A::Guard>), Failure> {
+    let skew_ms = i64::try_from(SKEW.as_millis()).unwrap_or(i64::MAX);
+    let a = client(short(Duration::from_secs(10)))?;
+    let b = client(short(Duration::from_secs(10)).clock(clock.skewed(skew_ms)))?;
+    let held = acquired(a.try_acquire().await, "A").await?;
+    let stolen = b.try_acquire().await?.acquired();
+    Ok((held, stolen))
+}
+
+/// A client whose clock runs a minute ahead is still refused while A holds the lock: the
+/// key's TTL is kept by the server's clock, so a client's clock cannot end it early.
+pub async fn clock_running_ahead_cannot_take_a_live_lock<H: Harness, A: LockAlgorithm>(
+    ctx: &Ctx<'_, H>,
+    client: impl Client<A>,
+) -> CaseResult {
+    let (held, stolen) = skewed_client_tries(ctx.clock(), client).await?;
+    check!(
+        stolen.is_none(),
+        "a client whose clock runs {SKEW:?} ahead took A's live lock"
+    );
+    check_eq!(held.release().await?, true, "A's release");
+    Ok(Verdict::Passed)
+}
+
+/// The timestamp locks' clock-skew hazard (seeds 002-004 store wall-clock stamps): a
+/// client whose clock runs a minute ahead reads A's live stamp as passed and takes the
+/// lock over. Passes by demonstrating the two holders.
+pub async fn clock_running_ahead_takes_a_live_lock<H: Harness, A: LockAlgorithm>(
+    ctx: &Ctx<'_, H>,
+    client: impl Client<A>,
+) -> CaseResult {
+    let (held, stolen) = skewed_client_tries(ctx.clock(), client).await?;
+    let Some(stolen) = stolen else {
+        return Err(Failure(format!(
+            "a client whose clock runs {SKEW:?} ahead was refused; the stamp lock's skew \
+             hazard did not show"
+        )));
+    };
+    held.abandon();
+    stolen.abandon();
+    Ok(Verdict::ExpectedFailure(format!(
+        "two holders: B's clock runs {SKEW:?} ahead, so B read A's live stamp as passed \
+         and took the lock over"
+    )))
 }
 
 /// Expands to one `pub async fn` per behaviour above for the algorithm built by
@@ -311,15 +366,6 @@ macro_rules! algorithm_cases {
             algorithm::stale_release_leaves_the_new_holder(ctx, &lock_key(ctx), |o| client(ctx, o))
                 .await
         }
-        /// See [`algorithm::extend_keeps_the_lock_and_stale_extend_fails`].
-        pub async fn extend_keeps_the_lock_and_stale_extend_fails<H: Harness>(
-            ctx: &Ctx<'_, H>,
-        ) -> CaseResult {
-            algorithm::extend_keeps_the_lock_and_stale_extend_fails(ctx, &lock_key(ctx), |o| {
-                client(ctx, o)
-            })
-            .await
-        }
         /// See [`algorithm::acquire_gives_up_with_a_timeout`].
         pub async fn acquire_gives_up_with_a_timeout<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
             algorithm::acquire_gives_up_with_a_timeout(|o| client(ctx, o)).await
@@ -333,3 +379,32 @@ macro_rules! algorithm_cases {
     };
 }
 pub(crate) use algorithm_cases;
+
+/// The extend case, for algorithms that can extend (see [`algorithm_cases!`]).
+macro_rules! extend_case {
+    () => {
+        /// See [`algorithm::extend_keeps_the_lock_and_stale_extend_fails`].
+        pub async fn extend_keeps_the_lock_and_stale_extend_fails<H: Harness>(
+            ctx: &Ctx<'_, H>,
+        ) -> CaseResult {
+            algorithm::extend_keeps_the_lock_and_stale_extend_fails(ctx, &lock_key(ctx), |o| {
+                client(ctx, o)
+            })
+            .await
+        }
+    };
+}
+pub(crate) use extend_case;
+
+/// The clock-skew case for algorithms whose holds are key TTLs, kept by the server.
+macro_rules! key_ttl_skew_case {
+    () => {
+        /// See [`algorithm::clock_running_ahead_cannot_take_a_live_lock`].
+        pub async fn clock_running_ahead_cannot_take_a_live_lock<H: Harness>(
+            ctx: &Ctx<'_, H>,
+        ) -> CaseResult {
+            algorithm::clock_running_ahead_cannot_take_a_live_lock(ctx, |o| client(ctx, o)).await
+        }
+    };
+}
+pub(crate) use key_ttl_skew_case;

@@ -17,10 +17,14 @@ use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
 const CANCEL_AFTER_US: [u64; 10] = [0, 1, 5, 20, 50, 100, 200, 500, 1_000, 5_000];
 const TTL: Duration = Duration::from_secs(5);
 
-fn lock<H: Harness>(ctx: &Ctx<'_, H>, key: &[u8], ttl: Duration) -> TokenLock<H::Backend> {
+fn lock<H: Harness>(
+    ctx: &Ctx<'_, H>,
+    name: &LockName,
+    ttl: Duration,
+) -> Result<TokenLock<H::Backend>, LockError> {
     TokenLock::with_options(
         ctx.backend.clone(),
-        key.to_vec(),
+        name,
         LockOptions::new()
             .ttl(ttl)
             .policy(AcquirePolicy::try_once()),
@@ -32,9 +36,9 @@ pub async fn cancelled_acquires_never_leave_an_unbounded_lock<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
     for (i, us) in CANCEL_AFTER_US.iter().enumerate() {
-        let key = ctx.key(&format!("lock{i}"));
-        match tokio::time::timeout(Duration::from_micros(*us), lock(ctx, &key, TTL).acquire()).await
-        {
+        let name = ctx.lock_name(&format!("lock{i}"));
+        let (key, lock) = (name.lock_key(), lock(ctx, &name, TTL)?);
+        match tokio::time::timeout(Duration::from_micros(*us), lock.acquire()).await {
             Ok(acquired) => {
                 acquired?.release().await?;
             }
@@ -54,8 +58,9 @@ pub async fn cancelled_acquires_never_leave_an_unbounded_lock<H: Harness>(
 /// guard releases in the background with the token it kept.
 pub async fn cancelled_releases_still_free_the_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     for (i, us) in CANCEL_AFTER_US.iter().enumerate() {
-        let key = ctx.key(&format!("lock{i}"));
-        let guard = lock(ctx, &key, Duration::from_secs(60))
+        let name = ctx.lock_name(&format!("lock{i}"));
+        let key = name.lock_key();
+        let guard = lock(ctx, &name, Duration::from_secs(60))?
             .try_acquire()
             .await?
             .acquired()
@@ -81,13 +86,13 @@ pub async fn cancelled_releases_still_free_the_lock<H: Harness>(ctx: &Ctx<'_, H>
 /// outcome (lost is `lease::lost_resolves_when_the_lock_is_taken`), and the default policy
 /// is finite.
 pub async fn each_outcome_is_reported_distinctly<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
-    let key = ctx.key("lock");
-    let holder = lock(ctx, &key, Duration::from_millis(200));
+    let name = ctx.lock_name("lock");
+    let holder = lock(ctx, &name, Duration::from_millis(200))?;
     let guard = match holder.try_acquire().await? {
         Attempt::Acquired(guard) => guard,
         _ => return Err(Failure("acquire of a free lock was not `Acquired`".into())),
     };
-    let other = lock(ctx, &key, TTL);
+    let other = lock(ctx, &name, TTL)?;
     check!(
         matches!(
             other.try_acquire().await?,
@@ -99,12 +104,12 @@ pub async fn each_outcome_is_reported_distinctly<H: Harness>(ctx: &Ctx<'_, H>) -
     );
     let patient = TokenLock::with_options(
         ctx.backend.clone(),
-        key.clone(),
+        &name,
         LockOptions::new().policy(
             AcquirePolicy::retry(Retry::Attempts(2))
                 .with_backoff(Backoff::Fixed(Duration::from_millis(1))),
         ),
-    );
+    )?;
     check!(
         matches!(
             patient.acquire().await,
@@ -125,14 +130,19 @@ pub async fn each_outcome_is_reported_distinctly<H: Harness>(ctx: &Ctx<'_, H>) -
         "release after expiry (not held)"
     );
     // A failing command inside the acquire (INCR of a fence counter that is not a number)
-    // is a backend error, not a refusal or a timeout.
-    let name = LockName::new(ctx.name("fenced")).expect("case names make valid lock names");
+    // is a backend error of kind Script (raised inside a script, on every backend), not a
+    // refusal or a timeout.
+    let name = ctx.lock_name("fenced");
     ctx.backend
         .set(&name.key("fence"), b"not a number", SetOptions::new())
         .await?;
-    let fenced = FencedLock::with_options(ctx.backend.clone(), &name, LockOptions::new());
+    let fenced = FencedLock::with_options(ctx.backend.clone(), &name, LockOptions::new())?;
     match fenced.try_acquire().await {
-        Err(LockError::Backend(_)) => {}
+        Err(LockError::Backend(e)) => check_eq!(
+            e.kind(),
+            lock_core::ErrorKind::Script,
+            "kind of an error raised inside a script ({e})"
+        ),
         Err(other) => check!(false, "a failing command was not `Backend`: {other}"),
         Ok(_) => check!(false, "acquire succeeded although its INCR failed"),
     }

@@ -284,3 +284,25 @@ pub async fn keys_expire_after_their_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseRe
     check_eq!(b.get(&k).await?, None, "GET after the TTL has passed");
     Ok(Verdict::Passed)
 }
+
+/// A day-long TTL runs out on time: the key is there a second before, gone a second
+/// after. Only a harness that can let a day pass at once runs it.
+pub async fn a_day_long_ttl_runs_out_on_time<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    const DAY_MS: i64 = 86_400_000;
+    let (b, k) = (&ctx.backend, &ctx.key("k")[..]);
+    b.set(k, b"v", SetOptions::new().px(DAY_MS)).await?;
+    ctx.advance(std::time::Duration::from_millis((DAY_MS - 1_000) as u64))
+        .await;
+    let pttl = b.pttl(k).await?;
+    check!(
+        (0..=1_000).contains(&pttl),
+        "PTTL {pttl} a second before a day-long TTL ends"
+    );
+    ctx.advance(std::time::Duration::from_secs(2)).await;
+    check_eq!(
+        b.exists(&[k]).await?,
+        0,
+        "EXISTS a second after the TTL ended"
+    );
+    Ok(Verdict::Passed)
+}

@@ -4,30 +4,35 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lock_core::{
-    CountingBackend, FairGuard, FairLock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName,
-    LockOptions,
+    AcquirePolicy, Backoff, CountingBackend, FairGuard, FairLock, KvBackend, LockAlgorithm,
+    LockError, LockGuard, LockName, LockOptions, Retry,
 };
 use tokio::task::JoinHandle;
 
-use super::algorithm::{self, algorithm_cases};
+use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};
 use super::waiting::{LIVENESS, eventually, joined, patient, spawn_acquire};
 use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
 
 const PATIENCE: Duration = Duration::from_millis(200);
 
 fn name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
-    LockName::new(ctx.name("fair")).expect("case names make valid lock names")
+    ctx.lock_name("fair")
 }
 
 fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
-    name(ctx).key("lock")
+    name(ctx).lock_key()
 }
 
-fn client<H: Harness>(ctx: &Ctx<'_, H>, options: LockOptions) -> FairLock<H::Backend> {
+fn client<H: Harness>(
+    ctx: &Ctx<'_, H>,
+    options: LockOptions,
+) -> Result<FairLock<H::Backend>, LockError> {
     FairLock::with_options(ctx.backend.clone(), &name(ctx), options)
 }
 
 algorithm_cases!();
+extend_case!();
+key_ttl_skew_case!();
 
 /// Waits until `n` tickets have been issued: the `n`th waiter is in line.
 async fn in_line<H: Harness>(ctx: &Ctx<'_, H>, n: i64) -> Result<(), Failure> {
@@ -41,15 +46,15 @@ async fn in_line<H: Harness>(ctx: &Ctx<'_, H>, n: i64) -> Result<(), Failure> {
 
 /// Four waiters that queued one after another get the lock in that order.
 pub async fn waiters_are_served_in_arrival_order<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
-    let holder = client(ctx, LockOptions::new()).acquire().await?;
+    let holder = client(ctx, LockOptions::new())?.acquire().await?;
     let order = Arc::new(Mutex::new(Vec::new()));
     let mut waiters = Vec::new();
     for i in 0..4 {
-        let (lock, order) = (client(ctx, patient()), order.clone());
+        let (lock, order) = (client(ctx, patient())?, order.clone());
         waiters.push(tokio::spawn(async move {
             let guard = lock.acquire().await?;
             order.lock().expect("order list").push(i);
-            guard.release().await
+            Ok(guard.release().await?)
         }));
         in_line(ctx, i + 1).await?;
     }
@@ -71,15 +76,15 @@ pub async fn waiters_are_served_in_arrival_order<H: Harness>(ctx: &Ctx<'_, H>) -
 pub async fn release_hands_the_lock_straight_to_the_next_waiter<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
-    let holder = client(ctx, LockOptions::new()).acquire().await?;
-    let waiting = spawn_acquire(client(ctx, patient()));
+    let holder = client(ctx, LockOptions::new())?.acquire().await?;
+    let waiting = spawn_acquire(client(ctx, patient())?);
     in_line(ctx, 1).await?;
     check!(
         holder.release().await?,
         "the holder's release reported not held"
     );
     let owner = ctx.backend.get(&lock_key(ctx)).await?;
-    let outsider = client(ctx, LockOptions::new()).try_acquire().await?;
+    let outsider = client(ctx, LockOptions::new())?.try_acquire().await?;
     check!(
         outsider.acquired().is_none(),
         "an outsider took the lock between the release and the waiter's wake-up"
@@ -118,12 +123,12 @@ async fn holder_then_dead_then_live_waiter<H: Harness>(
     ),
     Failure,
 > {
-    let holder = client(ctx, LockOptions::new())
+    let holder = client(ctx, LockOptions::new())?
         .with_patience(PATIENCE)
         .acquire()
         .await?;
     dead_waiter(ctx).await?;
-    let waiting = spawn_acquire(client(ctx, patient()).with_patience(PATIENCE));
+    let waiting = spawn_acquire(client(ctx, patient())?.with_patience(PATIENCE));
     in_line(ctx, 2).await?;
     Ok((holder, waiting))
 }
@@ -166,8 +171,8 @@ pub async fn lock_handed_to_a_dead_waiter_lapses_within_the_patience<H: Harness>
 /// Cancelling a waiting acquire takes its ticket out of the line, so the next release
 /// goes straight to the waiter behind it.
 pub async fn cancelled_waiter_leaves_the_line<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
-    let holder = client(ctx, LockOptions::new()).acquire().await?;
-    let cancelled = spawn_acquire(client(ctx, patient()));
+    let holder = client(ctx, LockOptions::new())?.acquire().await?;
+    let cancelled = spawn_acquire(client(ctx, patient())?);
     in_line(ctx, 1).await?;
     cancelled.abort();
     let first_ticket = name(ctx).key("ticket:1");
@@ -175,7 +180,7 @@ pub async fn cancelled_waiter_leaves_the_line<H: Harness>(ctx: &Ctx<'_, H>) -> C
         Ok(ctx.backend.exists(&[&first_ticket]).await? == 0)
     })
     .await?;
-    let waiting = spawn_acquire(client(ctx, patient()));
+    let waiting = spawn_acquire(client(ctx, patient())?);
     in_line(ctx, 2).await?;
     holder.release().await?;
     let guard = joined(waiting, "the waiter behind the cancelled one").await?;
@@ -185,14 +190,22 @@ pub async fn cancelled_waiter_leaves_the_line<H: Harness>(ctx: &Ctx<'_, H>) -> C
 
 /// Under contention a cycle costs a ticket and a release: no polling. Four clients run
 /// ten cycles each; beyond two commands per cycle only each client's one-time SUBSCRIBE
-/// and the retry that follows it are allowed.
+/// and the retry that follows it are allowed. Waiters that cannot subscribe poll, so the
+/// case first checks that SUBSCRIBE works and says so if it does not.
 pub async fn contended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     const CLIENTS: u64 = 4;
     const CYCLES: u64 = 10;
+    if let Err(e) = ctx.backend.subscribe(&name(ctx).key("wake")).await {
+        return Err(Failure(format!(
+            "the harness declares pub/sub, but SUBSCRIBE failed ({:?}: {e}); without \
+             wake-ups fair waiters poll and cycles cost more than two commands",
+            e.kind()
+        )));
+    }
     let counting = CountingBackend::new(ctx.backend.clone());
     let mut tasks = Vec::new();
     for _ in 0..CLIENTS {
-        let lock = FairLock::with_options(counting.clone(), &name(ctx), patient());
+        let lock = FairLock::with_options(counting.clone(), &name(ctx), patient())?;
         tasks.push(tokio::spawn(async move {
             for _ in 0..CYCLES {
                 lock.acquire().await?.release().await?;
@@ -223,13 +236,13 @@ pub async fn acquire_cancelled_at_any_point_leaves_the_line_clean<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
     for us in [0, 1, 5, 20, 50, 100, 200, 500, 1_000, 5_000] {
-        let holder = client(ctx, LockOptions::new()).acquire().await?;
-        let waiter = client(ctx, patient());
+        let holder = client(ctx, LockOptions::new())?.acquire().await?;
+        let waiter = client(ctx, patient())?;
         let _ = tokio::time::timeout(Duration::from_micros(us), waiter.acquire()).await;
         holder.release().await?;
         // A left-behind ticket would be handed the lock for the 5 s patience; background
         // clean-up takes a round trip. Allow a second.
-        let next = client(ctx, LockOptions::new());
+        let next = client(ctx, LockOptions::new())?;
         let mut free = false;
         for _ in 0..200 {
             if let Some(guard) = next.try_acquire().await?.acquired() {
@@ -240,5 +253,62 @@ pub async fn acquire_cancelled_at_any_point_leaves_the_line_clean<H: Harness>(
         }
         check!(free, "the lock was not free 1 s after a cancel at {us} µs");
     }
+    Ok(Verdict::Passed)
+}
+
+/// A waiter whose policy gives up is out of the line when its acquire returns
+/// [`LockError::Timeout`]: the holder's release that follows frees the lock (nobody is
+/// waiting) instead of handing it to the caller that was told it timed out.
+pub async fn timed_out_waiter_is_never_handed_the_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let holder = client(ctx, LockOptions::new())?.acquire().await?;
+    let impatient = client(
+        ctx,
+        LockOptions::new().policy(
+            AcquirePolicy::retry(Retry::Attempts(2))
+                .with_backoff(Backoff::Fixed(Duration::from_millis(1))),
+        ),
+    )?;
+    match impatient.acquire().await {
+        Err(LockError::Timeout { .. }) => {}
+        other => check!(false, "a held lock's impatient acquire answered {other:?}"),
+    }
+    check!(
+        holder.release().await?,
+        "the holder's release reported not held"
+    );
+    check_eq!(
+        ctx.backend.get(&lock_key(ctx)).await?,
+        None,
+        "the lock after the release, with nobody waiting"
+    );
+    let third = client(ctx, LockOptions::new())?.try_acquire().await?;
+    let Some(third) = third.acquired() else {
+        return Err(Failure(
+            "a third client was refused: the release handed the lock to the timed-out waiter"
+                .into(),
+        ));
+    };
+    third.release().await?;
+    Ok(Verdict::Passed)
+}
+
+/// An acquire allowed one attempt only looks: it takes no ticket, so the line holds
+/// nobody after it gives up.
+pub async fn impatient_acquire_takes_no_ticket<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let holder = client(ctx, LockOptions::new())?.acquire().await?;
+    let once = client(ctx, LockOptions::new().policy(AcquirePolicy::try_once()))?;
+    match once.acquire().await {
+        Err(LockError::Timeout { attempts: 1, .. }) => {}
+        other => check!(
+            false,
+            "a held lock's one-attempt acquire answered {other:?}"
+        ),
+    }
+    check_eq!(
+        ctx.backend.get(&name(ctx).key("issued")).await?,
+        None,
+        "tickets issued by a one-attempt acquire"
+    );
+    holder.release().await?;
     Ok(Verdict::Passed)
 }

@@ -4,26 +4,31 @@
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, FencedGuard, FencedLock, LockAlgorithm, LockGuard, LockName, LockOptions,
-    LockOwner, ReentrantLock,
+    AcquirePolicy, FencedGuard, FencedLock, LockAlgorithm, LockError, LockGuard, LockName,
+    LockOptions, LockOwner, ReentrantLock,
 };
 
-use super::algorithm::{self, algorithm_cases};
+use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};
 use crate::{CaseResult, Ctx, Failure, FencedResource, Harness, Verdict, check, check_eq};
 
 fn name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
-    LockName::new(ctx.name("fenced")).expect("namespaced names have no braces")
+    ctx.lock_name("fenced")
 }
 
 fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
-    name(ctx).key("lock")
+    name(ctx).lock_key()
 }
 
-fn client<H: Harness>(ctx: &Ctx<'_, H>, options: LockOptions) -> FencedLock<H::Backend> {
+fn client<H: Harness>(
+    ctx: &Ctx<'_, H>,
+    options: LockOptions,
+) -> Result<FencedLock<H::Backend>, LockError> {
     FencedLock::with_options(ctx.backend.clone(), &name(ctx), options)
 }
 
 algorithm_cases!();
+extend_case!();
+key_ttl_skew_case!();
 
 fn short(ttl: Duration) -> LockOptions {
     LockOptions::new()
@@ -35,8 +40,8 @@ fn short(ttl: Duration) -> LockOptions {
 async fn paused_past_ttl_then_taken_over<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> Result<(FencedGuard<H::Backend>, FencedGuard<H::Backend>), Failure> {
-    let c1 = client(ctx, short(Duration::from_millis(100)));
-    let c2 = client(ctx, short(Duration::from_secs(10)));
+    let c1 = client(ctx, short(Duration::from_millis(100)))?;
+    let c2 = client(ctx, short(Duration::from_secs(10)))?;
     let paused = c1
         .try_acquire()
         .await?
@@ -54,7 +59,7 @@ async fn paused_past_ttl_then_taken_over<H: Harness>(
 /// Every acquisition's fence is strictly greater than the one before, including after a
 /// holder's TTL ran out and another took over.
 pub async fn fence_tokens_strictly_increase<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
-    let lock = client(ctx, short(Duration::from_millis(100)));
+    let lock = client(ctx, short(Duration::from_millis(100)))?;
     let mut last = i64::MIN;
     for round in 0..5 {
         let guard = lock
@@ -69,7 +74,7 @@ pub async fn fence_tokens_strictly_increase<H: Harness>(ctx: &Ctx<'_, H>) -> Cas
         );
         last = guard.fence();
         if round == 2 {
-            std::mem::forget(guard); // crashes; the next round waits out the TTL
+            guard.abandon(); // crashes; the next round waits out the TTL
             ctx.advance(Duration::from_millis(200)).await;
         } else {
             check_eq!(guard.release().await?, true, "release in round {round}");
@@ -115,7 +120,7 @@ pub async fn unfenced_stale_write_corrupts_the_resource<H: Harness>(
     let (paused, holder) = paused_past_ttl_then_taken_over(ctx).await?;
     resource.write_unfenced(b"C2");
     resource.write_unfenced(b"C1");
-    std::mem::forget(paused);
+    paused.abandon();
     holder.release().await?;
     if resource.value() == b"C1" {
         return Ok(Verdict::ExpectedFailure(
@@ -129,12 +134,13 @@ pub async fn unfenced_stale_write_corrupts_the_resource<H: Harness>(
 /// the same one (no bump), and the next owner's hold gets a larger one.
 pub async fn reentry_keeps_the_fence<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     let reentrant = |owner: &LockOwner| {
-        ReentrantLock::fenced(
+        ReentrantLock::with_options(
             ctx.backend.clone(),
             &name(ctx),
             owner.clone(),
             short(Duration::from_secs(10)),
         )
+        .map(ReentrantLock::fenced)
     };
     let (alice, bob) = (LockOwner::new(), LockOwner::new());
     let take = |lock: ReentrantLock<H::Backend>, who: &'static str| async move {
@@ -143,15 +149,15 @@ pub async fn reentry_keeps_the_fence<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult
             .acquired()
             .ok_or_else(|| Failure(format!("{who} was refused")))
     };
-    let outer = take(reentrant(&alice), "alice").await?;
-    let inner = take(reentrant(&alice), "alice re-entering").await?;
+    let outer = take(reentrant(&alice)?, "alice").await?;
+    let inner = take(reentrant(&alice)?, "alice re-entering").await?;
     check_eq!(inner.depth(), 2, "depth of the re-entry");
     check!(outer.fence().is_some(), "a fenced hold has no fence");
     check_eq!(inner.fence(), outer.fence(), "fence of the re-entry");
     let alice_fence = outer.fence();
     inner.release().await?;
     outer.release().await?;
-    let next = take(reentrant(&bob), "bob").await?;
+    let next = take(reentrant(&bob)?, "bob").await?;
     check!(
         next.fence() > alice_fence,
         "bob's fence {:?} is not above alice's {alice_fence:?}",

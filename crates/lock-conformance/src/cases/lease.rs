@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, CountingBackend, KvBackend, Lease, LeaseOptions, LockAlgorithm, LockOptions,
-    LostReason, TokenLock,
+    AcquirePolicy, CountingBackend, KvBackend, Lease, LeaseOptions, LockAlgorithm, LockError,
+    LockGuard, LockName, LockOptions, LostReason, TokenLock,
 };
 
 use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
@@ -13,14 +13,22 @@ const MS: Duration = Duration::from_millis(1);
 /// Long enough that a renewal delayed by a busy CI machine (every TTL/3) still lands in time.
 const TTL: Duration = Duration::from_millis(450);
 
-fn lock<B: KvBackend + Clone + 'static>(backend: B, key: &[u8], ttl: Duration) -> TokenLock<B> {
+fn lock<B: KvBackend + Clone + 'static>(
+    backend: B,
+    name: &LockName,
+    ttl: Duration,
+) -> Result<TokenLock<B>, LockError> {
     TokenLock::with_options(
         backend,
-        key.to_vec(),
+        name,
         LockOptions::new()
             .ttl(ttl)
             .policy(AcquirePolicy::try_once()),
     )
+}
+
+fn lease_name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
+    ctx.lock_name("lease")
 }
 
 /// Lets the watchdog task run after time moved (the harness may move it virtually).
@@ -44,18 +52,18 @@ async fn lease_on<H: Harness, B: KvBackend + Clone + 'static>(
     backend: B,
     options: LeaseOptions,
 ) -> Result<Lease<lock_core::TokenGuard<B>>, Failure> {
-    let guard = lock(backend, &ctx.key("lock"), options.ttl)
+    let guard = lock(backend, &lease_name(ctx), options.ttl)?
         .try_acquire()
         .await?
         .acquired()
         .ok_or_else(|| Failure("the lease's first acquire was refused".into()))?;
-    Ok(Lease::start(guard, ctx.clock(), options))
+    Ok(Lease::start(guard, options))
 }
 
 /// The watchdog keeps the lock held well past its TTL, until release.
 pub async fn renews_the_lock_past_its_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     let lease = lease_on(ctx, ctx.backend.clone(), LeaseOptions::new(TTL)).await?;
-    let other = lock(ctx.backend.clone(), &ctx.key("lock"), TTL);
+    let other = lock(ctx.backend.clone(), &lease_name(ctx), TTL)?;
     pass(ctx, TTL * 2).await;
     check!(
         other.try_acquire().await?.acquired().is_none(),
@@ -97,13 +105,13 @@ async fn stops_and_frees<H: Harness>(
 ) -> CaseResult {
     let other = lock(
         ctx.backend.clone(),
-        &ctx.key("lock"),
+        &lease_name(ctx),
         Duration::from_secs(10),
-    );
+    )?;
     let mut freed = false;
     for _ in 0..100 {
         if let Some(guard) = other.try_acquire().await?.acquired() {
-            std::mem::forget(guard);
+            guard.abandon();
             freed = true;
             break;
         }
@@ -151,17 +159,20 @@ pub async fn cancelling_the_owner_task_stops_renewing_and_releases<H: Harness>(
 /// When the lock is taken from under the lease, the next renewal notices and `lost()`
 /// resolves with [`LostReason::NotHeld`].
 pub async fn lost_resolves_when_the_lock_is_taken<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
-    let key = ctx.key("lock");
     let lease = lease_on(ctx, ctx.backend.clone(), LeaseOptions::new(TTL)).await?;
+    let key = lease_name(ctx).lock_key();
     ctx.backend.del(&[&key]).await?; // an operator, or a failover that lost the key
-    let thief = lock(ctx.backend.clone(), &key, Duration::from_secs(10));
-    std::mem::forget(
-        thief
-            .try_acquire()
-            .await?
-            .acquired()
-            .ok_or_else(|| Failure("the new holder was refused".into()))?,
-    );
+    let thief = lock(
+        ctx.backend.clone(),
+        &lease_name(ctx),
+        Duration::from_secs(10),
+    )?;
+    thief
+        .try_acquire()
+        .await?
+        .acquired()
+        .ok_or_else(|| Failure("the new holder was refused".into()))?
+        .abandon();
     pass(ctx, TTL).await;
     match tokio::time::timeout(Duration::from_secs(2), lease.lost()).await {
         Ok(reason) => check_eq!(reason, LostReason::NotHeld, "lost reason"),
@@ -176,7 +187,7 @@ pub async fn lost_resolves_when_the_lock_is_taken<H: Harness>(ctx: &Ctx<'_, H>) 
 pub async fn hold_cap_stops_renewing<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     let options = LeaseOptions::new(TTL).max_hold(TTL);
     let lease = lease_on(ctx, ctx.backend.clone(), options).await?;
-    let other = lock(ctx.backend.clone(), &ctx.key("lock"), TTL);
+    let other = lock(ctx.backend.clone(), &lease_name(ctx), TTL)?;
     pass(ctx, TTL * 3).await;
     check!(
         other.try_acquire().await?.acquired().is_some(),
@@ -185,6 +196,38 @@ pub async fn hold_cap_stops_renewing<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult
     match tokio::time::timeout(Duration::from_secs(2), lease.lost()).await {
         Ok(reason) => check_eq!(reason, LostReason::HoldCapReached, "lost reason"),
         Err(_) => check!(false, "lost() did not resolve after the hold cap"),
+    }
+    Ok(Verdict::Passed)
+}
+
+/// When `lost()` says [`LostReason::HoldCapReached`], the lock is free: a rival's attempt
+/// at that very moment succeeds. (A key lives through the millisecond its TTL ends, so a
+/// signal sent at the TTL itself would be 1 ms early.)
+pub async fn hold_cap_is_reported_once_the_lock_is_free<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let options = LeaseOptions::new(TTL).max_hold(TTL);
+    let lease = lease_on(ctx, ctx.backend.clone(), options).await?;
+    let rival = lock(ctx.backend.clone(), &lease_name(ctx), TTL)?;
+    let lost = async {
+        loop {
+            tokio::select! {
+                reason = lease.lost() => return reason,
+                () = pass(ctx, TTL / 3) => {}
+            }
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(10), lost).await {
+        Ok(reason) => check_eq!(reason, LostReason::HoldCapReached, "lost reason"),
+        Err(_) => check!(false, "lost() did not resolve after the hold cap"),
+    }
+    match rival.try_acquire().await?.acquired() {
+        Some(guard) => check!(guard.release().await?, "the rival's release"),
+        None => check!(
+            false,
+            "lost() reported the hold cap while the lock was still held (PTTL {})",
+            ctx.backend.pttl(&lease_name(ctx).lock_key()).await?
+        ),
     }
     Ok(Verdict::Passed)
 }

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use lock_core::{AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockOptions, TokenLock};
+use lock_core::{
+    AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockOptions, TokenLock,
+};
 
 use super::algorithm;
 use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
@@ -94,26 +96,25 @@ pub async fn getset_recovery_keeps_exclusion<H: Harness>(ctx: &Ctx<'_, H>) -> Ca
     check_eq!(b.get(&k).await?, Some(c2), "stamp after C2's losing GETSET");
 
     // And through LegacyLock itself.
-    let k2 = ctx.key("lock.bar");
+    let bar = ctx.lock_name("lock.bar");
     let options = LockOptions::new()
         .ttl(100 * MS)
         .policy(AcquirePolicy::try_once());
-    let client = || LegacyLock::with_options(b.clone(), k2.clone(), options.clone());
-    std::mem::forget(
-        client()
-            .try_acquire()
-            .await?
-            .acquired()
-            .ok_or_else(|| Failure("C0 refused".into()))?,
-    );
+    let client = || LegacyLock::with_options(b.clone(), &bar, options.clone());
+    client()?
+        .try_acquire()
+        .await?
+        .acquired()
+        .ok_or_else(|| Failure("C0 refused".into()))?
+        .abandon();
     ctx.advance(200 * MS).await;
-    let first = client().try_acquire().await?.acquired();
+    let first = client()?.try_acquire().await?.acquired();
     check!(
         first.is_some(),
         "LegacyLock C1 did not recover the expired lock"
     );
     check!(
-        client().try_acquire().await?.acquired().is_none(),
+        client()?.try_acquire().await?.acquired().is_none(),
         "LegacyLock C2 acquired while C1 held"
     );
     Ok(Verdict::Passed)
@@ -124,12 +125,14 @@ pub async fn getset_recovery_keeps_exclusion<H: Harness>(ctx: &Ctx<'_, H>) -> Ca
 pub async fn unchecked_late_del_removes_another_clients_lock<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
-    let (b, k) = (&ctx.backend, ctx.key("lock.foo"));
+    let b = &ctx.backend;
+    let name = ctx.lock_name("lock.foo");
+    let k = name.lock_key();
     let options = LockOptions::new()
         .ttl(100 * MS)
         .policy(AcquirePolicy::try_once());
-    let c1 = TokenLock::with_options(b.clone(), k.clone(), options.clone());
-    let c2 = TokenLock::with_options(b.clone(), k.clone(), options.ttl(Duration::from_secs(10)));
+    let c1 = TokenLock::with_options(b.clone(), &name, options.clone())?;
+    let c2 = TokenLock::with_options(b.clone(), &name, options.ttl(Duration::from_secs(10)))?;
     let paused = c1
         .try_acquire()
         .await?
@@ -141,10 +144,10 @@ pub async fn unchecked_late_del_removes_another_clients_lock<H: Harness>(
         .await?
         .acquired()
         .ok_or_else(|| Failure("C2 refused".into()))?;
-    std::mem::forget(paused);
+    paused.abandon();
     let deleted = b.del(&[&k]).await?;
     if deleted == 1 && b.get(&k).await?.is_none() {
-        std::mem::forget(holder);
+        holder.abandon();
         return Ok(Verdict::ExpectedFailure(
             "C1's unchecked DEL removed C2's live lock".into(),
         ));
@@ -157,14 +160,14 @@ pub async fn unchecked_late_del_removes_another_clients_lock<H: Harness>(
 /// The same pause with checked releases: the token lock's compare-and-delete and the
 /// legacy lock's time check both leave C2's lock in place.
 pub async fn checked_release_leaves_the_new_holder<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
-    let (token, legacy) = (ctx.key("token"), ctx.key("legacy"));
+    let (token, legacy) = (ctx.lock_name("token"), ctx.lock_name("legacy"));
     let b = &ctx.backend;
-    algorithm::stale_release_leaves_the_new_holder(ctx, &token, |o| {
-        TokenLock::with_options(b.clone(), token.clone(), o)
+    algorithm::stale_release_leaves_the_new_holder(ctx, &token.lock_key(), |o| {
+        TokenLock::with_options(b.clone(), &token, o)
     })
     .await?;
-    algorithm::stale_release_leaves_the_new_holder(ctx, &legacy, |o| {
-        LegacyLock::with_options(b.clone(), legacy.clone(), o)
+    algorithm::stale_release_leaves_the_new_holder(ctx, &legacy.lock_key(), |o| {
+        LegacyLock::with_options(b.clone(), &legacy, o)
     })
     .await
 }

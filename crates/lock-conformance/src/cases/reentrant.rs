@@ -4,27 +4,40 @@
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, KvBackend, LockAlgorithm, LockGuard, LockOptions, LockOwner, ReentrantLock,
-    Value, scripts,
+    AcquirePolicy, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, LockOwner,
+    ReentrantLock, Value, scripts,
 };
 
-use super::algorithm::{self, algorithm_cases};
+use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};
 use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
 
 fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
-    ctx.key("lock")
+    ctx.lock_name("reentrant").lock_key()
 }
 
-fn client<H: Harness>(ctx: &Ctx<'_, H>, options: LockOptions) -> ReentrantLock<H::Backend> {
+fn owned_by<H: Harness>(
+    ctx: &Ctx<'_, H>,
+    owner: LockOwner,
+    options: LockOptions,
+) -> Result<ReentrantLock<H::Backend>, LockError> {
     ReentrantLock::with_options(
         ctx.backend.clone(),
-        ctx.key("lock"),
-        LockOwner::new(),
+        &ctx.lock_name("reentrant"),
+        owner,
         options,
     )
 }
 
+fn client<H: Harness>(
+    ctx: &Ctx<'_, H>,
+    options: LockOptions,
+) -> Result<ReentrantLock<H::Backend>, LockError> {
+    owned_by(ctx, LockOwner::new(), options)
+}
+
 algorithm_cases!();
+extend_case!();
+key_ttl_skew_case!();
 
 /// One owner may hold the lock several times; others wait until every hold is released.
 pub async fn holds_are_counted_per_owner<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
@@ -32,16 +45,10 @@ pub async fn holds_are_counted_per_owner<H: Harness>(ctx: &Ctx<'_, H>) -> CaseRe
         .ttl(Duration::from_secs(10))
         .policy(AcquirePolicy::try_once());
     let owner = LockOwner::new();
-    let mine = ReentrantLock::with_options(
-        ctx.backend.clone(),
-        ctx.key("lock"),
-        owner.clone(),
-        options.clone(),
-    );
+    let mine = owned_by(ctx, owner.clone(), options.clone())?;
     // A second handle of the same owner (another task, say) re-enters too.
-    let mine_elsewhere =
-        ReentrantLock::with_options(ctx.backend.clone(), ctx.key("lock"), owner, options.clone());
-    let other = client(ctx, options);
+    let mine_elsewhere = owned_by(ctx, owner, options.clone())?;
+    let other = client(ctx, options)?;
     let first = mine
         .try_acquire()
         .await?
@@ -82,8 +89,8 @@ pub async fn holds_are_counted_per_owner<H: Harness>(ctx: &Ctx<'_, H>) -> CaseRe
 
 /// Another owner's release is refused (-1) and leaves the count alone.
 pub async fn other_owner_cannot_release<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
-    let key = ctx.key("lock");
-    let mine = client(ctx, LockOptions::new().policy(AcquirePolicy::try_once()));
+    let key = lock_key(ctx);
+    let mine = client(ctx, LockOptions::new().policy(AcquirePolicy::try_once()))?;
     let guard = mine
         .try_acquire()
         .await?

@@ -1,16 +1,26 @@
 //! Seed 001's scripted timestamp lock ([`ScriptedLock`]).
 
-use lock_core::{LockOptions, ScriptedLock};
+use lock_core::{LockError, LockOptions, ScriptedLock};
 
-use super::algorithm::{self, algorithm_cases};
+use super::algorithm::{self, algorithm_cases, extend_case};
 use crate::{CaseResult, Ctx, Harness};
 
 fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
-    ctx.key("lock")
+    ctx.lock_name("scripted").lock_key()
 }
 
-fn client<H: Harness>(ctx: &Ctx<'_, H>, options: LockOptions) -> ScriptedLock<H::Backend> {
-    ScriptedLock::with_options(ctx.backend.clone(), ctx.key("lock"), options)
+fn client<H: Harness>(
+    ctx: &Ctx<'_, H>,
+    options: LockOptions,
+) -> Result<ScriptedLock<H::Backend>, LockError> {
+    ScriptedLock::with_options(ctx.backend.clone(), &ctx.lock_name("scripted"), options)
 }
 
 algorithm_cases!();
+extend_case!();
+
+/// See [`algorithm::clock_running_ahead_takes_a_live_lock`]: the script compares stamps
+/// with the time its caller passes in.
+pub async fn clock_running_ahead_takes_a_live_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    algorithm::clock_running_ahead_takes_a_live_lock(ctx, |o| client(ctx, o)).await
+}

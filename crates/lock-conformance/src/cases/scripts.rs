@@ -1,9 +1,9 @@
 //! nxlock's built-in scripts, called directly: what a server runs as Lua and a double runs
 //! natively must give these replies.
 
-use lock_core::{KvBackend, SetOptions, Value, scripts};
+use lock_core::{ErrorKind, KvBackend, SetOptions, Value, scripts};
 
-use crate::{CaseResult, Ctx, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
 
 fn pair(a: i64, b: i64) -> Value {
     Value::Array(vec![Value::Int(a), Value::Int(b)])
@@ -76,14 +76,118 @@ pub async fn compare_and_pexpire_only_extends_the_matching_token<H: Harness>(
     Ok(Verdict::Passed)
 }
 
-/// Seed 001's acquire script: 0 on a free key (with a safety TTL), `{2, left}` on a live
-/// stamp, 0 over an expired stamp, `{2, 0}` over a value that is not a stamp.
+/// The one-command acquire takes a free key, refuses another token's with its PTTL, and
+/// counts a key that already holds the caller's token as acquired, setting its TTL again:
+/// what makes a retried acquire idempotent.
+pub async fn acquire_or_pttl_recognises_its_own_token<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
+    let s = &*scripts::ACQUIRE_OR_PTTL;
+    check_eq!(
+        b.eval(s, &[k], &[b"mine", b"5000"]).await?,
+        pair(1, 0),
+        "on a free key"
+    );
+    b.set(k, b"mine", SetOptions::new().px(1_000)).await?;
+    check_eq!(
+        b.eval(s, &[k], &[b"mine", b"5000"]).await?,
+        pair(1, 0),
+        "with our own token already there"
+    );
+    let pttl = b.pttl(k).await?;
+    check!(
+        (4_000..=5_000).contains(&pttl),
+        "PTTL {pttl} after finding our own token: the TTL must be set again"
+    );
+    match b.eval(s, &[k], &[b"theirs", b"5000"]).await? {
+        Value::Array(items) if items.first() == Some(&Value::Int(0)) => {}
+        other => check!(false, "another token's attempt answered {other:?}"),
+    }
+    check_eq!(
+        b.get(k).await?,
+        Some(b"mine".to_vec()),
+        "value after a refusal"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// The fenced acquire takes a new fence only when it sets the lock: a retry with the same
+/// token gets the fence it already took, and another token is refused.
+pub async fn fenced_acquire_recognises_its_own_token<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, lock, fence) = (&ctx.backend, ctx.key("lock"), ctx.key("fence"));
+    let keys: [&[u8]; 2] = [&lock, &fence];
+    let s = &*scripts::FENCED_ACQUIRE;
+    check_eq!(
+        b.eval(s, &keys, &[b"mine", b"5000"]).await?,
+        pair(1, 1),
+        "first acquire"
+    );
+    check_eq!(
+        b.eval(s, &keys, &[b"mine", b"5000"]).await?,
+        pair(1, 1),
+        "the same token again"
+    );
+    check_eq!(b.get(&fence).await?, Some(b"1".to_vec()), "fence counter");
+    match b.eval(s, &keys, &[b"theirs", b"5000"]).await? {
+        Value::Array(items) if items.first() == Some(&Value::Int(0)) => {}
+        other => check!(false, "another token's attempt answered {other:?}"),
+    }
+    b.del(&[&lock]).await?;
+    check_eq!(
+        b.eval(s, &keys, &[b"theirs", b"5000"]).await?,
+        pair(1, 2),
+        "the next holder's acquire"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// A safety TTL the server rejects makes the scripted acquire fail without writing: no
+/// lock is left without a TTL, on a free key or over a passed stamp. (Seed 001's SETNX
+/// followed by EXPIRE left the key written when the second step failed.) The error is
+/// of kind `Script` on every backend.
+pub async fn legacy_acquire_with_a_rejected_ttl_writes_nothing<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
+    let s = &*scripts::LEGACY_ACQUIRE;
+    let now = ctx.clock().now_ms();
+    let (too_long, now) = (ms(i64::MAX), ms(now));
+    let (keys, args): ([&[u8]; 1], [&[u8]; 3]) = ([k], [b"1", &too_long, &now]);
+    let acquire = || b.eval(s, &keys, &args);
+    let rejected = |what: &str, reply: lock_core::Result<Value>| match reply {
+        Err(e) if e.kind() == ErrorKind::Script && e.message().contains("invalid expire time") => {
+            Ok(())
+        }
+        other => Err(Failure(format!(
+            "{what}: expected a Script error about the expire time, got {other:?}"
+        ))),
+    };
+    rejected("on a free key", acquire().await)?;
+    check_eq!(
+        b.exists(&[k]).await?,
+        0,
+        "EXISTS after the rejected acquire"
+    );
+    let passed = ms(ctx.clock().now_ms() - 1);
+    b.set(k, &passed, SetOptions::new()).await?;
+    rejected("over a passed stamp", acquire().await)?;
+    check_eq!(
+        b.get(k).await?,
+        Some(passed),
+        "the passed stamp after the rejected recovery"
+    );
+    check_eq!(b.pttl(k).await?, -1, "PTTL of the passed stamp (untouched)");
+    Ok(Verdict::Passed)
+}
+
+/// Seed 001's acquire script: 0 on a free key (with the safety TTL it is given), `{2,
+/// left}` on a live stamp, 0 over an expired stamp, `{2, 0}` over a value that is not a
+/// stamp.
 pub async fn legacy_acquire_reports_seed_001_codes<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
     let s = &*scripts::LEGACY_ACQUIRE;
     let now = ctx.clock().now_ms();
     let acquire =
-        |stamp: i64| async move { b.eval(s, &[k], &[&ms(stamp), &ms(5_000), &ms(now)]).await };
+        |stamp: i64| async move { b.eval(s, &[k], &[&ms(stamp), &ms(6_000), &ms(now)]).await };
     check_eq!(acquire(now + 5_000).await?, pair(0, 0), "on a free key");
     let pttl = b.pttl(k).await?;
     check!(
@@ -128,7 +232,7 @@ pub async fn legacy_release_and_extend_check_stamp_and_time<H: Harness>(
     let now = ctx.clock().now_ms();
     let (ours, theirs) = (ms(now + 5_000), ms(now + 6_000));
     // Our stamp, extended to now + 9 s.
-    let extend_args = [ours.clone(), ms(now + 9_000), b"9000".to_vec(), ms(now)];
+    let extend_args = [ours.clone(), ms(now + 9_000), b"10000".to_vec(), ms(now)];
     let extend_args: Vec<&[u8]> = extend_args.iter().map(Vec::as_slice).collect();
     let lock_key = [k];
     let extend = || b.eval(&scripts::LEGACY_EXTEND, &lock_key, &extend_args);

@@ -1,12 +1,14 @@
 //! A first-come first-served lock: waiters take tickets and the release hands the lock
 //! straight to the next live one.
 
+use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use super::token::TokenGuard;
-use super::{Binding, int_reply, ms_arg, unexpected};
-use crate::lock::{Budget, run_in_background};
+use super::{Binding, Hold, int_reply, ms_arg, unexpected};
+use crate::lock::{Budget, ReleaseError, run_in_background};
 use crate::scripts::{COMPARE_AND_PEXPIRE, FAIR_ACQUIRE, FAIR_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
 use crate::{
@@ -36,10 +38,25 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 ///   TTL: the patience is capped by it). If the hold is still running a third of the
 ///   patience later, a background claim ([`COMPARE_AND_PEXPIRE`]) raises it to the lock's
 ///   TTL; short holds never pay for it. The claim is a no-op if the lock has moved on.
-/// - Cancelling a waiting acquire leaves the line in the background (or passes the lock
-///   on, if it had just been handed over).
+/// - An acquire that ends without the lock (its policy gave up, or the backend failed)
+///   leaves the line before it returns: a caller told [`LockError::Timeout`] is never
+///   handed the lock afterwards. (If the lock was handed over in the last moment, leaving
+///   passes it on.) With [`Retry::Once`](crate::Retry::Once) an acquire only looks, and
+///   takes no ticket.
+/// - Cancelling a waiting acquire (dropping its future) cannot wait for anything: it
+///   leaves the line in the background, one round trip later. A release in that window
+///   may hand the lock to the cancelled waiter's token; the background leave then passes
+///   it on, and if the process died first, the hand-off lapses within the patience.
 ///
 /// Every client of one lock must use the same patience.
+///
+/// # Invariants
+///
+/// - At most one client holds the lock, as for [`TokenLock`](crate::TokenLock).
+/// - Waiters that keep their tickets fresh are served in ticket order; nobody takes the
+///   lock ahead of a live waiter.
+/// - A hold by hand-off is valid for the patience from the waiter's last look at the line
+///   (then for the TTL, once claimed): [`LockGuard::valid_until_ms`] says which.
 #[derive(Clone, Debug)]
 pub struct FairLock<B> {
     binding: Binding<B>,
@@ -95,11 +112,17 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     /// A fair lock named `name` with default options and patience.
     pub fn new(backend: B, name: &LockName) -> Self {
         Self::with_options(backend, name, LockOptions::default())
+            .expect("the default options are valid")
     }
 
-    /// A fair lock named `name` with `options` (its [`Wait`](crate::Wait) is ignored: a fair
-    /// lock always waits for its turn by wake-up).
-    pub fn with_options(backend: B, name: &LockName, options: LockOptions) -> Self {
+    /// A fair lock named `name` with `options`; [`LockError::InvalidConfig`] if they are
+    /// out of range or ask for [`Wait::Notify`](crate::Wait::Notify) (a fair lock always
+    /// waits for its turn by wake-up).
+    pub fn with_options(
+        backend: B,
+        name: &LockName,
+        options: LockOptions,
+    ) -> Result<Self, LockError> {
         let line = Line {
             issued: name.key("issued"),
             served: name.key("served"),
@@ -108,12 +131,12 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
             patience_ms: Vec::new(),
             patience: Duration::ZERO,
         };
-        Self {
-            binding: Binding::new(backend, name.key("lock"), options),
+        Ok(Self {
+            binding: Binding::new(backend, name, options, "fair", false)?,
             line: Arc::new(line),
             subscription: SubscriptionSlot::default(),
         }
-        .with_patience(DEFAULT_PATIENCE)
+        .with_patience(DEFAULT_PATIENCE))
     }
 
     /// How long a waiter may go silent before it loses its place: at least 3 ms, and at
@@ -132,7 +155,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         let Binding {
             backend,
             key,
-            options,
+            ttl_ms,
             ..
         } = &self.binding;
         let line = &*self.line;
@@ -146,7 +169,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
                     &line.patience_ms,
                     &line.ticket_prefix,
                     &line.channel,
-                    &ms_arg(options.ttl_ms()?),
+                    &ms_arg(*ttl_ms),
                 ],
             )
             .await?;
@@ -163,37 +186,117 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         }
     }
 
-    fn guard(&self, token: String) -> FairGuard<B> {
+    /// The guard of a hold valid for `ttl_ms` from `started_ms`.
+    fn guard(&self, token: String, started_ms: i64, ttl_ms: i64) -> FairGuard<B> {
+        let binding = &self.binding;
+        let hold = Hold::new(binding.clock.clone(), started_ms, ttl_ms);
+        let valid_until = Arc::new(AtomicI64::new(hold.valid_until_ms));
         FairGuard {
-            inner: TokenGuard::held(
-                self.binding.backend.clone(),
-                self.binding.key.clone(),
-                token,
-            ),
+            inner: TokenGuard::held(binding.backend.clone(), binding.key.clone(), token, hold),
             line: self.line.clone(),
+            valid_until,
             claim: None,
         }
     }
 
-    /// The guard of a lock handed to us by a release. The hand-off's TTL is the patience;
-    /// a hold still running a third of the patience later claims the lock's full TTL.
-    fn handed_over(&self, token: String) -> Result<FairGuard<B>, LockError> {
-        let mut guard = self.guard(token);
+    /// The guard of a lock handed to us by a release made after our last look at the line
+    /// (which began at `looked_ms`). The hand-off's TTL is the patience; a hold still
+    /// running a third of the patience later claims the lock's full TTL.
+    fn handed_over(&self, token: String, looked_ms: i64) -> FairGuard<B> {
+        let patience_ms = i64::try_from(self.line.patience.as_millis()).unwrap_or(i64::MAX);
+        let mut guard = self.guard(token, looked_ms, patience_ms);
         if self.binding.options.ttl > self.line.patience {
-            let ttl_ms = ms_arg(self.binding.options.ttl_ms()?);
+            let ttl_ms = self.binding.ttl_ms;
             let (backend, key) = (self.binding.backend.clone(), self.binding.key.clone());
             let (clock, after) = (self.binding.clock.clone(), self.line.patience / 3);
             let token = guard.token().to_owned();
+            let valid_until = guard.valid_until.clone();
             guard.claim = tokio::runtime::Handle::try_current().ok().map(|runtime| {
                 runtime.spawn(async move {
                     clock.sleep(after).await;
-                    let _ = backend
-                        .eval(&COMPARE_AND_PEXPIRE, &[&key], &[token.as_bytes(), &ttl_ms])
+                    let started = clock.now_ms();
+                    let reply = backend
+                        .eval(
+                            &COMPARE_AND_PEXPIRE,
+                            &[&key],
+                            &[token.as_bytes(), &ms_arg(ttl_ms)],
+                        )
                         .await;
+                    if matches!(reply, Ok(Value::Int(1))) {
+                        valid_until.store(started.saturating_add(ttl_ms), Ordering::Release);
+                    }
                 })
             });
         }
-        Ok(guard)
+        guard
+    }
+
+    /// Waits in line with `token` until served, or until the policy gives up or the
+    /// backend fails. `leave` tracks our ticket for whoever must leave the line after.
+    async fn wait_in_line(
+        &self,
+        token: &str,
+        leave: &mut LeaveOnDrop<'_, B>,
+    ) -> Result<FairGuard<B>, LockError> {
+        let Binding {
+            backend,
+            key,
+            options,
+            ttl_ms,
+            clock,
+            ..
+        } = &self.binding;
+        let policy = &options.policy;
+        let mut budget = Budget::new(policy, clock);
+        let mut waiter = Waiter::new(backend, &self.line.channel, &self.subscription);
+        let refresh_every = self.line.patience / 3;
+        loop {
+            budget.count_attempt();
+            let looked = clock.now_ms();
+            let holder_ttl = match self.turn(token, leave.ticket).await {
+                Ok(Turn::Acquired) => {
+                    leave.armed = false;
+                    return Ok(self.guard(token.to_owned(), looked, *ttl_ms));
+                }
+                Ok(Turn::Waiting { holder_ttl, ticket }) => {
+                    leave.ticket = ticket;
+                    holder_ttl
+                }
+                Err(error) => {
+                    budget.absorb(error)?;
+                    // The failed look may have queued us under a number we never learnt:
+                    // leave (by token) before queueing again, or the line would hold us
+                    // twice.
+                    if self.leave(token, 0).await.is_ok() {
+                        leave.ticket = 0;
+                    }
+                    None
+                }
+            };
+            budget.allow_another(key)?;
+            if waiter.subscribe().await {
+                continue;
+            }
+            let limit = if waiter.polling() {
+                // No wake-ups on this backend: check our turn at the policy's pace.
+                policy.delay(budget.attempts, holder_ttl, budget.waited())
+            } else {
+                policy.wake_limit(holder_ttl, budget.waited())
+            }
+            .min(refresh_every);
+            let wanted = |message: &[u8]| message == token.as_bytes();
+            if waiter.wait(clock, limit, wanted).await == Woken::Message {
+                leave.armed = false;
+                return Ok(self.handed_over(token.to_owned(), looked));
+            }
+        }
+    }
+
+    /// Leaves the line with `token` (ticket 0: whichever ticket holds it), passing the
+    /// lock on if it had been handed to us.
+    async fn leave(&self, token: &str, ticket: i64) -> crate::Result<Value> {
+        let Binding { backend, key, .. } = &self.binding;
+        self.line.release(backend, key, token, ticket).await
     }
 }
 
@@ -233,22 +336,29 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
 
     async fn try_acquire(&self) -> Result<Attempt<FairGuard<B>>, LockError> {
         let token = TokenGuard::<B>::new_token();
+        let looked = self.binding.clock.now_ms();
         // Ticket -1: look, and take the lock if it is ours to take, but never queue.
         match self.turn(&token, -1).await? {
-            Turn::Acquired => Ok(Attempt::Acquired(self.guard(token))),
+            Turn::Acquired => Ok(Attempt::Acquired(self.guard(
+                token,
+                looked,
+                self.binding.ttl_ms,
+            ))),
             Turn::Waiting { holder_ttl, .. } => Ok(Attempt::Held { holder_ttl }),
         }
     }
 
     async fn acquire(&self) -> Result<FairGuard<B>, LockError> {
-        let Binding {
-            backend,
-            key,
-            options,
-            clock,
-        } = &self.binding;
-        let policy = &options.policy;
-        let mut budget = Budget::new(policy, clock);
+        let policy = &self.binding.options.policy;
+        if !policy.retries() {
+            // One look, never a ticket: nothing to leave afterwards.
+            let mut budget = Budget::new(policy, &self.binding.clock);
+            budget.count_attempt();
+            if let Attempt::Acquired(guard) = self.try_acquire().await? {
+                return Ok(guard);
+            }
+            budget.allow_another(&self.binding.key)?;
+        }
         let token = TokenGuard::<B>::new_token();
         let mut leave = LeaveOnDrop {
             lock: self,
@@ -256,46 +366,23 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
             ticket: 0,
             armed: true,
         };
-        let mut waiter = Waiter::new(backend, &self.line.channel, &self.subscription);
-        let refresh_every = self.line.patience / 3;
-        loop {
-            budget.count_attempt();
-            let holder_ttl = match self.turn(&token, leave.ticket).await? {
-                Turn::Acquired => {
-                    leave.armed = false;
-                    return Ok(self.guard(token.clone()));
-                }
-                Turn::Waiting { holder_ttl, ticket } => {
-                    leave.ticket = ticket;
-                    holder_ttl
-                }
-            };
-            budget.allow_another(key)?;
-            if waiter.subscribe().await {
-                continue;
-            }
-            let limit = if waiter.polling() {
-                // No wake-ups on this backend: check our turn at the policy's pace.
-                policy.delay(budget.attempts, holder_ttl, budget.waited())
-            } else {
-                policy.wake_limit(holder_ttl, budget.waited())
-            }
-            .min(refresh_every);
-            let wanted = |message: &[u8]| message == token.as_bytes();
-            if waiter.wait(clock, limit, wanted).await == Woken::Message {
-                leave.armed = false;
-                return self.handed_over(token.clone());
-            }
+        let outcome = self.wait_in_line(&token, &mut leave).await;
+        if outcome.is_err() && leave.armed && self.leave(&token, leave.ticket).await.is_ok() {
+            // Left before answering. Had that failed, LeaveOnDrop would retry in the
+            // background.
+            leave.armed = false;
         }
+        outcome
     }
 }
 
 /// A held [`FairLock`]. Releasing hands the lock to the next live waiter.
-#[derive(Debug)]
 pub struct FairGuard<B: KvBackend + Clone + 'static> {
     /// Key, token and background release on drop; the release itself is the fair one.
     inner: TokenGuard<B>,
     line: Arc<Line>,
+    /// The hold's validity, which the claim of a handed-over lock raises.
+    valid_until: Arc<AtomicI64>,
     /// The pending claim of a handed-over lock; pointless once the hold ends.
     claim: Option<tokio::task::JoinHandle<()>>,
 }
@@ -313,24 +400,60 @@ impl<B: KvBackend + Clone + 'static> FairGuard<B> {
     }
 }
 
+impl<B: KvBackend + Clone + 'static> fmt::Debug for FairGuard<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FairGuard")
+            .field("inner", &self.inner)
+            .field("valid_until_ms", &self.valid_until_ms())
+            .field("claim_pending", &self.claim.is_some())
+            .finish()
+    }
+}
+
 impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
     fn key(&self) -> &[u8] {
         self.inner.key()
     }
 
-    async fn release(mut self) -> Result<bool, LockError> {
+    fn clock(&self) -> &Clock {
+        self.inner.clock()
+    }
+
+    fn valid_until_ms(&self) -> i64 {
+        self.valid_until.load(Ordering::Acquire)
+    }
+
+    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
         self.stop_claim();
         let (backend, key) = (self.inner.backend().clone(), self.inner.key_arc());
         let reply = self
             .line
             .release(&backend, &key, self.inner.token(), 0)
-            .await;
-        self.inner.disarm();
-        Ok(int_reply(&FAIR_RELEASE, reply?)? == 1)
+            .await
+            .map_err(LockError::from)
+            .and_then(|reply| int_reply(&FAIR_RELEASE, reply));
+        match reply {
+            Ok(held) => {
+                self.inner.disarm();
+                Ok(held == 1)
+            }
+            Err(error) => Err(ReleaseError::new(error, self)),
+        }
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
-        self.inner.extend(ttl).await
+        self.stop_claim();
+        let extended = self.inner.extend(ttl).await?;
+        if extended {
+            self.valid_until
+                .store(self.inner.valid_until_ms(), Ordering::Release);
+        }
+        Ok(extended)
+    }
+
+    fn abandon(mut self) {
+        self.stop_claim();
+        self.inner.disarm();
     }
 }
 

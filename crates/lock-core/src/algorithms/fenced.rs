@@ -1,9 +1,11 @@
 //! The token lock with fencing tokens: every acquisition gets a strictly larger number.
 
+use std::fmt;
 use std::time::Duration;
 
 use super::token::TokenGuard;
-use super::{Binding, ms_arg, pair_reply, refused};
+use super::{Binding, Hold, ms_arg, pair_reply, refused};
+use crate::lock::{ReleaseError, acquire_with_policy};
 use crate::scripts::FENCED_ACQUIRE;
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
@@ -17,6 +19,12 @@ use crate::{
 /// from acting after another client took over. Pass [`FencedGuard::fence`] along with every
 /// write to the protected resource and have the resource reject any fence lower than the
 /// highest it has seen: the stale holder's write is then refused.
+///
+/// # Invariants
+///
+/// Those of [`TokenLock`](super::TokenLock), and: every acquisition's fence is strictly
+/// greater than every earlier acquisition's on the same server (the counter has no TTL
+/// and only grows). A retried acquire that finds its own token takes no new fence.
 #[derive(Clone, Debug)]
 pub struct FencedLock<B> {
     binding: Binding<B>,
@@ -27,13 +35,49 @@ impl<B: KvBackend + Clone + 'static> FencedLock<B> {
     /// A fenced lock named `name` (keys `{name}:lock` and `{name}:fence`), default options.
     pub fn new(backend: B, name: &LockName) -> Self {
         Self::with_options(backend, name, LockOptions::default())
+            .expect("the default options are valid")
     }
 
-    /// A fenced lock named `name` with `options`.
-    pub fn with_options(backend: B, name: &LockName, options: LockOptions) -> Self {
-        Self {
-            binding: Binding::new(backend, name.key("lock"), options),
+    /// A fenced lock named `name` with `options`; [`LockError::InvalidConfig`] if they are
+    /// out of range or ask for [`Wait::Notify`](crate::Wait::Notify).
+    pub fn with_options(
+        backend: B,
+        name: &LockName,
+        options: LockOptions,
+    ) -> Result<Self, LockError> {
+        Ok(Self {
+            binding: Binding::new(backend, name, options, "fenced", false)?,
             fence_key: name.key("fence"),
+        })
+    }
+
+    /// One attempt with `token`. The script recognises our own token, so a retry after a
+    /// lost reply is safe without telling it so.
+    async fn attempt(&self, token: &str) -> Result<Attempt<FencedGuard<B>>, LockError> {
+        let Binding {
+            backend,
+            key,
+            ttl_ms,
+            clock,
+            ..
+        } = &self.binding;
+        let started = clock.now_ms();
+        let reply = backend
+            .eval(
+                &FENCED_ACQUIRE,
+                &[key, &self.fence_key],
+                &[token.as_bytes(), &ms_arg(*ttl_ms)],
+            )
+            .await?;
+        match pair_reply(&FENCED_ACQUIRE, reply)? {
+            (1, fence) => {
+                let hold = Hold::new(clock.clone(), started, *ttl_ms);
+                Ok(Attempt::Acquired(FencedGuard {
+                    inner: TokenGuard::held(backend.clone(), key.clone(), token.to_owned(), hold),
+                    fence,
+                }))
+            }
+            (_, pttl) => Ok(refused(pttl)),
         }
     }
 }
@@ -47,33 +91,16 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FencedLock<B> {
     binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<FencedGuard<B>>, LockError> {
-        let Binding {
-            backend,
-            key,
-            options,
-            ..
-        } = &self.binding;
-        let ttl_ms = options.ttl_ms()?;
+        self.attempt(&TokenGuard::<B>::new_token()).await
+    }
+
+    async fn acquire(&self) -> Result<FencedGuard<B>, LockError> {
         let token = TokenGuard::<B>::new_token();
-        let reply = backend
-            .eval(
-                &FENCED_ACQUIRE,
-                &[key, &self.fence_key],
-                &[token.as_bytes(), &ms_arg(ttl_ms)],
-            )
-            .await?;
-        match pair_reply(&FENCED_ACQUIRE, reply)? {
-            (1, fence) => Ok(Attempt::Acquired(FencedGuard {
-                inner: TokenGuard::held(backend.clone(), key.clone(), token),
-                fence,
-            })),
-            (_, pttl) => Ok(refused(pttl)),
-        }
+        acquire_with_policy(self, |_| self.attempt(&token)).await
     }
 }
 
 /// A held [`FencedLock`]: a token guard plus this acquisition's fencing token.
-#[derive(Debug)]
 pub struct FencedGuard<B: KvBackend + Clone + 'static> {
     inner: TokenGuard<B>,
     fence: i64,
@@ -91,14 +118,34 @@ impl<B: KvBackend + Clone + 'static> FencedGuard<B> {
     }
 }
 
+impl<B: KvBackend + Clone + 'static> fmt::Debug for FencedGuard<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FencedGuard")
+            .field("inner", &self.inner)
+            .field("fence", &self.fence)
+            .finish()
+    }
+}
+
 impl<B: KvBackend + Clone + 'static> LockGuard for FencedGuard<B> {
     fn key(&self) -> &[u8] {
         self.inner.key()
     }
-    async fn release(self) -> Result<bool, LockError> {
-        self.inner.release().await
+    fn clock(&self) -> &Clock {
+        self.inner.clock()
+    }
+    fn valid_until_ms(&self) -> i64 {
+        self.inner.valid_until_ms()
+    }
+    async fn release(self) -> Result<bool, ReleaseError<Self>> {
+        let fence = self.fence;
+        let released = self.inner.release().await;
+        released.map_err(|e| e.map_guard(|inner| FencedGuard { inner, fence }))
     }
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
         self.inner.extend(ttl).await
+    }
+    fn abandon(self) {
+        self.inner.abandon();
     }
 }

@@ -1,20 +1,24 @@
 //! Seeds 002-004: `SETNX key <expiry>` with GETSET recovery of expired locks.
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, ms_arg};
-use crate::lock::run_in_background;
+use super::{Binding, Hold, ms_arg};
+use crate::lock::{ReleaseError, run_in_background};
 use crate::scripts::parse_integer;
-use crate::{Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions};
+use crate::{
+    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
+};
 
 /// The timestamp lock of the old Redis SETNX page (seeds 002, 003, 004), client-side:
 ///
-/// 1. `SETNX key <now + ttl>` (Unix ms); 1 means acquired.
-/// 2. Otherwise `GET key`: a stamp still in the future means held; a vanished key means
+/// 1. `SETNX {name}:lock <now + ttl>` (Unix ms); 1 means acquired.
+/// 2. Otherwise `GET`: a stamp still in the future means held; a vanished key means
 ///    retry.
-/// 3. An expired stamp: `GETSET key <now + ttl>`; we own the lock only if the old value was
-///    still expired (or gone). Otherwise another client recovered it first.
+/// 3. A passed stamp (`stamp <= now`, as the seeds say): `GETSET <now + ttl>`; we own the
+///    lock only if the old value had passed too (or was gone). Otherwise another client
+///    recovered it first.
 ///
 /// Release deletes the key only if our own stamp has not passed (seed 004's IMPORTANT
 /// NOTE); otherwise it touches nothing and reports `false`. The key never gets a TTL.
@@ -30,30 +34,47 @@ use crate::{Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, Lock
 /// - Values that are not stamps (another algorithm's lock) count as held, never stolen.
 ///
 /// `extend` is [`LockError::Unsupported`]: without a script it cannot be made safe.
+///
+/// # Invariants
+///
+/// On the seeds' own assumption that every client's clock agrees: at most one client
+/// holds the lock, and a hold ends at its stamp, [`LockGuard::valid_until_ms`]. Others
+/// may take the lock over at exactly the stamp's millisecond (`stamp <= now`), where a
+/// key-TTL lock frees 1 ms after its TTL. A client whose clock runs ahead breaks
+/// exclusion ([`Clock::skewed`] reproduces it). A retried acquire after a lost reply may
+/// find its own stamp and wait for it: stamps are not unique to an acquisition.
 #[derive(Clone, Debug)]
 pub struct LegacyLock<B> {
     binding: Binding<B>,
 }
 
 impl<B: KvBackend + Clone + 'static> LegacyLock<B> {
-    /// A timestamp lock on `key` with default options.
-    pub fn new(backend: B, key: impl Into<Vec<u8>>) -> Self {
-        Self::with_options(backend, key, LockOptions::default())
+    /// A timestamp lock named `name` with default options.
+    pub fn new(backend: B, name: &LockName) -> Self {
+        Self::with_options(backend, name, LockOptions::default())
+            .expect("the default options are valid")
     }
 
-    /// A timestamp lock on `key` with `options`.
-    pub fn with_options(backend: B, key: impl Into<Vec<u8>>, options: LockOptions) -> Self {
-        Self {
-            binding: Binding::new(backend, key, options),
-        }
+    /// A timestamp lock named `name` with `options`; [`LockError::InvalidConfig`] if they
+    /// are out of range or ask for [`Wait::Notify`](crate::Wait::Notify).
+    pub fn with_options(
+        backend: B,
+        name: &LockName,
+        options: LockOptions,
+    ) -> Result<Self, LockError> {
+        Ok(Self {
+            binding: Binding::new(backend, name, options, "legacy", false)?,
+        })
     }
 
     fn guard(&self, expires_at_ms: i64) -> LegacyGuard<B> {
         LegacyGuard {
             backend: self.binding.backend.clone(),
             key: self.binding.key.clone(),
-            clock: self.binding.clock.clone(),
-            expires_at_ms,
+            hold: Hold {
+                clock: self.binding.clock.clone(),
+                valid_until_ms: expires_at_ms,
+            },
             armed: true,
         }
     }
@@ -71,11 +92,12 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for LegacyLock<B> {
         let Binding {
             backend,
             key,
-            options,
+            ttl_ms,
             clock,
+            ..
         } = &self.binding;
         let now = clock.now_ms();
-        let expires_at = now.saturating_add(options.ttl_ms()?);
+        let expires_at = now.saturating_add(*ttl_ms);
         let stamp = ms_arg(expires_at);
         if backend.setnx(key, &stamp).await? {
             return Ok(Attempt::Acquired(self.guard(expires_at)));
@@ -102,19 +124,18 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for LegacyLock<B> {
 }
 
 /// A held [`LegacyLock`].
-#[derive(Debug)]
 pub struct LegacyGuard<B: KvBackend + Clone + 'static> {
     backend: B,
     key: Arc<[u8]>,
-    clock: Clock,
-    expires_at_ms: i64,
+    /// The stamp we wrote is `hold.valid_until_ms`.
+    hold: Hold,
     armed: bool,
 }
 
 impl<B: KvBackend + Clone + 'static> LegacyGuard<B> {
     /// The stamp we wrote: when our hold ends, in Unix ms on our clock.
     pub fn expires_at_ms(&self) -> i64 {
-        self.expires_at_ms
+        self.hold.valid_until_ms
     }
 }
 
@@ -130,16 +151,35 @@ async fn checked_delete<B: KvBackend>(
     Ok(backend.del(&[key]).await? == 1)
 }
 
+impl<B: KvBackend + Clone + 'static> fmt::Debug for LegacyGuard<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LegacyGuard")
+            .field("key", &String::from_utf8_lossy(&self.key))
+            .field("stamp", &self.hold.valid_until_ms)
+            .field("armed", &self.armed)
+            .finish()
+    }
+}
+
 impl<B: KvBackend + Clone + 'static> LockGuard for LegacyGuard<B> {
     fn key(&self) -> &[u8] {
         &self.key
     }
+    hold_accessors!();
 
-    async fn release(mut self) -> Result<bool, LockError> {
-        let released =
-            checked_delete(&self.backend, &self.key, &self.clock, self.expires_at_ms).await;
-        self.armed = false;
-        released
+    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
+        let Hold {
+            clock,
+            valid_until_ms,
+        } = &self.hold;
+        let released = checked_delete(&self.backend, &self.key, clock, *valid_until_ms).await;
+        match released {
+            Ok(released) => {
+                self.armed = false;
+                Ok(released)
+            }
+            Err(error) => Err(ReleaseError::new(error, self)),
+        }
     }
 
     async fn extend(&mut self, _ttl: Duration) -> Result<bool, LockError> {
@@ -147,6 +187,10 @@ impl<B: KvBackend + Clone + 'static> LockGuard for LegacyGuard<B> {
             algorithm: "legacy",
             operation: "extend",
         })
+    }
+
+    fn abandon(mut self) {
+        self.armed = false;
     }
 }
 
@@ -157,8 +201,8 @@ impl<B: KvBackend + Clone + 'static> Drop for LegacyGuard<B> {
         }
         let backend = self.backend.clone();
         let key = self.key.clone();
-        let clock = self.clock.clone();
-        let expires_at_ms = self.expires_at_ms;
+        let clock = self.hold.clock.clone();
+        let expires_at_ms = self.hold.valid_until_ms;
         run_in_background(async move {
             let _ = checked_delete(&backend, &key, &clock, expires_at_ms).await;
         });

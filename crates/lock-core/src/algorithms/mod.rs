@@ -16,6 +16,19 @@ macro_rules! binding_accessors {
     };
 }
 
+/// The [`LockGuard`](crate::LockGuard) accessors every guard answers from its `hold`
+/// field.
+macro_rules! hold_accessors {
+    () => {
+        fn clock(&self) -> &Clock {
+            &self.hold.clock
+        }
+        fn valid_until_ms(&self) -> i64 {
+            self.hold.valid_until_ms
+        }
+    };
+}
+
 mod fair;
 mod fenced;
 mod legacy;
@@ -33,26 +46,58 @@ pub use token::{TokenGuard, TokenLock};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Attempt, Clock, KvBackend, LockError, LockOptions, Script, Value};
+use crate::{Attempt, Clock, KvBackend, LockError, LockName, LockOptions, Script, Value};
 
-/// What every algorithm is bound to: a backend, a key, options and the resolved clock.
+/// What every algorithm is bound to: a backend, a name, checked options and the resolved
+/// clock.
 #[derive(Clone, Debug)]
 struct Binding<B> {
     backend: B,
-    /// Shared with every guard: acquiring clones a pointer, not the key.
+    name: LockName,
+    /// `{name}:lock`, shared with every guard: acquiring clones a pointer, not the key.
     key: Arc<[u8]>,
     options: LockOptions,
+    /// `options.ttl` in milliseconds, checked.
+    ttl_ms: i64,
     clock: Clock,
 }
 
 impl<B: KvBackend> Binding<B> {
-    fn new(backend: B, key: impl Into<Vec<u8>>, options: LockOptions) -> Self {
+    /// Binds `algorithm` (which honours [`Wait::Notify`](crate::Wait::Notify) only if
+    /// `notify`) to `name`, checking `options` now rather than at the first acquire.
+    fn new(
+        backend: B,
+        name: &LockName,
+        options: LockOptions,
+        algorithm: &str,
+        notify: bool,
+    ) -> Result<Self, LockError> {
+        let ttl_ms = options.validate(algorithm, notify)?;
         let clock = options.clock.clone().unwrap_or_else(|| backend.clock());
-        Self {
+        Ok(Self {
             backend,
-            key: Arc::from(key.into()),
+            name: name.clone(),
+            key: Arc::from(name.lock_key()),
             options,
+            ttl_ms,
             clock,
+        })
+    }
+}
+
+/// What a guard needs to report its hold: the lock's clock and its validity deadline.
+#[derive(Clone, Debug)]
+struct Hold {
+    clock: Clock,
+    valid_until_ms: i64,
+}
+
+impl Hold {
+    /// A hold valid for `ttl_ms` from `started_ms` (when the acquire or extend began).
+    fn new(clock: Clock, started_ms: i64, ttl_ms: i64) -> Self {
+        Self {
+            clock,
+            valid_until_ms: started_ms.saturating_add(ttl_ms),
         }
     }
 }
@@ -97,4 +142,11 @@ fn holder_ttl(pttl_ms: i64) -> Option<Duration> {
 
 fn ms_arg(ms: i64) -> Vec<u8> {
     ms.to_string().into_bytes()
+}
+
+/// The stamp locks' safety TTL: the hold's TTL plus 1 s, so that a crashed holder's key
+/// disappears a second after its stamp has passed. Cannot overflow: TTLs are at most
+/// [`MAX_TTL`](crate::MAX_TTL).
+fn safety_ttl_ms(ttl_ms: i64) -> i64 {
+    ttl_ms + 1000
 }

@@ -1,10 +1,11 @@
 //! Seed 000's reentrancy: one owner may hold a lock several times.
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, int_reply, ms_arg, refused, unexpected};
-use crate::lock::run_in_background;
+use super::{Binding, Hold, int_reply, ms_arg, refused, unexpected};
+use crate::lock::{ReleaseError, run_in_background, ttl_ms};
 use crate::scripts::{REENTRANT_ACQUIRE, REENTRANT_EXTEND, REENTRANT_RELEASE};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, Value,
@@ -40,10 +41,20 @@ impl Default for LockOwner {
     }
 }
 
-/// A reentrant lock: the value is `<owner>:<count>`. The owner's acquire increments the
-/// count and refreshes the TTL ([`REENTRANT_ACQUIRE`]); each release decrements it and the
-/// key is deleted at 0 ([`REENTRANT_RELEASE`]). The count lives in Redis, so clones of one
-/// [`LockOwner`] in different tasks or processes share it.
+/// A reentrant lock: the value of `{name}:lock` is `<owner>:<count>`. The owner's acquire
+/// increments the count and refreshes the TTL ([`REENTRANT_ACQUIRE`]); each release
+/// decrements it and the key is deleted at 0 ([`REENTRANT_RELEASE`]). The count lives in
+/// Redis, so clones of one [`LockOwner`] in different tasks or processes share it.
+///
+/// # Invariants
+///
+/// - At most one owner holds the lock at a time; one owner may hold it many times.
+/// - The key is deleted when the owner's last hold is released, or by its TTL, which
+///   every acquire and extend of the owner sets again.
+/// - Release and extend touch the key only if it belongs to this owner.
+///
+/// An acquire retried after a lost reply cannot tell whether the lost attempt counted: the
+/// owner may then hold one count more than it has guards, which the TTL ends.
 #[derive(Clone, Debug)]
 pub struct ReentrantLock<B> {
     binding: Binding<B>,
@@ -53,33 +64,33 @@ pub struct ReentrantLock<B> {
 }
 
 impl<B: KvBackend + Clone + 'static> ReentrantLock<B> {
-    /// A reentrant lock on `key` held on behalf of `owner`, with default options.
-    pub fn new(backend: B, key: impl Into<Vec<u8>>, owner: LockOwner) -> Self {
-        Self::with_options(backend, key, owner, LockOptions::default())
+    /// A reentrant lock named `name`, held on behalf of `owner`, with default options.
+    pub fn new(backend: B, name: &LockName, owner: LockOwner) -> Self {
+        Self::with_options(backend, name, owner, LockOptions::default())
+            .expect("the default options are valid")
     }
 
-    /// A reentrant lock on `key` held on behalf of `owner`, with `options`.
+    /// A reentrant lock named `name`, held on behalf of `owner`, with `options`;
+    /// [`LockError::InvalidConfig`] if they are out of range or ask for
+    /// [`Wait::Notify`](crate::Wait::Notify).
     pub fn with_options(
         backend: B,
-        key: impl Into<Vec<u8>>,
+        name: &LockName,
         owner: LockOwner,
         options: LockOptions,
-    ) -> Self {
-        Self {
-            binding: Binding::new(backend, key, options),
+    ) -> Result<Self, LockError> {
+        Ok(Self {
+            binding: Binding::new(backend, name, options, "reentrant", false)?,
             owner,
             fence_key: None,
-        }
+        })
     }
 
-    /// A reentrant lock named `name` (keys `{name}:lock` and `{name}:fence`) whose holds
-    /// carry fencing tokens ([`ReentrantGuard::fence`]): the owner's first hold takes a new
-    /// one, and re-entering reports the same one.
-    pub fn fenced(backend: B, name: &LockName, owner: LockOwner, options: LockOptions) -> Self {
-        Self {
-            fence_key: Some(name.key("fence")),
-            ..Self::with_options(backend, name.key("lock"), owner, options)
-        }
+    /// This lock with fencing tokens (key `{name}:fence`, [`ReentrantGuard::fence`]): the
+    /// owner's first hold takes a new one, and re-entering reports the same one.
+    pub fn fenced(mut self) -> Self {
+        self.fence_key = Some(self.binding.name.key("fence"));
+        self
     }
 
     /// The owner this lock acquires for.
@@ -100,10 +111,11 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
         let Binding {
             backend,
             key,
-            options,
+            ttl_ms,
+            clock,
             ..
         } = &self.binding;
-        let ttl_ms = options.ttl_ms()?;
+        let started = clock.now_ms();
         let keys: &[&[u8]] = match &self.fence_key {
             Some(fence) => &[key, fence],
             None => &[key],
@@ -112,7 +124,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
             .eval(
                 &REENTRANT_ACQUIRE,
                 keys,
-                &[self.owner.id().as_bytes(), &ms_arg(ttl_ms)],
+                &[self.owner.id().as_bytes(), &ms_arg(*ttl_ms)],
             )
             .await?;
         let (code, depth_or_pttl, fence) = match &reply {
@@ -130,6 +142,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
                 owner: self.owner.clone(),
                 depth,
                 fence,
+                hold: Hold::new(clock.clone(), started, *ttl_ms),
                 armed: true,
             })),
             (_, pttl) => Ok(refused(pttl)),
@@ -138,13 +151,13 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
 }
 
 /// One hold of a [`ReentrantLock`]; releasing it leaves the lock once.
-#[derive(Debug)]
 pub struct ReentrantGuard<B: KvBackend + Clone + 'static> {
     backend: B,
     key: Arc<[u8]>,
     owner: LockOwner,
     depth: i64,
     fence: Option<i64>,
+    hold: Hold,
     armed: bool,
 }
 
@@ -172,19 +185,43 @@ async fn leave_once<B: KvBackend>(
     Ok(int_reply(&REENTRANT_RELEASE, reply)? >= 0)
 }
 
+impl<B: KvBackend + Clone + 'static> fmt::Debug for ReentrantGuard<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReentrantGuard")
+            .field("key", &String::from_utf8_lossy(&self.key))
+            .field("owner", &self.owner.id())
+            .field("depth", &self.depth)
+            .field("fence", &self.fence)
+            .field("valid_until_ms", &self.hold.valid_until_ms)
+            .field("armed", &self.armed)
+            .finish()
+    }
+}
+
 impl<B: KvBackend + Clone + 'static> LockGuard for ReentrantGuard<B> {
     fn key(&self) -> &[u8] {
         &self.key
     }
+    hold_accessors!();
 
-    async fn release(mut self) -> Result<bool, LockError> {
+    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
         let left = leave_once(&self.backend, &self.key, &self.owner).await;
+        match left {
+            Ok(left) => {
+                self.armed = false;
+                Ok(left)
+            }
+            Err(error) => Err(ReleaseError::new(error, self)),
+        }
+    }
+
+    fn abandon(mut self) {
         self.armed = false;
-        left
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
-        let ttl_ms = LockOptions::new().ttl(ttl).ttl_ms()?;
+        let ttl_ms = ttl_ms(ttl)?;
+        let started = self.hold.clock.now_ms();
         let reply = self
             .backend
             .eval(
@@ -193,7 +230,11 @@ impl<B: KvBackend + Clone + 'static> LockGuard for ReentrantGuard<B> {
                 &[self.owner.id().as_bytes(), &ms_arg(ttl_ms)],
             )
             .await?;
-        Ok(int_reply(&REENTRANT_EXTEND, reply)? == 1)
+        let extended = int_reply(&REENTRANT_EXTEND, reply)? == 1;
+        if extended {
+            self.hold = Hold::new(self.hold.clock.clone(), started, ttl_ms);
+        }
+        Ok(extended)
     }
 }
 

@@ -1,35 +1,52 @@
 //! Seed 001: the timestamp lock's SETNX / GET / GETSET steps in one atomic script.
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, int_reply, ms_arg, pair_reply};
-use crate::lock::run_in_background;
+use super::{Binding, Hold, int_reply, ms_arg, pair_reply, safety_ttl_ms};
+use crate::lock::{ReleaseError, run_in_background, ttl_ms};
 use crate::scripts::{LEGACY_ACQUIRE, LEGACY_EXTEND, LEGACY_RELEASE};
-use crate::{Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, Value};
+use crate::{
+    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, Value,
+};
 
 /// The scripted timestamp lock (seed 001): [`LEGACY_ACQUIRE`] answers 0 acquired,
-/// 1 key vanished (retry now), 2 held (sleep), 3 lost the race (retry), and sets a safety
-/// PEXPIRE of TTL + 1 s so a crashed holder's key eventually disappears.
+/// 1 key vanished (retry now), 2 held (sleep), 3 lost the race (retry). The stamp is
+/// written together with a safety TTL of TTL + 1 s, in one `SET`, so a crashed holder's
+/// key disappears and a failed acquire leaves nothing behind.
 ///
 /// Release is [`LEGACY_RELEASE`] (our stamp, not yet passed), extend [`LEGACY_EXTEND`].
-/// Clock skew between clients remains a hazard, as for [`LegacyLock`](super::LegacyLock).
+///
+/// # Invariants
+///
+/// Those of [`LegacyLock`](super::LegacyLock), with the steps atomic: at most one client
+/// holds the lock while clocks agree; a hold ends at its stamp
+/// ([`LockGuard::valid_until_ms`]); the key never outlives its stamp by more than the
+/// 1 s safety margin, whatever fails. Clock skew between clients remains a hazard.
 #[derive(Clone, Debug)]
 pub struct ScriptedLock<B> {
     binding: Binding<B>,
 }
 
 impl<B: KvBackend + Clone + 'static> ScriptedLock<B> {
-    /// A scripted timestamp lock on `key` with default options.
-    pub fn new(backend: B, key: impl Into<Vec<u8>>) -> Self {
-        Self::with_options(backend, key, LockOptions::default())
+    /// A scripted timestamp lock named `name` with default options.
+    pub fn new(backend: B, name: &LockName) -> Self {
+        Self::with_options(backend, name, LockOptions::default())
+            .expect("the default options are valid")
     }
 
-    /// A scripted timestamp lock on `key` with `options`.
-    pub fn with_options(backend: B, key: impl Into<Vec<u8>>, options: LockOptions) -> Self {
-        Self {
-            binding: Binding::new(backend, key, options),
-        }
+    /// A scripted timestamp lock named `name` with `options`;
+    /// [`LockError::InvalidConfig`] if they are out of range or ask for
+    /// [`Wait::Notify`](crate::Wait::Notify).
+    pub fn with_options(
+        backend: B,
+        name: &LockName,
+        options: LockOptions,
+    ) -> Result<Self, LockError> {
+        Ok(Self {
+            binding: Binding::new(backend, name, options, "scripted", false)?,
+        })
     }
 }
 
@@ -45,25 +62,28 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ScriptedLock<B> {
         let Binding {
             backend,
             key,
-            options,
+            ttl_ms,
             clock,
+            ..
         } = &self.binding;
-        let ttl_ms = options.ttl_ms()?;
         let now = clock.now_ms();
-        let stamp = now.saturating_add(ttl_ms);
+        let stamp = now.saturating_add(*ttl_ms);
+        let safety = safety_ttl_ms(*ttl_ms);
         let reply = backend
             .eval(
                 &LEGACY_ACQUIRE,
                 &[&**key],
-                &[&ms_arg(stamp), &ms_arg(ttl_ms), &ms_arg(now)],
+                &[&ms_arg(stamp), &ms_arg(safety), &ms_arg(now)],
             )
             .await?;
         match pair_reply(&LEGACY_ACQUIRE, reply)? {
             (0, _) => Ok(Attempt::Acquired(ScriptedGuard {
                 backend: backend.clone(),
                 key: key.clone(),
-                clock: clock.clone(),
-                stamp,
+                hold: Hold {
+                    clock: clock.clone(),
+                    valid_until_ms: stamp,
+                },
                 armed: true,
             })),
             (1 | 3, _) => Ok(Attempt::Contended),
@@ -82,19 +102,18 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ScriptedLock<B> {
 }
 
 /// A held [`ScriptedLock`].
-#[derive(Debug)]
 pub struct ScriptedGuard<B: KvBackend + Clone + 'static> {
     backend: B,
     key: Arc<[u8]>,
-    clock: Clock,
-    stamp: i64,
+    /// Our current stamp is `hold.valid_until_ms`.
+    hold: Hold,
     armed: bool,
 }
 
 impl<B: KvBackend + Clone + 'static> ScriptedGuard<B> {
     /// Our current stamp: when the hold ends, in Unix ms.
     pub fn expires_at_ms(&self) -> i64 {
-        self.stamp
+        self.hold.valid_until_ms
     }
 }
 
@@ -114,20 +133,40 @@ async fn scripted_release<B: KvBackend>(
     Ok(int_reply(&LEGACY_RELEASE, reply)? == 1)
 }
 
+impl<B: KvBackend + Clone + 'static> fmt::Debug for ScriptedGuard<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScriptedGuard")
+            .field("key", &String::from_utf8_lossy(&self.key))
+            .field("stamp", &self.hold.valid_until_ms)
+            .field("armed", &self.armed)
+            .finish()
+    }
+}
+
 impl<B: KvBackend + Clone + 'static> LockGuard for ScriptedGuard<B> {
     fn key(&self) -> &[u8] {
         &self.key
     }
+    hold_accessors!();
 
-    async fn release(mut self) -> Result<bool, LockError> {
-        let released = scripted_release(&self.backend, &self.key, &self.clock, self.stamp).await;
-        self.armed = false;
-        released
+    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
+        let Hold {
+            clock,
+            valid_until_ms,
+        } = &self.hold;
+        let released = scripted_release(&self.backend, &self.key, clock, *valid_until_ms).await;
+        match released {
+            Ok(released) => {
+                self.armed = false;
+                Ok(released)
+            }
+            Err(error) => Err(ReleaseError::new(error, self)),
+        }
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
-        let ttl_ms = LockOptions::new().ttl(ttl).ttl_ms()?;
-        let now = self.clock.now_ms();
+        let ttl_ms = ttl_ms(ttl)?;
+        let now = self.hold.clock.now_ms();
         let stamp = now.saturating_add(ttl_ms);
         let reply = self
             .backend
@@ -135,18 +174,22 @@ impl<B: KvBackend + Clone + 'static> LockGuard for ScriptedGuard<B> {
                 &LEGACY_EXTEND,
                 &[&*self.key],
                 &[
-                    &ms_arg(self.stamp),
+                    &ms_arg(self.hold.valid_until_ms),
                     &ms_arg(stamp),
-                    &ms_arg(ttl_ms),
+                    &ms_arg(safety_ttl_ms(ttl_ms)),
                     &ms_arg(now),
                 ],
             )
             .await?;
         let extended = int_reply(&LEGACY_EXTEND, reply)? == 1;
         if extended {
-            self.stamp = stamp;
+            self.hold.valid_until_ms = stamp;
         }
         Ok(extended)
+    }
+
+    fn abandon(mut self) {
+        self.armed = false;
     }
 }
 
@@ -157,8 +200,8 @@ impl<B: KvBackend + Clone + 'static> Drop for ScriptedGuard<B> {
         }
         let backend = self.backend.clone();
         let key = self.key.clone();
-        let clock = self.clock.clone();
-        let stamp = self.stamp;
+        let clock = self.hold.clock.clone();
+        let stamp = self.hold.valid_until_ms;
         run_in_background(async move {
             let _ = scripted_release(&backend, &key, &clock, stamp).await;
         });

@@ -1,64 +1,115 @@
 //! Seed 000's lock: `SET key token NX PX ttl`, released by compare-and-delete.
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, holder_ttl, int_reply, ms_arg, pair_reply, refused};
-use crate::lock::{Budget, acquire_with_policy, run_in_background};
+use super::{Binding, Hold, holder_ttl, int_reply, ms_arg, pair_reply, refused};
+use crate::lock::{Before, Budget, ReleaseError, acquire_with_policy, run_in_background, ttl_ms};
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE, NOTIFY_RELEASE};
-use crate::wake::{SubscriptionSlot, Waiter, wake_channel};
+use crate::wake::{SubscriptionSlot, Waiter};
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, SetOptions,
-    SetReply, Wait,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
+    SetOptions, SetReply, Wait,
 };
 
-/// The token lock (seed 000): a fresh random UUID v4 per acquisition is the value, so only
-/// the holder can release or extend it.
+/// The token lock (seed 000): a fresh random UUID v4 per acquire call is the value, so
+/// only the holder can release or extend it.
 ///
-/// - acquire: `SET key token NX PX ttl` (one round trip); when that fails, `PTTL key`
-///   reports how long the holder has left;
+/// - acquire: `SET {name}:lock token NX PX ttl` (one round trip); when that fails,
+///   `PTTL` reports how long the holder has left. An attempt retried after a transient
+///   error uses [`ACQUIRE_OR_PTTL`] with the same token, so a lock that the lost attempt
+///   did take is recognised as ours.
 /// - release: [`COMPARE_AND_DELETE`]; extend: [`COMPARE_AND_PEXPIRE`].
 ///
-/// With [`Wait::Notify`] a release also publishes on `<key>:wake` ([`NOTIFY_RELEASE`]), and
-/// a blocked acquire's backoff sleeps end early when a release is published; it retries
-/// with [`ACQUIRE_OR_PTTL`] (one command per attempt).
+/// With [`Wait::Notify`] a release also publishes on `{name}:wake` ([`NOTIFY_RELEASE`]),
+/// and a blocked acquire's backoff sleeps end early when a release is published; it
+/// retries with [`ACQUIRE_OR_PTTL`] (one command per attempt).
+///
+/// # Invariants
+///
+/// - At most one client holds the lock at any time: the key is written only by `SET NX`
+///   and holds one token.
+/// - A hold lasts at least [`LockGuard::valid_until_ms`], and the key disappears by itself
+///   1 ms after its TTL, so a crashed holder delays others by at most the TTL.
+/// - Release and extend touch the key only if it still holds this acquisition's token.
 ///
 /// Remaining hazard: a holder paused longer than its TTL loses the lock without knowing
 /// until its next release or extend reports `false`; see [`FencedLock`](crate::FencedLock).
 #[derive(Clone, Debug)]
 pub struct TokenLock<B> {
     binding: Binding<B>,
-    /// `Some(<key>:wake)` with [`Wait::Notify`].
+    /// `Some({name}:wake)` with [`Wait::Notify`].
     channel: Option<Arc<[u8]>>,
     subscription: SubscriptionSlot,
 }
 
 impl<B: KvBackend + Clone + 'static> TokenLock<B> {
-    /// A token lock on `key` with default options.
-    pub fn new(backend: B, key: impl Into<Vec<u8>>) -> Self {
-        Self::with_options(backend, key, LockOptions::default())
+    /// A token lock named `name` with default options.
+    pub fn new(backend: B, name: &LockName) -> Self {
+        Self::with_options(backend, name, LockOptions::default())
+            .expect("the default options are valid")
     }
 
-    /// A token lock on `key` with `options`.
-    pub fn with_options(backend: B, key: impl Into<Vec<u8>>, options: LockOptions) -> Self {
-        let binding = Binding::new(backend, key, options);
-        let channel =
-            (binding.options.wait == Wait::Notify).then(|| wake_channel(&binding.key).into());
-        Self {
+    /// A token lock named `name` with `options`; [`LockError::InvalidConfig`] if they are
+    /// out of range.
+    pub fn with_options(
+        backend: B,
+        name: &LockName,
+        options: LockOptions,
+    ) -> Result<Self, LockError> {
+        let binding = Binding::new(backend, name, options, "token", true)?;
+        let channel = (binding.options.wait == Wait::Notify).then(|| name.key("wake").into());
+        Ok(Self {
             binding,
             channel,
             subscription: SubscriptionSlot::default(),
-        }
+        })
     }
 
-    fn guard(&self, token: String) -> TokenGuard<B> {
-        let mut guard = TokenGuard::held(
-            self.binding.backend.clone(),
-            self.binding.key.clone(),
-            token,
-        );
+    fn guard(&self, token: String, started_ms: i64) -> TokenGuard<B> {
+        let binding = &self.binding;
+        let hold = Hold::new(binding.clock.clone(), started_ms, binding.ttl_ms);
+        let mut guard = TokenGuard::held(binding.backend.clone(), binding.key.clone(), token, hold);
         guard.channel = self.channel.clone();
         guard
+    }
+
+    /// One attempt with `token`: `SET NX PX` then `PTTL`, or, when an earlier attempt's
+    /// outcome is unknown, the script that also recognises our own token.
+    async fn attempt(
+        &self,
+        token: &str,
+        before: Before,
+    ) -> Result<Attempt<TokenGuard<B>>, LockError> {
+        let Binding {
+            backend,
+            key,
+            ttl_ms,
+            clock,
+            ..
+        } = &self.binding;
+        let started = clock.now_ms();
+        if before == Before::Unknown {
+            let reply = backend
+                .eval(
+                    &ACQUIRE_OR_PTTL,
+                    &[&**key],
+                    &[token.as_bytes(), &ms_arg(*ttl_ms)],
+                )
+                .await?;
+            return match pair_reply(&ACQUIRE_OR_PTTL, reply)? {
+                (1, _) => Ok(Attempt::Acquired(self.guard(token.to_owned(), started))),
+                (_, pttl) => Ok(refused(pttl)),
+            };
+        }
+        match backend
+            .set(key, token.as_bytes(), SetOptions::new().nx().px(*ttl_ms))
+            .await?
+        {
+            SetReply::Applied => Ok(Attempt::Acquired(self.guard(token.to_owned(), started))),
+            _ => Ok(refused(backend.pttl(key).await?)),
+        }
     }
 
     /// [`Wait::Notify`]: attempt, subscribe, attempt, then sleep until a release or the
@@ -68,21 +119,30 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
             backend,
             key,
             options,
+            ttl_ms,
             clock,
+            ..
         } = &self.binding;
-        let ttl_ms = ms_arg(options.ttl_ms()?);
+        let ttl_ms = ms_arg(*ttl_ms);
         let policy = &options.policy;
         let mut budget = Budget::new(policy, clock);
         let mut waiter = Waiter::new(backend, channel, &self.subscription);
+        let token = TokenGuard::<B>::new_token();
         loop {
             budget.count_attempt();
-            let token = TokenGuard::<B>::new_token();
+            let started = clock.now_ms();
             let reply = backend
                 .eval(&ACQUIRE_OR_PTTL, &[&**key], &[token.as_bytes(), &ttl_ms])
-                .await?;
-            let holder = match pair_reply(&ACQUIRE_OR_PTTL, reply)? {
-                (1, _) => return Ok(self.guard(token)),
-                (_, pttl) => holder_ttl(pttl),
+                .await
+                .map_err(LockError::from)
+                .and_then(|reply| pair_reply(&ACQUIRE_OR_PTTL, reply));
+            let holder = match reply {
+                Ok((1, _)) => return Ok(self.guard(token, started)),
+                Ok((_, pttl)) => holder_ttl(pttl),
+                Err(error) => {
+                    budget.absorb(error)?;
+                    None
+                }
             };
             budget.allow_another(key)?;
             if waiter.subscribe().await {
@@ -105,39 +165,27 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
     binding_accessors!();
 
     async fn acquire(&self) -> Result<TokenGuard<B>, LockError> {
-        match &self.channel {
-            Some(channel) => self.acquire_notified(channel).await,
-            None => acquire_with_policy(self).await,
+        if let Some(channel) = &self.channel {
+            return self.acquire_notified(channel).await;
         }
+        let token = TokenGuard::<B>::new_token();
+        acquire_with_policy(self, |before| self.attempt(&token, before)).await
     }
 
     async fn try_acquire(&self) -> Result<Attempt<TokenGuard<B>>, LockError> {
-        let Binding {
-            backend,
-            key,
-            options,
-            ..
-        } = &self.binding;
-        let ttl_ms = options.ttl_ms()?;
-        let token = TokenGuard::<B>::new_token();
-        match backend
-            .set(key, token.as_bytes(), SetOptions::new().nx().px(ttl_ms))
-            .await?
-        {
-            SetReply::Applied => Ok(Attempt::Acquired(self.guard(token))),
-            _ => Ok(refused(backend.pttl(key).await?)),
-        }
+        self.attempt(&TokenGuard::<B>::new_token(), Before::Nothing)
+            .await
     }
 }
 
 /// A held [`TokenLock`].
-#[derive(Debug)]
 pub struct TokenGuard<B: KvBackend + Clone + 'static> {
     backend: B,
     key: Arc<[u8]>,
     token: String,
     /// Where the release publishes ([`Wait::Notify`]).
     channel: Option<Arc<[u8]>>,
+    hold: Hold,
     armed: bool,
 }
 
@@ -149,12 +197,13 @@ impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
     }
 
     /// The guard of a lock just acquired with `token`.
-    pub(super) fn held(backend: B, key: Arc<[u8]>, token: String) -> Self {
+    pub(super) fn held(backend: B, key: Arc<[u8]>, token: String, hold: Hold) -> Self {
         Self {
             backend,
             key,
             token,
             channel: None,
+            hold,
             armed: true,
         }
     }
@@ -207,8 +256,9 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
     fn key(&self) -> &[u8] {
         &self.key
     }
+    hold_accessors!();
 
-    async fn release(mut self) -> Result<bool, LockError> {
+    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
         let released = Self::release_by(
             &self.backend,
             &self.key,
@@ -216,13 +266,19 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
             self.channel.as_deref(),
         )
         .await;
-        // Only now: if this future is dropped mid-flight, Drop still releases.
-        self.armed = false;
-        released
+        // Disarmed only now: if this future is dropped mid-flight, Drop still releases.
+        match released {
+            Ok(released) => {
+                self.armed = false;
+                Ok(released)
+            }
+            Err(error) => Err(ReleaseError::new(error, self)),
+        }
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
-        let ttl_ms = LockOptions::new().ttl(ttl).ttl_ms()?;
+        let ttl_ms = ttl_ms(ttl)?;
+        let started = self.hold.clock.now_ms();
         let reply = self
             .backend
             .eval(
@@ -231,7 +287,26 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
                 &[self.token.as_bytes(), &ms_arg(ttl_ms)],
             )
             .await?;
-        Ok(int_reply(&COMPARE_AND_PEXPIRE, reply)? == 1)
+        let extended = int_reply(&COMPARE_AND_PEXPIRE, reply)? == 1;
+        if extended {
+            self.hold = Hold::new(self.hold.clock.clone(), started, ttl_ms);
+        }
+        Ok(extended)
+    }
+
+    fn abandon(mut self) {
+        self.armed = false;
+    }
+}
+
+impl<B: KvBackend + Clone + 'static> fmt::Debug for TokenGuard<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenGuard")
+            .field("key", &String::from_utf8_lossy(&self.key))
+            .field("token", &self.token)
+            .field("valid_until_ms", &self.hold.valid_until_ms)
+            .field("armed", &self.armed)
+            .finish()
     }
 }
 

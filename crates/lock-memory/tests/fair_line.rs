@@ -1,0 +1,74 @@
+//! The fair lock's line on paused time: what a waiter that gives up leaves behind.
+
+use std::time::Duration;
+
+use lock_core::{
+    AcquirePolicy, Backoff, FairLock, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
+    Retry,
+};
+use lock_memory::MemoryBackend;
+
+fn name() -> LockName {
+    LockName::new("orders").unwrap()
+}
+
+fn impatient(policy: AcquirePolicy) -> LockOptions {
+    LockOptions::new().policy(policy.with_backoff(Backoff::Fixed(Duration::from_millis(1))))
+}
+
+/// On a current-thread runtime nothing runs between the waiter's `Timeout` and the
+/// holder's release, so a leave left to a background task would come too late: the
+/// release would hand the lock to the waiter that had gone.
+#[tokio::test(start_paused = true)]
+async fn a_waiter_told_timeout_is_out_of_the_line_before_the_next_release() {
+    for policy in [
+        AcquirePolicy::try_once(),
+        AcquirePolicy::retry(Retry::Attempts(2)),
+        AcquirePolicy::retry(Retry::For(Duration::from_millis(5))),
+    ] {
+        let backend = MemoryBackend::new();
+        let holder = FairLock::new(backend.clone(), &name())
+            .acquire()
+            .await
+            .unwrap();
+        let waiter = FairLock::with_options(backend.clone(), &name(), impatient(policy)).unwrap();
+        assert!(
+            matches!(waiter.acquire().await, Err(LockError::Timeout { .. })),
+            "{policy:?}"
+        );
+        assert!(holder.release().await.unwrap());
+        let third = FairLock::new(backend.clone(), &name()).try_acquire().await;
+        assert!(
+            third.unwrap().acquired().is_some(),
+            "{policy:?}: a third client was refused after the release\n{}",
+            backend.dump()
+        );
+    }
+}
+
+/// A waiter whose look at the line fails (a transient error) leaves before it queues
+/// again, so it never holds two tickets; it still gets the lock in its turn.
+#[tokio::test(start_paused = true)]
+async fn a_waiter_retrying_a_failed_look_holds_one_ticket() {
+    let backend = MemoryBackend::new();
+    let holder = FairLock::new(backend.clone(), &name())
+        .acquire()
+        .await
+        .unwrap();
+    let waiter = FairLock::new(backend.clone(), &name());
+    // The first look queues the waiter, then its reply is lost.
+    backend.faults().lose_replies(Some("EVALSHA"), 1);
+    let waiting = tokio::spawn(async move { waiter.acquire().await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let tickets: Vec<_> = backend
+        .dump()
+        .keys
+        .into_iter()
+        .filter(|k| k.key.starts_with(b"{orders}:ticket:"))
+        .collect();
+    assert_eq!(tickets.len(), 1, "{}", backend.dump());
+    assert!(holder.release().await.unwrap());
+    let guard = waiting.await.unwrap().unwrap();
+    assert!(guard.release().await.unwrap());
+    assert!(backend.dump().keys.is_empty(), "{}", backend.dump());
+}
