@@ -66,7 +66,7 @@ async fn an_injected_fault_keeps_its_kind_at_the_client() {
     let server = Server::start(ServerOptions::default()).await.unwrap();
     let client = RedisBackend::connect(&server.url()).await.unwrap();
     for kind in [ErrorKind::Timeout, ErrorKind::WrongType, ErrorKind::Script] {
-        server.db(0).unwrap().faults().fail_next(1, kind);
+        server.db().faults().fail_next(1, kind);
         let error = client.get(b"k").await.unwrap_err();
         assert_eq!(error.kind(), kind, "{error}");
     }

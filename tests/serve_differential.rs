@@ -906,7 +906,7 @@ async fn connections_beyond_max_clients_are_refused() {
 #[tokio::test]
 async fn injected_faults_reach_network_clients() {
     let server = Server::start(ServerOptions::default()).await.unwrap();
-    let db = server.db(0).expect("database 0");
+    let db = server.db();
     db.faults().fail_next(1, nxlock::ErrorKind::Timeout);
     let mut client = Raw::connect(&server.addr().to_string()).await;
     assert_eq!(
@@ -914,7 +914,7 @@ async fn injected_faults_reach_network_clients() {
         b"-ERR injected fault (Timeout): command timed out\r\n"
     );
     assert_eq!(client.command(&["SET", "k", "v"]).await, b"+OK\r\n");
-    assert!(server.db(16).is_none());
+    assert!(server.db_at(16).is_none());
     server.stop().await;
 }
 
@@ -996,7 +996,7 @@ async fn a_connection_with_thousands_of_subscriptions_gets_each_message() {
 #[tokio::test]
 async fn an_exec_failed_by_a_fault_still_ends_its_watches() {
     let server = Server::start(ServerOptions::default()).await.unwrap();
-    let db = server.db(0).expect("database 0");
+    let db = server.db();
     let mut client = Raw::connect(&server.addr().to_string()).await;
     assert_eq!(client.command(&["WATCH", "k", "j"]).await, b"+OK\r\n");
     assert_eq!(db.stats().watched_keys, 2);
@@ -1019,7 +1019,7 @@ async fn an_exec_failed_by_a_fault_still_ends_its_watches() {
 #[tokio::test]
 async fn armed_faults_hit_pipelined_commands_one_by_one() {
     let server = Server::start(ServerOptions::default()).await.unwrap();
-    let db = server.db(0).expect("database 0");
+    let db = server.db();
     let pipeline = [
         request(&["SET", "a", "1"]),
         request(&["SET", "b", "2"]),
@@ -1247,8 +1247,7 @@ async fn fast_forward_ends_a_blpop_wait() {
 async fn an_injected_connection_fault_closes_the_socket() {
     let server = Server::start(ServerOptions::default()).await.unwrap();
     server
-        .db(0)
-        .expect("database 0")
+        .db()
         .faults()
         .fail_next(1, nxlock::ErrorKind::Connection);
     let mut client = Raw::connect(&server.addr().to_string()).await;
@@ -1328,8 +1327,7 @@ async fn a_connection_fault_inside_exec_closes_the_socket() {
         client.command(command).await;
     }
     server
-        .db(0)
-        .expect("database 0")
+        .db()
         .faults()
         .fail_next(1, nxlock::ErrorKind::Connection);
     assert_eq!(client.command(&["EXEC"]).await, b"");

@@ -141,6 +141,12 @@ pub enum ExpireCondition {
 ///   [`ErrorKind`](crate::ErrorKind) that says what kind of failure it is; connection
 ///   failures and timeouts are their own kinds, distinct from server replies.
 /// - Every method is one command: one round trip on a network backend.
+/// - A command whose future is dropped before it completes (cancelled) may or may not
+///   have run: a network backend may already have sent it, and the server runs what it
+///   received; an in-process double runs a command in one step or not at all. Code that
+///   must know treats a cancelled command like one whose reply was lost, as
+///   [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) asks too: the locks' retried
+///   attempts recognise their own token for this reason.
 /// - Implementations are `Send + Sync` and usable from many tasks on a multi-threaded
 ///   tokio runtime; the returned futures are `Send`.
 pub trait KvBackend: Send + Sync {

@@ -7,7 +7,8 @@ use crate::{ExpireCondition, Result, SetOptions, SetReply, Value};
 
 /// The commands a native script body may call, run synchronously inside the backend's
 /// atomic section. The semantics are those of the [`KvBackend`](crate::KvBackend) method
-/// of the same name; `now_ms` is the (frozen) server time of the running script.
+/// of the same name; `now_ms` is the (frozen) server time of the running script. A store
+/// with more commands (a server's) extends this trait with its own.
 pub trait ScriptContext {
     /// See [`KvBackend::set`](crate::KvBackend::set).
     fn set(&mut self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply>;
@@ -65,65 +66,8 @@ pub trait ScriptContext {
         let _ = (channel, message);
         Err(not_in_this_store("PUBLISH"))
     }
-    /// `TYPE key`: `"string"`, `"list"`, or `"none"` when absent.
-    fn key_type(&mut self, key: &[u8]) -> Result<&'static str> {
-        let _ = key;
-        Err(not_in_this_store("TYPE"))
-    }
-    /// `KEYS pattern`: the live keys matching the glob, in no particular order.
-    fn keys(&mut self, pattern: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let _ = pattern;
-        Err(not_in_this_store("KEYS"))
-    }
-    /// `LPUSH key value…`: each value in turn to the head; the new length.
-    fn lpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64> {
-        let _ = (key, values);
-        Err(not_in_this_store("LPUSH"))
-    }
-    /// `RPUSH key value…`: each value in turn to the tail; the new length.
-    fn rpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64> {
-        let _ = (key, values);
-        Err(not_in_this_store("RPUSH"))
-    }
-    /// `LPOP key count`: up to `count` elements from the head, or `None` when the key is
-    /// absent. A list left empty is deleted.
-    fn lpop(&mut self, key: &[u8], count: usize) -> Result<Option<Vec<Vec<u8>>>> {
-        let _ = (key, count);
-        Err(not_in_this_store("LPOP"))
-    }
-    /// `LLEN key`: 0 when absent.
-    fn llen(&mut self, key: &[u8]) -> Result<i64> {
-        let _ = key;
-        Err(not_in_this_store("LLEN"))
-    }
-    /// Starts watching `key` for a server's `WATCH`: what it looks like now. Every
-    /// `watch` must be paired with an [`ScriptContext::unwatch`].
-    fn watch(&mut self, key: &[u8]) -> Result<WatchMark> {
-        let _ = key;
-        Err(not_in_this_store("WATCH"))
-    }
-    /// Whether `key` changed since `mark` was taken, as `EXEC` judges it: written in
-    /// any way, or live then and expired or deleted now.
-    fn watch_broken(&mut self, key: &[u8], mark: WatchMark) -> Result<bool> {
-        let _ = (key, mark);
-        Err(not_in_this_store("WATCH"))
-    }
-    /// Ends one [`ScriptContext::watch`] of `key`.
-    fn unwatch(&mut self, key: &[u8]) -> Result<()> {
-        let _ = key;
-        Err(not_in_this_store("UNWATCH"))
-    }
     /// Server time in Unix milliseconds, constant for the whole script (as in Redis 7).
     fn now_ms(&self) -> i64;
-}
-
-/// What [`ScriptContext::watch`] saw of a key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WatchMark {
-    /// The store's write stamp of the key at that moment.
-    pub stamp: u64,
-    /// Whether the key was live (present and not expired).
-    pub live: bool,
 }
 
 /// What the optional [`ScriptContext`] methods answer by default: their command is not

@@ -5,14 +5,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::{
-    Clock, Error, ErrorKind, ExpireCondition, InboxAddress, KvBackend, PatternSubscription, Result,
-    Script, ScriptContext, SetOptions, SetReply, Subscription, Value,
+    Clock, Error, ErrorKind, ExpireCondition, KvBackend, Result, Script, SetOptions, SetReply,
+    Subscription, Value,
 };
 use parking_lot::Mutex;
 
 use crate::dump::{Dump, KeyDump};
 use crate::faults::{Faults, Phase};
 use crate::interrupted::Interrupted;
+use crate::keyspace::Keyspace;
+use crate::pubsub::InboxAddress;
 use crate::store::{Data, Store};
 
 /// An in-process Redis double with exact Redis 7 semantics for the lock command set.
@@ -135,15 +137,8 @@ impl MemoryBackend {
         }
     }
 
-    /// Subscribes to every channel matching the glob `pattern` (`PSUBSCRIBE`). Not part of
-    /// [`KvBackend`]: locks wait on one channel. A subscriber of many channels and patterns
-    /// reads them all from one queue with [`MemoryBackend::psubscribe_inbox`] instead.
-    pub async fn psubscribe(&self, pattern: &[u8]) -> Result<PatternSubscription> {
-        self.run("PSUBSCRIBE", |s| s.psubscribe(pattern)).await
-    }
-
     /// Subscribes `inbox` to `channel` (`SUBSCRIBE` for a server connection, which reads
-    /// all of its subscriptions from one [`Inbox`](lock_core::Inbox)).
+    /// all of its subscriptions from one [`Inbox`](crate::Inbox)).
     pub async fn subscribe_inbox(&self, channel: &[u8], inbox: &InboxAddress) -> Result<()> {
         self.run("SUBSCRIBE", |s| s.subscribe_inbox(channel, inbox))
             .await
@@ -171,11 +166,11 @@ impl MemoryBackend {
     /// script's native body runs: for faults, latency and [`MemoryStats::commands`] it is
     /// one `EVALSHA`. For servers built on this backend, which run a client's pipelined
     /// commands in one step, as Redis does in one event-loop turn.
-    pub async fn atomically<T>(&self, step: impl FnOnce(&mut dyn ScriptContext) -> T) -> Result<T> {
+    pub async fn atomically<T>(&self, step: impl FnOnce(&mut dyn Keyspace) -> T) -> Result<T> {
         self.run("EVALSHA", |store| Ok(step(store))).await
     }
 
-    /// Ends one watch on each of `keys` (see [`ScriptContext::watch`]), bypassing faults
+    /// Ends one watch on each of `keys` (see [`Keyspace::watch`]), bypassing faults
     /// and latency: for servers whose EXEC failed by an injected fault and whose cleanup
     /// must not fail as well.
     pub fn unwatch(&self, keys: &[&[u8]]) {

@@ -7,7 +7,7 @@
 //!
 //! [`Faults::interrupt_next_script`]: crate::Faults::interrupt_next_script
 
-use lock_core::{Error, ExpireCondition, Result, ScriptContext, SetOptions, SetReply, WatchMark};
+use lock_core::{Error, ExpireCondition, Result, ScriptContext, SetOptions, SetReply};
 
 /// The store as a script sees it, failing the command after the first `allowed` ones.
 pub(crate) struct Interrupted<'a> {
@@ -66,15 +66,6 @@ impl ScriptContext for Interrupted<'_> {
         fn persist(&mut self, key: &[u8]) -> Result<bool>;
         fn incr(&mut self, key: &[u8]) -> Result<i64>;
         fn publish(&mut self, channel: &[u8], message: &[u8]) -> Result<i64>;
-        fn key_type(&mut self, key: &[u8]) -> Result<&'static str>;
-        fn keys(&mut self, pattern: &[u8]) -> Result<Vec<Vec<u8>>>;
-        fn lpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64>;
-        fn rpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64>;
-        fn lpop(&mut self, key: &[u8], count: usize) -> Result<Option<Vec<Vec<u8>>>>;
-        fn llen(&mut self, key: &[u8]) -> Result<i64>;
-        fn watch(&mut self, key: &[u8]) -> Result<WatchMark>;
-        fn watch_broken(&mut self, key: &[u8], mark: WatchMark) -> Result<bool>;
-        fn unwatch(&mut self, key: &[u8]) -> Result<()>;
     }
 
     fn now_ms(&self) -> i64 {

@@ -29,9 +29,13 @@ mod commands;
 mod dump;
 mod faults;
 mod interrupted;
+mod keyspace;
+mod pubsub;
 mod script_context;
 mod store;
 
 pub use backend::{MemoryBackend, MemoryStats};
 pub use dump::{Dump, KeyDump};
 pub use faults::{COMMANDS, Faults, injected_error};
+pub use keyspace::{Keyspace, WatchMark};
+pub use pubsub::{Delivery, Inbox, InboxAddress};

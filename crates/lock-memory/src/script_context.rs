@@ -1,9 +1,10 @@
-//! Native scripts call the store's commands directly, inside the backend's lock.
+//! Native scripts and a server's commands call the store directly, inside the backend's
+//! lock.
 
-use lock_core::{ExpireCondition, Result, ScriptContext, SetOptions, SetReply, WatchMark};
+use lock_core::{ExpireCondition, Result, ScriptContext, SetOptions, SetReply};
 
 use crate::commands::End;
-
+use crate::keyspace::{Keyspace, WatchMark};
 use crate::store::Store;
 
 impl ScriptContext for Store {
@@ -60,6 +61,12 @@ impl ScriptContext for Store {
     fn publish(&mut self, channel: &[u8], message: &[u8]) -> Result<i64> {
         Store::publish(self, channel, message)
     }
+    fn now_ms(&self) -> i64 {
+        self.now()
+    }
+}
+
+impl Keyspace for Store {
     fn key_type(&mut self, key: &[u8]) -> Result<&'static str> {
         Store::key_type(self, key)
     }
@@ -78,17 +85,13 @@ impl ScriptContext for Store {
     fn llen(&mut self, key: &[u8]) -> Result<i64> {
         Store::llen(self, key)
     }
-    fn watch(&mut self, key: &[u8]) -> Result<WatchMark> {
-        Ok(Store::watch(self, key))
+    fn watch(&mut self, key: &[u8]) -> WatchMark {
+        Store::watch(self, key)
     }
-    fn watch_broken(&mut self, key: &[u8], mark: WatchMark) -> Result<bool> {
-        Ok(Store::watch_broken(self, key, mark))
+    fn watch_broken(&mut self, key: &[u8], mark: WatchMark) -> bool {
+        Store::watch_broken(self, key, mark)
     }
-    fn unwatch(&mut self, key: &[u8]) -> Result<()> {
+    fn unwatch(&mut self, key: &[u8]) {
         Store::unwatch(self, key);
-        Ok(())
-    }
-    fn now_ms(&self) -> i64 {
-        self.now()
     }
 }

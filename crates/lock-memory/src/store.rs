@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use hashbrown::hash_map::EntryRef;
 
-use lock_core::{Channels, Error, Result, WatchMark};
+use lock_core::{Error, Result};
+
+use crate::keyspace::WatchMark;
+use crate::pubsub::Channels;
 use parking_lot::Mutex;
 
 /// hashbrown with foldhash instead of std's SipHash map: the double is not exposed to
@@ -179,7 +182,7 @@ impl Store {
             .iter()
             .filter(|(key, entry)| {
                 !entry.is_expired(self.now)
-                    && (pattern == b"*" || lock_core::glob_match(pattern, key))
+                    && (pattern == b"*" || crate::pubsub::glob_match(pattern, key))
             })
             .map(|(key, _)| key.clone())
             .collect()

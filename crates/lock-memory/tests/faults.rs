@@ -332,8 +332,8 @@ async fn unwatch_ends_watches_even_while_faults_are_armed() {
     let backend = MemoryBackend::new();
     backend
         .atomically(|store| {
-            store.watch(b"a").unwrap();
-            store.watch(b"b").unwrap();
+            store.watch(b"a");
+            store.watch(b"b");
         })
         .await
         .unwrap();

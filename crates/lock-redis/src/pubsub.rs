@@ -2,7 +2,7 @@
 //! number of [`Subscription`]s.
 //!
 //! A connection in subscribed mode cannot send ordinary commands, so pub/sub gets its own,
-//! opened on first use. A background task reads its messages into a [`Channels`] table.
+//! opened on first use. A background task reads its messages into a [`Fanout`] table.
 //! Each channel is SUBSCRIBEd once and stays subscribed for the connection's life:
 //! unsubscribing when the last local receiver goes could race a new subscriber's SUBSCRIBE,
 //! and a lock process only ever uses a bounded set of lock channels.
@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::StreamExt;
-use lock_core::{Channels, Result, Subscription};
+use lock_core::{Fanout, Message, Result, Subscription};
 use redis::aio::PubSubSink;
 use tokio::sync::OnceCell;
 
@@ -33,7 +33,7 @@ struct Link {
 
 #[derive(Default)]
 struct Table {
-    channels: Channels,
+    channels: Fanout,
     /// Set once the server confirmed the channel's SUBSCRIBE; later subscribers wait on it
     /// so none of them can miss a message published in between.
     confirmed: HashMap<Vec<u8>, Arc<OnceCell<()>>>,
@@ -88,9 +88,8 @@ impl Notifier {
             while let Some(message) = stream.next().await {
                 // Binary-safe: `get_channel_name` would turn non-UTF-8 names into "?".
                 if let Ok(channel) = message.get_channel::<Vec<u8>>() {
-                    lock(&task_table)
-                        .channels
-                        .publish(&channel, message.get_payload_bytes());
+                    let payload = Message::from(message.get_payload_bytes());
+                    lock(&task_table).channels.publish(&channel, &payload);
                 }
             }
             // The connection is gone: end every subscription so waiters re-check the lock

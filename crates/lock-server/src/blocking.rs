@@ -7,7 +7,24 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use lock_core::Value;
 use tokio::sync::{Mutex, oneshot};
 
-use crate::server::Shared;
+use crate::commands::keyspace;
+use crate::shared::Shared;
+
+/// Hands elements pushed to database `db` to the clients blocked on them, if any wait.
+pub(crate) async fn serve(shared: &Shared, db: usize) {
+    if shared.blocked.any() {
+        shared.blocked.serve(shared, db).await;
+    }
+}
+
+/// Puts back a `[key, element]` that BLPOP took for a client that has gone.
+pub(crate) async fn unpop(shared: &Shared, db: usize, popped: &[Value]) {
+    if let [Value::Data(key), Value::Data(element)] = popped {
+        let command = [b"lpush".to_vec(), key.clone(), element.clone()];
+        // A fault injected here would lose the element, as a crash of Redis would.
+        let _ = keyspace::unserved(shared, db, &command).await;
+    }
+}
 
 /// The waiting clients of every database.
 #[derive(Debug, Default)]
@@ -78,7 +95,8 @@ impl Blocked {
                 index += 1;
                 continue;
             }
-            let Value::Array(popped) = shared.keyspace_unserved(db, &waiter.command).await else {
+            let Ok(Value::Array(popped)) = keyspace::unserved(shared, db, &waiter.command).await
+            else {
                 // Still empty, or no longer a list: keep waiting, as Redis does.
                 index += 1;
                 continue;
@@ -89,7 +107,7 @@ impl Blocked {
             self.count.fetch_sub(1, Ordering::AcqRel);
             if let Err(Value::Array(popped)) = waiter.reply.send(Value::Array(popped)) {
                 // The client went away between the check and the send: put it back.
-                shared.unpop(db, &popped).await;
+                unpop(shared, db, &popped).await;
             }
         }
     }

@@ -10,10 +10,11 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use lock_core::{ScriptContext, Value};
+use lock_core::Value;
+use lock_memory::Keyspace;
 use mlua::{HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value as LuaValue, VmState};
 
-use crate::commands::{arity_ok, keyspace};
+use crate::commands::{Flags, keyspace, lookup};
 
 /// Marks an error raised by `redis.call` so the final reply can be built from its parts:
 /// `\x01<line>\x01<reply text>`.
@@ -141,7 +142,7 @@ impl Engine {
     /// Runs the cached script `sha` against `store`; the script's reply.
     pub(crate) fn run(
         &self,
-        store: &mut dyn ScriptContext,
+        store: &mut dyn Keyspace,
         sha: &str,
         keys: &[&[u8]],
         args: &[&[u8]],
@@ -213,7 +214,7 @@ fn string_table(lua: &Lua, items: &[&[u8]]) -> mlua::Result<Table> {
 
 /// `redis.call`/`redis.pcall`: the arguments as a command, run on the keyspace.
 fn call_command(
-    store: &mut dyn ScriptContext,
+    store: &mut dyn Keyspace,
     lua: &Lua,
     arguments: MultiValue,
     read_only: bool,
@@ -234,33 +235,27 @@ fn call_command(
             _ => return arguments_error(),
         }
     }
-    let Some(name) = keyspace::lookup(&args[0]) else {
-        let lower = args[0].to_ascii_lowercase();
-        return match lower.as_slice() {
-            b"ping" if args.len() == 1 => Value::Status("PONG".into()),
-            b"echo" if args.len() == 2 => Value::Data(args[1].clone()),
-            b"ping" | b"echo" => {
-                Value::Error("ERR Wrong number of args calling Redis command from script".into())
-            }
-            b"eval" | b"evalsha" | b"eval_ro" | b"evalsha_ro" | b"script" | b"multi" | b"exec"
-            | b"subscribe" | b"psubscribe" | b"quit" | b"reset" | b"auth" | b"hello" | b"watch"
-            | b"unwatch" => {
-                Value::Error("ERR This Redis command is not allowed from script".into())
-            }
+    let Some(command) = lookup(&args[0]).filter(|command| command.on_keyspace()) else {
+        return match lookup(&args[0]) {
+            Some(command) if command.flags.has(Flags::NOSCRIPT) => not_allowed(),
             _ => Value::Error("ERR Unknown Redis command called from script".into()),
         };
     };
-    if !arity_ok(keyspace::arity(name), args.len()) {
+    if !command.arity_ok(args.len()) {
         return Value::Error("ERR Wrong number of args calling Redis command from script".into());
     }
-    if keyspace::blocks(name) {
-        return Value::Error("ERR This Redis command is not allowed from script".into());
+    if command.flags.has(Flags::BLOCKING) {
+        return not_allowed();
     }
-    if read_only && keyspace::writes(name) {
+    if read_only && command.flags.has(Flags::WRITE) {
         return Value::Error("ERR Write commands are not allowed from read-only scripts.".into());
     }
     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-    keyspace::run(store, &args)
+    keyspace::run(store, command, &args)
+}
+
+fn not_allowed() -> Value {
+    Value::Error("ERR This Redis command is not allowed from script".into())
 }
 
 fn arguments_error() -> Value {

@@ -12,10 +12,10 @@
 
 use lock_core::Value;
 
-use crate::commands::keyspace;
 use crate::commands::pubsub::Subscriptions;
-use crate::reply::{Protocol, encode_in, encode_with_events};
-use crate::server::{DROP_CONNECTION, Shared};
+use crate::commands::{Flags, keyspace, lookup};
+use crate::reply::{Hangup, Protocol, encode_in, encode_with_events};
+use crate::shared::Shared;
 
 /// The most commands one step runs.
 const MAX_STEP: usize = 1024;
@@ -36,11 +36,12 @@ impl Pipeline {
         db: usize,
         args: Vec<Vec<u8>>,
     ) -> Option<Vec<Vec<u8>>> {
-        let Some(name) = keyspace::lookup(&args[0]) else {
+        let Some(command) = lookup(&args[0]) else {
             return Some(args);
         };
         let full = self.commands.len() >= MAX_STEP;
-        if full || keyspace::blocks(name) || !shared.db(db).faults().idle() {
+        let alone = !command.on_keyspace() || command.flags.has(Flags::BLOCKING);
+        if full || alone || !shared.db(db).faults().idle() {
             return Some(args);
         }
         if self.commands.is_empty() {
@@ -50,7 +51,7 @@ impl Pipeline {
         None
     }
 
-    /// Runs the gathered commands and appends their replies to `out`. False when an
+    /// Runs the gathered commands and appends their replies to `out`; [`Hangup`] when an
     /// injected connection fault means the connection must close instead.
     pub(crate) async fn flush(
         &mut self,
@@ -58,29 +59,26 @@ impl Pipeline {
         protocol: Protocol,
         subscriptions: &mut Subscriptions,
         out: &mut Vec<u8>,
-    ) -> bool {
+    ) -> Result<(), Hangup> {
         if self.commands.is_empty() {
-            return true;
+            return Ok(());
         }
         let commands = std::mem::take(&mut self.commands);
         // Events a command causes (PUBLISH to our own subscriptions) go before its reply,
         // as Redis writes them.
         let mut events = Vec::new();
         let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
-        let ran = shared
-            .keyspace_batch(self.db, &[], &commands, &mut observe)
-            .await;
+        let ran = keyspace::batch(shared, self.db, &[], &commands, &mut observe).await?;
         match ran {
             Value::Array(replies) => encode_with_events(protocol, &replies, &events, out),
             // Faults were idle when the commands were gathered; one armed since fails
             // the whole step, and each command gets its error.
-            error if error == Value::Error(DROP_CONNECTION.into()) => return false,
             error => {
                 for _ in &commands {
                     encode_in(protocol, &error, out);
                 }
             }
         }
-        true
+        Ok(())
     }
 }

@@ -1,6 +1,57 @@
-//! Writing replies in RESP2, or RESP3 after `HELLO 3`.
+//! What a command answers ([`Reply`]), and writing it in RESP2, or RESP3 after
+//! `HELLO 3`.
 
-use lock_core::Value;
+use lock_core::{ErrorKind, Value};
+
+/// A command's answer, with how the connection must write it.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Reply {
+    /// A plain reply.
+    Value(Value),
+    /// A flat `[key, value, …]` array, written as a map under RESP3 (HELLO).
+    Map(Vec<Value>),
+    /// A pub/sub confirmation, written as a push under RESP3.
+    Push(Vec<Value>),
+    /// An array with the pub/sub events its commands caused, each written before the
+    /// element of its index (EXEC).
+    WithEvents(Vec<Value>, Vec<(usize, Value)>),
+    /// The command found nothing and may wait for it: the connection blocks on it
+    /// (BLPOP outside MULTI).
+    Block(Vec<Vec<u8>>),
+}
+
+impl From<Value> for Reply {
+    fn from(value: Value) -> Self {
+        Reply::Value(value)
+    }
+}
+
+/// An injected connection fault: the connection closes where the reply would be, after
+/// the replies before it, as with a server whose connection was reset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Hangup;
+
+/// A store's answer as a reply: its error's text, or [`Hangup`] for an injected
+/// connection fault.
+pub(crate) fn from_store(result: lock_core::Result<Value>) -> Result<Value, Hangup> {
+    match result {
+        Ok(value) => Ok(value),
+        Err(error) if error.kind() == ErrorKind::Connection => Err(Hangup),
+        Err(error) => Ok(Value::Error(error.message().to_string())),
+    }
+}
+
+/// Appends `reply` to `out` in `protocol`. [`Reply::Block`] is the connection's to
+/// handle and writes nothing.
+pub(crate) fn write(protocol: Protocol, reply: &Reply, out: &mut Vec<u8>) {
+    match reply {
+        Reply::Value(value) => encode_in(protocol, value, out),
+        Reply::Map(items) => encode_map(protocol, items, out),
+        Reply::Push(items) => encode_push(protocol, items, out),
+        Reply::WithEvents(items, events) => encode_interleaved(protocol, items, events, out),
+        Reply::Block(_) => {}
+    }
+}
 
 /// The protocol a connection speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! What the server remembers about one connection.
 
-use lock_core::{Value, WatchMark};
+use lock_memory::WatchMark;
 
+use crate::commands::pubsub::Subscriptions;
 use crate::reply::Protocol;
 
 /// One client connection's state.
@@ -20,12 +21,11 @@ pub(crate) struct Session {
     /// RESP2 until `HELLO 3`.
     pub(crate) protocol: Protocol,
     /// Commands queued since MULTI, and whether one was refused (EXEC then aborts).
-    pub(crate) transaction: Option<Transaction>,
+    pub(crate) transaction: Option<Queued>,
     /// Keys under WATCH, until EXEC, DISCARD, UNWATCH, RESET or the connection ends.
     pub(crate) watched: Vec<Watched>,
-    /// Pub/sub events the last EXEC's commands caused, each with the index of the reply
-    /// element it goes before: Redis writes them inside the EXEC reply.
-    pub(crate) exec_events: Vec<(usize, Value)>,
+    /// Channels and patterns, and the inbox their messages arrive in.
+    pub(crate) subscriptions: Subscriptions,
 }
 
 /// One WATCHed key.
@@ -38,8 +38,8 @@ pub(crate) struct Watched {
 
 /// A MULTI block being queued.
 #[derive(Debug, Default)]
-pub(crate) struct Transaction {
-    pub(crate) queued: Vec<Vec<Vec<u8>>>,
+pub(crate) struct Queued {
+    pub(crate) commands: Vec<Vec<Vec<u8>>>,
     pub(crate) refused: bool,
 }
 
@@ -54,7 +54,18 @@ impl Session {
             protocol: Protocol::Resp2,
             transaction: None,
             watched: Vec::new(),
-            exec_events: Vec::new(),
+            subscriptions: Subscriptions::default(),
         }
+    }
+
+    /// Whether a RESP2 subscription restricts what the connection may run.
+    pub(crate) fn restricted(&self) -> bool {
+        self.subscriptions.active() && self.protocol == Protocol::Resp2
+    }
+
+    /// Whether the session is in its ordinary state, where a keyspace command may join a
+    /// pipeline step: authenticated, no MULTI open, not restricted by a subscription.
+    pub(crate) fn plain(&self) -> bool {
+        self.authenticated && self.transaction.is_none() && !self.restricted()
     }
 }

@@ -1,7 +1,8 @@
 //! PUBLISH, SUBSCRIBE and PSUBSCRIBE: in-process fan-out, delivered in publish order.
 
-use lock_core::{InboxAddress, PatternSubscription, Result, Subscription};
+use lock_core::{Result, Subscription};
 
+use crate::pubsub::InboxAddress;
 use crate::store::Store;
 
 impl Store {
@@ -13,10 +14,6 @@ impl Store {
     /// a script) reaches the subscription: no wake-up is lost between the two.
     pub(crate) fn subscribe(&mut self, channel: &[u8]) -> Result<Subscription> {
         Ok(self.channels.lock().subscribe(channel))
-    }
-
-    pub(crate) fn psubscribe(&mut self, pattern: &[u8]) -> Result<PatternSubscription> {
-        Ok(self.channels.lock().psubscribe(pattern))
     }
 
     pub(crate) fn subscribe_inbox(&mut self, channel: &[u8], inbox: &InboxAddress) -> Result<()> {

@@ -1,126 +1,82 @@
-//! Connection and server commands: they need the session or every database, so they run
-//! outside the store's atomic section.
-
-use std::time::Duration;
+//! Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, CLIENT and RESET. All but
+//! PING and ECHO need the session.
 
 use lock_core::Value;
 
-use super::{NOT_AN_INTEGER, integer, wrong_arity};
-use crate::reply::Protocol;
-use crate::server::{DATABASES, Shared};
-use crate::session::Session;
+use super::admin::REDIS_VERSION;
+use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, transaction, wrong_arity};
+use crate::options::DATABASES;
+use crate::reply::{Hangup, Protocol, Reply};
+use crate::session::Session as State;
+use crate::shared::Shared;
 
-/// The version `INFO` and `HELLO` report: the Redis whose behaviour the server matches.
-pub const REDIS_VERSION: &str = "7.0.15";
-
-/// The admin command that moves every database's clock forward by `ms` milliseconds
-/// (`NXLOCK.FASTFORWARD 30000`), like miniredis's `FastForward`.
-pub const FAST_FORWARD: &str = "nxlock.fastforward";
-
-const COMMANDS: &super::Table = &[
-    ("ping", -1),
-    ("echo", 2),
-    ("quit", -1),
-    ("select", 2),
-    ("auth", -2),
-    ("hello", -1),
-    ("client", -2),
-    ("info", -1),
-    ("reset", 1),
-    ("dbsize", 1),
-    ("flushdb", -1),
-    ("flushall", -1),
-    ("time", 1),
-    ("watch", -2),
-    ("unwatch", 1),
-    (FAST_FORWARD, 2),
-];
-
-/// The lower-case name of a connection command, if `name` is one.
-pub(crate) fn lookup(name: &[u8]) -> Option<(&'static str, i32)> {
-    super::find(COMMANDS, name)
+/// The connection commands that need the session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Session {
+    Quit,
+    Select,
+    Auth,
+    Hello,
+    Client,
+    Reset,
 }
 
-fn ok() -> Value {
-    Value::Status("OK".into())
+/// `PING [message]`: from a client, a pipeline, EXEC or a script alike.
+pub(crate) fn ping(args: &[&[u8]]) -> Result<Value, String> {
+    match args {
+        [_] => Ok(Value::Status("PONG".into())),
+        [_, message] => Ok(Value::Data(message.to_vec())),
+        _ => Err(super::wrong_arity_text("ping")),
+    }
+}
+
+/// `ECHO message`.
+pub(crate) fn echo(args: &[&[u8]]) -> Result<Value, String> {
+    Ok(Value::Data(args[1].to_vec()))
 }
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs the connection command `name` for `session` (its arity already checked).
+/// Runs `which` for `session` (its arity already checked).
 pub(crate) async fn run(
     shared: &Shared,
-    session: &mut Session,
-    name: &'static str,
+    session: &mut State,
+    which: Session,
     args: &[Vec<u8>],
-) -> Value {
-    match name {
-        "ping" => match args.len() {
-            1 => Value::Status("PONG".into()),
-            2 => Value::Data(args[1].clone()),
-            _ => wrong_arity(name),
-        },
-        "echo" => Value::Data(args[1].clone()),
-        "quit" => {
+) -> Result<Reply, Hangup> {
+    Ok(match which {
+        Session::Quit => {
             session.quit = true;
-            ok()
+            ok().into()
         }
-        "select" => match integer(&args[1]) {
-            None => Value::Error(NOT_AN_INTEGER.into()),
+        Session::Select => match integer(&args[1]) {
+            None => Value::Error(NOT_AN_INTEGER.into()).into(),
             Some(db) if (0..DATABASES as i64).contains(&db) => {
                 session.db = db as usize;
-                ok()
+                ok().into()
             }
-            Some(_) => Value::Error("ERR DB index is out of range".into()),
+            Some(_) => Value::Error("ERR DB index is out of range".into()).into(),
         },
-        "auth" => auth(shared, session, args),
-        "hello" => hello(shared, session, args),
-        "client" => client(session, args),
-        "info" => Value::Data(info(shared).into_bytes()),
-        "watch" => super::watch::watch(shared, session, args).await,
-        "unwatch" => {
-            super::watch::release(shared, session, None).await;
-            ok()
-        }
-        "reset" => {
-            super::watch::release(shared, session, None).await;
-            *session = Session::new(session.id, shared.requires_auth());
-            Value::Status("RESET".into())
-        }
-        "dbsize" => Value::Int(shared.db(session.db).dump().keys.len() as i64),
-        "flushdb" => {
-            shared.db(session.db).flush();
-            ok()
-        }
-        "flushall" => {
-            for db in 0..DATABASES {
-                shared.db(db).flush();
-            }
-            ok()
-        }
-        "time" => {
-            let us = shared.clock.now_us();
-            Value::Array(vec![
-                Value::Data(us.div_euclid(1_000_000).to_string().into_bytes()),
-                Value::Data(us.rem_euclid(1_000_000).to_string().into_bytes()),
-            ])
-        }
-        FAST_FORWARD => match integer(&args[1]) {
-            Some(ms) if ms >= 0 => {
-                shared.clock.advance(Duration::from_millis(ms as u64));
-                ok()
-            }
-            _ => Value::Error(NOT_AN_INTEGER.into()),
+        Session::Auth => auth(shared, session, args).into(),
+        Session::Hello => match hello(shared, session, args) {
+            Value::Array(fields) => Reply::Map(fields),
+            refused => refused.into(),
         },
-        _ => Value::Error(format!("ERR unknown command '{name}'")),
-    }
+        Session::Client => client(session, args).into(),
+        Session::Reset => {
+            transaction::release_watches(shared, session, None).await?;
+            session.subscriptions.clear(shared);
+            *session = State::new(session.id, shared.requires_auth());
+            Value::Status("RESET".into()).into()
+        }
+    })
 }
 
-fn auth(shared: &Shared, session: &mut Session, args: &[Vec<u8>]) -> Value {
+fn auth(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
     if args.len() > 3 {
-        return Value::Error(super::SYNTAX_ERROR.into());
+        return Value::Error(SYNTAX_ERROR.into());
     }
     let Some(password) = &shared.options.requirepass else {
         if args.len() == 2 {
@@ -149,7 +105,7 @@ fn wrong_pass() -> Value {
 
 /// `HELLO [2|3 [AUTH user pass] [SETNAME name]]`: the reply is a map (a flat array in
 /// RESP2), written as such by the connection.
-fn hello(shared: &Shared, session: &mut Session, args: &[Vec<u8>]) -> Value {
+fn hello(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
     let mut i = 1;
     let mut protocol = session.protocol;
     if let Some(version) = args.get(1) {
@@ -210,7 +166,7 @@ fn hello(shared: &Shared, session: &mut Session, args: &[Vec<u8>]) -> Value {
     ])
 }
 
-fn client(session: &mut Session, args: &[Vec<u8>]) -> Value {
+fn client(session: &mut State, args: &[Vec<u8>]) -> Value {
     let sub = args[1].to_ascii_lowercase();
     let arity_error = || wrong_arity(&format!("client|{}", text(&sub)));
     match sub.as_slice() {
@@ -238,14 +194,4 @@ fn client(session: &mut Session, args: &[Vec<u8>]) -> Value {
             text(&args[1])
         )),
     }
-}
-
-fn info(shared: &Shared) -> String {
-    format!(
-        "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nnxlock_version:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\n\r\n# Clients\r\nconnected_clients:{}\r\n\r\n# Keyspace\r\n",
-        env!("CARGO_PKG_VERSION"),
-        std::process::id(),
-        shared.port,
-        shared.clients()
-    )
 }

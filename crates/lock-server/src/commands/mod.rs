@@ -1,41 +1,274 @@
-//! Commands, grouped by kind as in miniredis. Keyspace commands run synchronously against
-//! a [`ScriptContext`](lock_core::ScriptContext), so the network and `redis.call` inside
-//! Lua share one implementation; connection commands need the session and run outside.
+//! Every command the server knows, in one table ([`TABLE`]), grouped by kind in the files
+//! beside this one, as in miniredis. Dispatch, MULTI, pipelines and `redis.call` all look
+//! commands up here.
 
+pub(crate) mod admin;
 pub(crate) mod connection;
+pub(crate) mod dispatch;
+pub(crate) mod expiry;
+pub(crate) mod keys;
 pub(crate) mod keyspace;
+pub(crate) mod lists;
 pub(crate) mod pubsub;
 pub(crate) mod scripting;
+pub(crate) mod strings;
 pub(crate) mod transaction;
-pub(crate) mod watch;
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use lock_core::Value;
+use lock_memory::Keyspace;
 
-/// A command table: lower-case names with their arities.
-pub(crate) type Table = [(&'static str, i32)];
+use admin::Admin as A;
+use connection::Session as S;
+use pubsub::PubSub as P;
+use scripting::Scripting as E;
+use transaction::Transaction as T;
 
-/// The entry of `table` named `name` (any case).
-pub(crate) fn find(table: &Table, name: &[u8]) -> Option<(&'static str, i32)> {
-    // Every request looks its name up, several times: the first byte rules out most
-    // entries before a full comparison.
-    let first = name.first()?.to_ascii_lowercase();
-    table
-        .iter()
-        .find(|(known, _)| {
-            known.as_bytes().first() == Some(&first) && known.as_bytes().eq_ignore_ascii_case(name)
-        })
-        .copied()
+/// A command that runs inside a database's atomic section, on its keyspace: from a
+/// client, a pipeline step, EXEC or `redis.call`. `Err` is the error reply's text.
+pub(crate) type KeyspaceFn = fn(&mut dyn Keyspace, &[&[u8]]) -> Result<Value, String>;
+
+/// A command whose reply depends on its arguments alone (PING, ECHO).
+pub(crate) type ReplyFn = fn(&[&[u8]]) -> Result<Value, String>;
+
+/// Where a command runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Kind {
+    /// On the keyspace, atomically.
+    Keyspace(KeyspaceFn),
+    /// Anywhere a keyspace command may run, without touching the store (so it never
+    /// meets an injected fault).
+    Reply(ReplyFn),
+    /// On the connection's state ([`connection`]).
+    Session(connection::Session),
+    /// On the whole server ([`admin`]).
+    Admin(admin::Admin),
+    /// Lua scripts and their cache ([`scripting`]).
+    Scripting(scripting::Scripting),
+    /// Subscriptions ([`pubsub`]).
+    PubSub(pubsub::PubSub),
+    /// MULTI/EXEC/DISCARD and WATCH ([`transaction`]).
+    Transaction(transaction::Transaction),
 }
 
-/// How many arguments a command takes, counting its name: `n` exactly, or at least `n`
-/// when negative (Redis's arity convention).
-pub(crate) fn arity_ok(arity: i32, argc: usize) -> bool {
-    let argc = i32::try_from(argc).unwrap_or(i32::MAX);
-    if arity >= 0 {
-        argc == arity
-    } else {
-        argc >= -arity
+/// What a command may do, and where it may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Flags(u8);
+
+impl Flags {
+    pub(crate) const NONE: Flags = Flags(0);
+    /// May change the keyspace (or publish): refused in read-only scripts, and blocked
+    /// clients are served after it.
+    pub(crate) const WRITE: Flags = Flags(1);
+    /// May block the client (BLPOP): refused in scripts, answers at once inside MULTI.
+    pub(crate) const BLOCKING: Flags = Flags(1 << 1);
+    /// Refused in scripts with "not allowed" (others that do not run on the keyspace are
+    /// unknown there).
+    pub(crate) const NOSCRIPT: Flags = Flags(1 << 2);
+    /// Allowed on a RESP2 connection in subscribed mode.
+    pub(crate) const PUBSUB: Flags = Flags(1 << 3);
+    /// Allowed before AUTH.
+    pub(crate) const NO_AUTH: Flags = Flags(1 << 4);
+    /// Acts at once inside MULTI instead of being queued.
+    pub(crate) const NO_MULTI: Flags = Flags(1 << 5);
+
+    const fn with(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
     }
+
+    /// Whether every flag of `other` is set.
+    pub(crate) fn has(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// One command of the table.
+#[derive(Debug)]
+pub(crate) struct Command {
+    /// The lower-case name.
+    pub(crate) name: &'static str,
+    /// Arguments counting the name: `n` exactly, or at least `-n` (Redis's convention).
+    pub(crate) arity: i32,
+    pub(crate) flags: Flags,
+    pub(crate) kind: Kind,
+}
+
+impl Command {
+    /// Whether `argc` arguments (the name included) fit the arity.
+    pub(crate) fn arity_ok(&self, argc: usize) -> bool {
+        let argc = i32::try_from(argc).unwrap_or(i32::MAX);
+        if self.arity >= 0 {
+            argc == self.arity
+        } else {
+            argc >= -self.arity
+        }
+    }
+
+    /// Whether it runs on the keyspace (or needs nothing at all), and so may join a
+    /// pipeline step, an atomic EXEC or a script.
+    pub(crate) fn on_keyspace(&self) -> bool {
+        matches!(self.kind, Kind::Keyspace(_) | Kind::Reply(_))
+    }
+}
+
+const fn command(name: &'static str, arity: i32, flags: Flags, kind: Kind) -> Command {
+    Command {
+        name,
+        arity,
+        flags,
+        kind,
+    }
+}
+
+const fn keyspace(name: &'static str, arity: i32, flags: Flags, run: KeyspaceFn) -> Command {
+    command(name, arity, flags, Kind::Keyspace(run))
+}
+
+/// The admin command that moves every database's clock forward by `ms` milliseconds
+/// (`NXLOCK.FASTFORWARD 30000`), like miniredis's `FastForward`.
+pub const FAST_FORWARD: &str = "nxlock.fastforward";
+
+const W: Flags = Flags::WRITE;
+const R: Flags = Flags::NONE;
+const NS: Flags = Flags::NOSCRIPT;
+
+/// Every command.
+pub(crate) static TABLE: &[Command] = &[
+    // Connection.
+    command("ping", -1, Flags::PUBSUB, Kind::Reply(connection::ping)),
+    command("echo", 2, R, Kind::Reply(connection::echo)),
+    command(
+        "quit",
+        -1,
+        NS.with(Flags::PUBSUB)
+            .with(Flags::NO_AUTH)
+            .with(Flags::NO_MULTI),
+        Kind::Session(S::Quit),
+    ),
+    command("select", 2, R, Kind::Session(S::Select)),
+    command("auth", -2, NS.with(Flags::NO_AUTH), Kind::Session(S::Auth)),
+    command(
+        "hello",
+        -1,
+        NS.with(Flags::NO_AUTH),
+        Kind::Session(S::Hello),
+    ),
+    command("client", -2, R, Kind::Session(S::Client)),
+    command(
+        "reset",
+        1,
+        NS.with(Flags::PUBSUB).with(Flags::NO_MULTI),
+        Kind::Session(S::Reset),
+    ),
+    // Server.
+    command("info", -1, R, Kind::Admin(A::Info)),
+    command("dbsize", 1, R, Kind::Admin(A::DbSize)),
+    command("flushdb", -1, W, Kind::Admin(A::FlushDb)),
+    command("flushall", -1, W, Kind::Admin(A::FlushAll)),
+    command("time", 1, R, Kind::Admin(A::Time)),
+    command(FAST_FORWARD, 2, R, Kind::Admin(A::FastForward)),
+    // Strings.
+    keyspace("get", 2, R, strings::get),
+    keyspace("set", -3, W, strings::set),
+    keyspace("setnx", 3, W, strings::setnx),
+    keyspace("getset", 3, W, strings::getset),
+    keyspace("getdel", 2, W, strings::getdel),
+    keyspace("incr", 2, W, strings::incr),
+    keyspace("incrby", 3, W, strings::incrby),
+    keyspace("decr", 2, W, strings::decr),
+    keyspace("decrby", 3, W, strings::decrby),
+    // Keys and expiry.
+    keyspace("del", -2, W, keys::del),
+    keyspace("exists", -2, R, keys::exists),
+    keyspace("type", 2, R, keys::key_type),
+    keyspace("keys", 2, R, keys::keys),
+    keyspace("expire", -3, W, expiry::expire),
+    keyspace("pexpire", -3, W, expiry::pexpire),
+    keyspace("expireat", -3, W, expiry::expireat),
+    keyspace("pexpireat", -3, W, expiry::pexpireat),
+    keyspace("ttl", 2, R, expiry::ttl),
+    keyspace("pttl", 2, R, expiry::pttl),
+    keyspace("persist", 2, W, expiry::persist),
+    // Lists.
+    keyspace("lpush", -3, W, lists::lpush),
+    keyspace("rpush", -3, W, lists::rpush),
+    keyspace("lpop", -2, W, lists::lpop),
+    keyspace("llen", 2, R, lists::llen),
+    keyspace("blpop", -3, W.with(Flags::BLOCKING), lists::blpop),
+    // Pub/sub.
+    keyspace("publish", 3, W, pubsub::publish),
+    command(
+        "subscribe",
+        -2,
+        NS.with(Flags::PUBSUB),
+        Kind::PubSub(P::Subscribe),
+    ),
+    command(
+        "unsubscribe",
+        -1,
+        Flags::PUBSUB,
+        Kind::PubSub(P::Unsubscribe),
+    ),
+    command(
+        "psubscribe",
+        -2,
+        NS.with(Flags::PUBSUB),
+        Kind::PubSub(P::PSubscribe),
+    ),
+    command(
+        "punsubscribe",
+        -1,
+        Flags::PUBSUB,
+        Kind::PubSub(P::PUnsubscribe),
+    ),
+    // Scripting.
+    command("eval", -3, NS, Kind::Scripting(E::Eval)),
+    command("evalsha", -3, NS, Kind::Scripting(E::EvalSha)),
+    command("eval_ro", -3, NS, Kind::Scripting(E::EvalRo)),
+    command("evalsha_ro", -3, NS, Kind::Scripting(E::EvalShaRo)),
+    command("script", -2, NS, Kind::Scripting(E::Script)),
+    // Transactions.
+    command(
+        "multi",
+        1,
+        NS.with(Flags::NO_MULTI),
+        Kind::Transaction(T::Multi),
+    ),
+    command(
+        "exec",
+        1,
+        NS.with(Flags::NO_MULTI),
+        Kind::Transaction(T::Exec),
+    ),
+    command("discard", 1, Flags::NO_MULTI, Kind::Transaction(T::Discard)),
+    command(
+        "watch",
+        -2,
+        NS.with(Flags::NO_MULTI),
+        Kind::Transaction(T::Watch),
+    ),
+    command("unwatch", 1, NS, Kind::Transaction(T::Unwatch)),
+];
+
+/// The table by lower-case name.
+static BY_NAME: LazyLock<HashMap<&'static [u8], &'static Command>> = LazyLock::new(|| {
+    TABLE
+        .iter()
+        .map(|command| (command.name.as_bytes(), command))
+        .collect()
+});
+
+/// The command named `name`, in any case.
+pub(crate) fn lookup(name: &[u8]) -> Option<&'static Command> {
+    // Every request looks its name up: lower-case it on the stack, not the heap.
+    let mut lower = [0u8; 32];
+    let lower = lower.get_mut(..name.len())?;
+    for (to, from) in lower.iter_mut().zip(name) {
+        *to = from.to_ascii_lowercase();
+    }
+    BY_NAME.get(&*lower).copied()
 }
 
 /// `ERR wrong number of arguments for '<name>' command`.
@@ -94,9 +327,24 @@ pub(crate) fn integer(bytes: &[u8]) -> Option<i64> {
 pub(crate) const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
 pub(crate) const SYNTAX_ERROR: &str = "ERR syntax error";
 
+/// `+OK`.
+pub(crate) fn ok() -> Value {
+    Value::Status("OK".into())
+}
+
+/// A bulk string, or nil.
+pub(crate) fn bulk(value: Option<Vec<u8>>) -> Value {
+    value.map_or(Value::Nil, Value::Data)
+}
+
+/// A store error as its reply text.
+pub(crate) fn text(error: lock_core::Error) -> String {
+    error.message().to_string()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::integer;
+    use super::*;
 
     #[test]
     fn integers_are_read_like_string2ll() {
@@ -117,5 +365,16 @@ mod tests {
         ] {
             assert_eq!(integer(text.as_bytes()), expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn names_are_found_in_any_case_and_once() {
+        assert_eq!(lookup(b"GeT").map(|c| c.name), Some("get"));
+        assert!(lookup(b"nope").is_none());
+        assert!(lookup(&[b'a'; 64]).is_none());
+        let mut names: Vec<_> = TABLE.iter().map(|c| c.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TABLE.len(), "a name appears twice");
     }
 }

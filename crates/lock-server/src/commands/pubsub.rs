@@ -1,5 +1,5 @@
-//! SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE and PUNSUBSCRIBE, and what a subscribed connection
-//! may still do.
+//! PUBLISH, SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE and PUNSUBSCRIBE, and PING in subscribed
+//! mode.
 //!
 //! A connection reads all of its subscriptions from one [`Inbox`], as a Redis client's
 //! messages all go to its one output buffer: reading costs O(1) per message however many
@@ -10,10 +10,51 @@
 
 use std::collections::BTreeSet;
 
-use lock_core::{Delivery, Inbox, Value};
+use lock_core::Value;
+use lock_memory::{Delivery, Inbox, Keyspace};
 
-use super::wrong_arity;
-use crate::server::Shared;
+use super::{text, wrong_arity};
+use crate::reply::Reply;
+use crate::session::Session;
+use crate::shared::Shared;
+
+/// The subscription commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PubSub {
+    Subscribe,
+    Unsubscribe,
+    PSubscribe,
+    PUnsubscribe,
+}
+
+/// `PUBLISH channel message`, inside the keyspace's atomic section: a connection that
+/// published to its own subscriptions finds the message delivered when the command ends.
+pub(crate) fn publish(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+    Ok(Value::Int(store.publish(args[1], args[2]).map_err(text)?))
+}
+
+/// Runs `which` for `session`: one confirmation (a push under RESP3) per channel.
+pub(crate) async fn run(
+    shared: &Shared,
+    session: &mut Session,
+    which: PubSub,
+    args: &[Vec<u8>],
+) -> Vec<Reply> {
+    let subscriptions = &mut session.subscriptions;
+    let confirmations = match which {
+        PubSub::Subscribe => subscriptions.join(shared, args, false).await,
+        PubSub::PSubscribe => subscriptions.join(shared, args, true).await,
+        PubSub::Unsubscribe => subscriptions.leave(shared, args, "unsubscribe", false),
+        PubSub::PUnsubscribe => subscriptions.leave(shared, args, "punsubscribe", true),
+    };
+    confirmations
+        .into_iter()
+        .map(|reply| match reply {
+            Value::Array(items) => Reply::Push(items),
+            error => Reply::Value(error),
+        })
+        .collect()
+}
 
 /// One connection's subscriptions.
 #[derive(Debug, Default)]
@@ -34,16 +75,7 @@ impl Subscriptions {
         (self.channels.len() + self.patterns.len()) as i64
     }
 
-    /// `SUBSCRIBE channel [channel ...]`: one confirmation per channel.
-    pub(crate) async fn subscribe(&mut self, shared: &Shared, args: &[Vec<u8>]) -> Vec<Value> {
-        self.join(shared, args, false).await
-    }
-
-    /// `PSUBSCRIBE pattern [pattern ...]`: one confirmation per pattern.
-    pub(crate) async fn psubscribe(&mut self, shared: &Shared, args: &[Vec<u8>]) -> Vec<Value> {
-        self.join(shared, args, true).await
-    }
-
+    /// `(P)SUBSCRIBE name [name ...]`: one confirmation per name.
     async fn join(&mut self, shared: &Shared, args: &[Vec<u8>], patterns: bool) -> Vec<Value> {
         let kind = if patterns { "psubscribe" } else { "subscribe" };
         if args.len() < 2 {
@@ -79,16 +111,7 @@ impl Subscriptions {
         replies
     }
 
-    /// `UNSUBSCRIBE [channel ...]`: all channels when none is named.
-    pub(crate) fn unsubscribe(&mut self, shared: &Shared, args: &[Vec<u8>]) -> Vec<Value> {
-        self.leave(shared, args, "unsubscribe", false)
-    }
-
-    /// `PUNSUBSCRIBE [pattern ...]`: all patterns when none is named.
-    pub(crate) fn punsubscribe(&mut self, shared: &Shared, args: &[Vec<u8>]) -> Vec<Value> {
-        self.leave(shared, args, "punsubscribe", true)
-    }
-
+    /// `(P)UNSUBSCRIBE [name ...]`: all of them when none is named.
     fn leave(
         &mut self,
         shared: &Shared,
@@ -178,36 +201,6 @@ fn event(kind: &str, channel: Option<&[u8]>, count: i64) -> Value {
         channel.map_or(Value::Nil, |c| Value::Data(c.to_vec())),
         Value::Int(count),
     ])
-}
-
-/// Whether a reply is a pub/sub event (a RESP3 push, not a reply).
-pub(crate) fn is_event(value: &Value) -> bool {
-    let Value::Array(items) = value else {
-        return false;
-    };
-    match (items.first(), items.len()) {
-        (Some(Value::Data(kind)), 3) => matches!(
-            kind.as_slice(),
-            b"subscribe" | b"unsubscribe" | b"psubscribe" | b"punsubscribe" | b"message"
-        ),
-        (Some(Value::Data(kind)), 4) => kind == b"pmessage",
-        _ => false,
-    }
-}
-
-/// What a subscribed connection may run; anything else gets Redis's refusal.
-pub(crate) fn allowed_while_subscribed(name: &[u8]) -> bool {
-    let name = name.to_ascii_lowercase();
-    matches!(
-        name.as_slice(),
-        b"subscribe"
-            | b"unsubscribe"
-            | b"psubscribe"
-            | b"punsubscribe"
-            | b"ping"
-            | b"quit"
-            | b"reset"
-    )
 }
 
 /// PING while subscribed: `["pong", message or ""]`.

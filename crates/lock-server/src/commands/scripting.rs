@@ -3,59 +3,69 @@
 use lock_core::Value;
 
 use super::{NOT_AN_INTEGER, integer, wrong_arity};
-use crate::server::Shared;
+use crate::reply::{Hangup, from_store};
 use crate::session::Session;
+use crate::shared::Shared;
 
-const COMMANDS: &super::Table = &[
-    ("eval", -3),
-    ("evalsha", -3),
-    ("eval_ro", -3),
-    ("evalsha_ro", -3),
-    ("script", -2),
-];
-
-/// The lower-case name and arity of a scripting command, if `name` is one.
-pub(crate) fn lookup(name: &[u8]) -> Option<(&'static str, i32)> {
-    super::find(COMMANDS, name)
+/// The scripting commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scripting {
+    Eval,
+    EvalSha,
+    EvalRo,
+    EvalShaRo,
+    Script,
 }
 
-/// Runs the scripting command `name` (its arity already checked).
+/// Runs `which` (its arity already checked).
 pub(crate) async fn run(
     shared: &Shared,
     session: &Session,
-    name: &'static str,
+    which: Scripting,
     args: &[Vec<u8>],
-) -> Value {
-    if name == "script" {
-        return script(shared, args);
-    }
+) -> Result<Value, Hangup> {
+    let (by_sha, read_only) = match which {
+        Scripting::Script => return Ok(script(shared, args)),
+        Scripting::Eval => (false, false),
+        Scripting::EvalSha => (true, false),
+        Scripting::EvalRo => (false, true),
+        Scripting::EvalShaRo => (true, true),
+    };
     let Some(numkeys) = integer(&args[2]) else {
-        return Value::Error(NOT_AN_INTEGER.into());
+        return Ok(Value::Error(NOT_AN_INTEGER.into()));
     };
     if numkeys < 0 {
-        return Value::Error("ERR Number of keys can't be negative".into());
+        return Ok(Value::Error("ERR Number of keys can't be negative".into()));
     }
     let numkeys = numkeys as usize;
     if numkeys > args.len() - 3 {
-        return Value::Error("ERR Number of keys can't be greater than number of args".into());
+        return Ok(Value::Error(
+            "ERR Number of keys can't be greater than number of args".into(),
+        ));
     }
-    let sha = if name.starts_with("evalsha") {
+    let sha = if by_sha {
         let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
         if !shared.lua.exists(&sha) {
-            return Value::Error("NOSCRIPT No matching script. Please use EVAL.".into());
+            return Ok(Value::Error(
+                "NOSCRIPT No matching script. Please use EVAL.".into(),
+            ));
         }
         sha
     } else {
         match shared.lua.load(&args[1]) {
             Ok(sha) => sha,
-            Err(text) => return Value::Error(text),
+            Err(text) => return Ok(Value::Error(text)),
         }
     };
     let keys: Vec<&[u8]> = args[3..3 + numkeys].iter().map(Vec::as_slice).collect();
-    let read_only: &[u8] = if name.ends_with("_ro") { b"1" } else { b"0" };
-    let mut script_args: Vec<&[u8]> = vec![sha.as_bytes(), read_only];
-    script_args.extend(args[3 + numkeys..].iter().map(Vec::as_slice));
-    shared.run_script(session.db, &keys, &script_args).await
+    let argv: Vec<&[u8]> = args[3 + numkeys..].iter().map(Vec::as_slice).collect();
+    let db = session.db;
+    let ran = shared
+        .db(db)
+        .atomically(|store| shared.lua.run(store, &sha, &keys, &argv, read_only))
+        .await;
+    crate::blocking::serve(shared, db).await;
+    from_store(ran)
 }
 
 fn script(shared: &Shared, args: &[Vec<u8>]) -> Value {

@@ -1,62 +1,186 @@
-//! MULTI, EXEC and DISCARD. Queued keyspace commands run in one atomic section, together
-//! with the check of this database's WATCHed keys; a block that also holds connection or
-//! scripting commands runs them in order, each atomic on its own.
+//! MULTI, EXEC, DISCARD, WATCH and UNWATCH.
+//!
+//! A block of keyspace commands runs in one atomic section together with the check of
+//! this database's watched keys; a block that also holds other commands runs them in
+//! order, each atomic on its own. The store stamps every write to a watched key, so EXEC
+//! sees any write, expiry or FLUSHDB since WATCH.
 
 use lock_core::Value;
+use lock_memory::WatchMark;
 
-use super::{arity_ok, connection, keyspace, scripting, unknown_command, wrong_arity};
-use crate::session::{Session, Transaction};
+use super::{dispatch, keyspace, ok};
+use crate::options::DATABASES;
+use crate::reply::{Hangup, Reply};
+use crate::session::{Queued, Session, Watched};
+use crate::shared::Shared;
 
-/// Commands a transaction does not queue.
-pub(crate) fn controls_transaction(name: &[u8]) -> bool {
-    matches!(
-        name,
-        b"multi" | b"exec" | b"discard" | b"watch" | b"quit" | b"reset"
-    )
+/// The transaction commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Transaction {
+    Multi,
+    Exec,
+    Discard,
+    Watch,
+    Unwatch,
 }
 
-pub(crate) fn multi(session: &mut Session, args: &[Vec<u8>]) -> Value {
-    if args.len() != 1 {
-        return wrong_arity("multi");
-    }
-    if session.transaction.is_some() {
-        return Value::Error("ERR MULTI calls can not be nested".into());
-    }
-    session.transaction = Some(Transaction::default());
-    Value::Status("OK".into())
-}
-
-pub(crate) fn discard(session: &mut Session) -> Value {
-    match session.transaction.take() {
-        Some(_) => Value::Status("OK".into()),
-        None => Value::Error("ERR DISCARD without MULTI".into()),
-    }
-}
-
-/// Queues `args` in the open transaction: `QUEUED`, or the error that will abort EXEC.
-pub(crate) fn queue(transaction: &mut Transaction, name: &[u8], args: Vec<Vec<u8>>) -> Value {
-    let arity = connection::lookup(name)
-        .or_else(|| scripting::lookup(name))
-        .map(|(_, arity)| arity)
-        .or_else(|| keyspace::lookup(name).map(keyspace::arity))
-        .or(match name {
-            b"subscribe" | b"psubscribe" => Some(-2),
-            b"unsubscribe" | b"punsubscribe" => Some(-1),
-            _ => None,
-        });
-    let refusal = match arity {
-        None => unknown_command(&args),
-        Some(arity) if !arity_ok(arity, args.len()) => wrong_arity(&String::from_utf8_lossy(name)),
-        Some(_) => {
-            transaction.queued.push(args);
-            return Value::Status("QUEUED".into());
+/// Runs `which` for `session` (its arity already checked).
+pub(crate) async fn run(
+    shared: &Shared,
+    session: &mut Session,
+    which: Transaction,
+    args: &[Vec<u8>],
+) -> Result<Reply, Hangup> {
+    let in_multi = session.transaction.is_some();
+    Ok(match which {
+        Transaction::Multi if in_multi => {
+            Value::Error("ERR MULTI calls can not be nested".into()).into()
         }
-    };
-    transaction.refused = true;
-    refusal
+        Transaction::Multi => {
+            session.transaction = Some(Queued::default());
+            ok().into()
+        }
+        Transaction::Discard => match session.transaction.take() {
+            Some(_) => {
+                release_watches(shared, session, None).await?;
+                ok().into()
+            }
+            None => Value::Error("ERR DISCARD without MULTI".into()).into(),
+        },
+        Transaction::Exec => match session.transaction.take() {
+            Some(queued) => exec(shared, session, queued).await?,
+            None => Value::Error("ERR EXEC without MULTI".into()).into(),
+        },
+        Transaction::Watch if in_multi => {
+            Value::Error("ERR WATCH inside MULTI is not allowed".into()).into()
+        }
+        Transaction::Watch => watch(shared, session, &args[1..]).await?.into(),
+        Transaction::Unwatch => {
+            release_watches(shared, session, None).await?;
+            ok().into()
+        }
+    })
 }
 
-/// Whether every queued command is a keyspace command (then EXEC is one atomic step).
-pub(crate) fn all_keyspace(queued: &[Vec<Vec<u8>>]) -> bool {
-    queued.iter().all(|c| keyspace::lookup(&c[0]).is_some())
+/// Queues `args` (a known command of the right arity) in the open transaction.
+pub(crate) fn queue(session: &mut Session, args: Vec<Vec<u8>>) -> Value {
+    if let Some(queued) = session.transaction.as_mut() {
+        queued.commands.push(args);
+    }
+    Value::Status("QUEUED".into())
+}
+
+/// `EXEC`: the queued commands' replies, a null array when a watched key changed, or
+/// EXECABORT when one was refused while queueing. Pub/sub events the commands caused go
+/// inside the reply, before the element of the command that caused them.
+async fn exec(shared: &Shared, session: &mut Session, queued: Queued) -> Result<Reply, Hangup> {
+    // Watches of other databases are checked first; this database's atomically with the
+    // block.
+    let db = session.db;
+    let broken_elsewhere = release_watches(shared, session, Some(db)).await?;
+    let here = std::mem::take(&mut session.watched);
+    let watches = marks_of(&here, db);
+    if queued.refused || broken_elsewhere {
+        if !watches.is_empty() {
+            keyspace::batch(shared, db, &watches, &[], &mut |_| {}).await?;
+        }
+        return Ok(if queued.refused {
+            Value::Error("EXECABORT Transaction discarded because of previous errors.".into())
+        } else {
+            Value::NilArray
+        }
+        .into());
+    }
+    let mut events = Vec::new();
+    let all_keyspace = queued
+        .commands
+        .iter()
+        .all(|command| super::lookup(&command[0]).is_some_and(super::Command::on_keyspace));
+    if all_keyspace {
+        let subscriptions = &mut session.subscriptions;
+        let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
+        let reply = keyspace::batch(shared, db, &watches, &queued.commands, &mut observe).await?;
+        return Ok(with_events(reply, events));
+    }
+    if !watches.is_empty()
+        && keyspace::batch(shared, db, &watches, &[], &mut |_| {}).await? == Value::NilArray
+    {
+        return Ok(Value::NilArray.into());
+    }
+    let mut replies = Vec::new();
+    for command in queued.commands {
+        let ran = Box::pin(dispatch::execute(shared, session, command, false)).await?;
+        session.subscriptions.drain_into(replies.len(), &mut events);
+        replies.extend(ran.into_iter().map(|reply| match reply {
+            Reply::Value(value) => value,
+            Reply::Map(items) | Reply::Push(items) | Reply::WithEvents(items, _) => {
+                Value::Array(items)
+            }
+            Reply::Block(_) => Value::NilArray,
+        }));
+    }
+    Ok(with_events(Value::Array(replies), events))
+}
+
+fn with_events(reply: Value, events: Vec<(usize, Value)>) -> Reply {
+    match reply {
+        Value::Array(items) if !events.is_empty() => Reply::WithEvents(items, events),
+        other => other.into(),
+    }
+}
+
+/// `WATCH key [key ...]`. A key already watched in the same database keeps its first mark.
+async fn watch(shared: &Shared, session: &mut Session, keys: &[Vec<u8>]) -> Result<Value, Hangup> {
+    let db = session.db;
+    let mut fresh: Vec<Vec<u8>> = Vec::new();
+    for key in keys {
+        let known = session.watched.iter().any(|w| w.db == db && &w.key == key);
+        if !known && !fresh.contains(key) {
+            fresh.push(key.clone());
+        }
+    }
+    let marks = match keyspace::watch(shared, db, &fresh).await? {
+        Ok(marks) => marks,
+        Err(refused) => return Ok(refused),
+    };
+    for (key, mark) in fresh.into_iter().zip(marks) {
+        session.watched.push(Watched { db, key, mark });
+    }
+    Ok(ok())
+}
+
+/// Ends every watch of `session`: true if any watched key changed meanwhile. Keys of
+/// database `keep_db` are left for the caller, who checks them atomically with EXEC.
+pub(crate) async fn release_watches(
+    shared: &Shared,
+    session: &mut Session,
+    keep_db: Option<usize>,
+) -> Result<bool, Hangup> {
+    let mut released = Ok(false);
+    for db in 0..DATABASES {
+        if Some(db) == keep_db {
+            continue;
+        }
+        let watches = marks_of(&session.watched, db);
+        if watches.is_empty() {
+            continue;
+        }
+        // Each batch ends its watches even when a fault fails it: go on with the others.
+        match keyspace::batch(shared, db, &watches, &[], &mut |_| {}).await {
+            Ok(Value::NilArray) => released = released.map(|_| true),
+            Ok(_) => {}
+            Err(hangup) => released = Err(hangup),
+        }
+    }
+    session.watched.retain(|w| Some(w.db) == keep_db);
+    released
+}
+
+/// The watches of database `db`, as [`keyspace::batch`] takes them.
+fn marks_of(watched: &[Watched], db: usize) -> Vec<(&[u8], WatchMark)> {
+    watched
+        .iter()
+        .filter(|w| w.db == db)
+        .map(|w| (w.key.as_slice(), w.mark))
+        .collect()
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::mpsc;
 
-use crate::Message;
+use lock_core::Message;
 
 /// One publication as an [`Inbox`] receives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,8 +28,8 @@ pub enum Delivery {
     },
 }
 
-/// Where [`Channels`](crate::Channels) delivers for one [`Inbox`]: what
-/// [`Channels::subscribe_inbox`](crate::Channels::subscribe_inbox) takes.
+/// Where the double's pub/sub delivers for one [`Inbox`]: what
+/// [`MemoryBackend::subscribe_inbox`](crate::MemoryBackend::subscribe_inbox) takes.
 #[derive(Clone, Debug)]
 pub struct InboxAddress {
     id: u64,
@@ -58,7 +58,7 @@ impl InboxAddress {
 /// publication, the channel's delivery comes before the patterns', and patterns in sorted
 /// order.
 ///
-/// Unlike a [`Subscription`](crate::Subscription), an inbox serves any number of channels
+/// Unlike a [`Subscription`](lock_core::Subscription), an inbox serves any number of channels
 /// with one queue, so reading it costs O(1) per delivery however many subscriptions it
 /// has, and it drops nothing: the queue grows as a Redis client's output buffer does.
 /// Dropping the inbox ends all of its subscriptions.

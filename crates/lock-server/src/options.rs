@@ -1,0 +1,35 @@
+//! [`ServerOptions`]: how to run a [`Server`](crate::Server).
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+/// Redis's 16 databases (`SELECT 0` … `SELECT 15`).
+pub const DATABASES: usize = 16;
+
+/// How to run a [`Server`](crate::Server).
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Address to listen on. Default 127.0.0.1: the double is for tests, not networks.
+    pub bind: IpAddr,
+    /// Port; 0 (the default) picks a free one.
+    pub port: u16,
+    /// Password clients must AUTH with; `None` (default) lets everyone in.
+    pub requirepass: Option<String>,
+    /// Connections served at once; more are refused with Redis's error. Default 10,000.
+    pub max_clients: usize,
+    /// A Lua script running longer is stopped with an error reply (Redis would keep it
+    /// running and answer BUSY to others). Default 5 s, Redis's `lua-time-limit`.
+    pub script_time_limit: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            requirepass: None,
+            max_clients: 10_000,
+            script_time_limit: Duration::from_secs(5),
+        }
+    }
+}

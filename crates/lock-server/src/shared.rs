@@ -1,0 +1,81 @@
+//! What every connection shares: the options, the databases and their clock, the Lua
+//! engine, the clients blocked in BLPOP, and the client counts.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use lock_core::Clock;
+use lock_memory::MemoryBackend;
+
+use crate::blocking::Blocked;
+use crate::lua::Engine;
+use crate::options::{DATABASES, ServerOptions};
+
+/// The state of one server, shared by its connections.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) options: ServerOptions,
+    /// The port the listener bound (the option may say 0).
+    pub(crate) port: u16,
+    /// Every database's clock: `NXLOCK.FASTFORWARD` moves it.
+    pub(crate) clock: Clock,
+    dbs: Vec<MemoryBackend>,
+    /// The Lua interpreter and script cache, shared by all databases as in Redis.
+    pub(crate) lua: Engine,
+    /// Clients waiting in BLPOP.
+    pub(crate) blocked: Blocked,
+    clients: AtomicUsize,
+    next_client_id: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn new(options: ServerOptions, port: u16, lua: Engine) -> Self {
+        let clock = Clock::system();
+        let first = MemoryBackend::with_clock(clock.clone());
+        // Pub/sub is not per database in Redis: every database shares the first's.
+        let mut dbs: Vec<_> = (1..DATABASES)
+            .map(|_| MemoryBackend::with_shared_pubsub(clock.clone(), &first))
+            .collect();
+        dbs.insert(0, first);
+        Self {
+            options,
+            port,
+            clock,
+            dbs,
+            lua,
+            blocked: Blocked::default(),
+            clients: AtomicUsize::new(0),
+            next_client_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Database `index` (less than [`DATABASES`]).
+    pub(crate) fn db(&self, index: usize) -> &MemoryBackend {
+        &self.dbs[index]
+    }
+
+    /// Every database, in order.
+    pub(crate) fn dbs(&self) -> &[MemoryBackend] {
+        &self.dbs
+    }
+
+    pub(crate) fn requires_auth(&self) -> bool {
+        self.options.requirepass.is_some()
+    }
+
+    /// Connections open now.
+    pub(crate) fn clients(&self) -> usize {
+        self.clients.load(Ordering::Relaxed)
+    }
+
+    /// Counts a new connection: its client id, and whether it is over the limit.
+    pub(crate) fn connected(&self) -> (u64, bool) {
+        let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
+        let open = self.clients.fetch_add(1, Ordering::AcqRel);
+        (id, open >= self.options.max_clients)
+    }
+
+    /// Counts a connection gone.
+    pub(crate) fn disconnected(&self) {
+        self.clients.fetch_sub(1, Ordering::AcqRel);
+    }
+}
