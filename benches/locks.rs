@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use nxlock::{
     AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName, LockOptions,
-    LockOwner, MemoryBackend, RedisBackend, RedisTarget, ReentrantLock, ScriptedLock, SetOptions,
-    TokenLock, scripts,
+    LockOwner, MemoryBackend, RedisBackend, ReentrantLock, ScriptedLock, SetOptions, TokenLock,
+    scripts,
 };
 use tokio::runtime::Runtime;
 
@@ -227,7 +227,7 @@ fn memory(c: &mut Criterion) {
 }
 
 fn redis_groups(c: &mut Criterion) {
-    let target = match RedisTarget::from_env() {
+    let target = match nxlock::testing::RedisTarget::from_env() {
         Ok(target) => target,
         Err(why) => {
             eprintln!("*** SKIPPED the Redis benchmark groups: {why} ***");

@@ -2,16 +2,25 @@
 //!
 //! Test, validate and benchmark Redis-style (SETNX family) distributed locks.
 //!
-//! - [`lock_core`] (re-exported at the top level): the [`KvBackend`] trait, [`Script`]s,
-//!   the [`Clock`], and the lock algorithms of the seed documents.
+//! - The lock algorithms of the seed documents ([`TokenLock`], [`LegacyLock`],
+//!   [`ScriptedLock`], [`ReentrantLock`], [`FencedLock`], [`FairLock`]), generic over any
+//!   [`KvBackend`], with [`Lease`] watchdogs.
 //! - [`MemoryBackend`]: an in-process Redis double with virtual time and fault injection.
-//! - [`RedisBackend`]: the same trait on a real Redis-protocol server (redis-rs).
-//! - [`conformance`]: the suite every backend runs; [`MemoryHarness`] and [`RedisHarness`]
-//!   run it on the double and on a real server.
+//! - [`conformance`]: the suite every backend runs; [`MemoryHarness`] runs it on the
+//!   double, `RedisHarness` (feature `redis`) on a real server.
+//! - With features: `RedisBackend` (`redis`), `nxlock serve` as a library ([`server`],
+//!   feature `server`), the contention benchmark ([`bench`], feature `bench`). The default
+//!   feature `cli` turns all of them on and builds the `nxlock` binary; a project that
+//!   unit-tests its lock code needs none of them:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! nxlock = { version = "0.1", default-features = false }
+//! ```
 //!
 //! ```
-//! use std::time::Duration;
-//! use nxlock::{LockAlgorithm, LockGuard, LockName, MemoryBackend, TokenLock};
+//! use nxlock::prelude::*;
+//! use nxlock::{LockName, MemoryBackend, TokenLock};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() -> Result<(), nxlock::LockError> {
@@ -23,18 +32,42 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "bench")]
 pub mod bench;
-mod memory_harness;
-mod redis_harness;
 
 pub use lock_conformance as conformance;
-pub use lock_core::*;
-pub use lock_memory::{Dump, Faults, KeyDump, MemoryBackend, MemoryStats};
-pub use lock_redis::server::announce_skip;
-pub use lock_redis::{RedisBackend, RedisOptions, RedisServer, RedisTarget, redis};
+pub use lock_core::{
+    AcquirePolicy, Attempt, Backoff, Clock, CountingBackend, DEFAULT_PATIENCE, Error, ErrorKind,
+    ExpireCondition, FairGuard, FairLock, FencedGuard, FencedLock, KvBackend, Lease, LeaseOptions,
+    LegacyGuard, LegacyLock, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, LockOwner,
+    LostReason, MAX_TTL, Message, Missed, ReentrantGuard, ReentrantLock, ReleaseError, Result,
+    Retry, Script, ScriptContext, ScriptedGuard, ScriptedLock, SetCondition, SetExpiry, SetOptions,
+    SetReply, Subscription, TokenGuard, TokenLock, Value, Wait, hash_slot, scripts,
+};
+pub use lock_memory::{Dump, Faults, KeyDump, MemoryBackend, MemoryHarness, MemoryStats};
+#[cfg(feature = "redis")]
+pub use lock_redis::{RedisBackend, RedisHarness, RedisOptions, redis};
+#[cfg(feature = "server")]
 pub use lock_server as server;
-pub use memory_harness::MemoryHarness;
-pub use redis_harness::RedisHarness;
+
+/// The traits a test needs in scope to acquire, release and run commands:
+/// `use nxlock::prelude::*;`.
+pub mod prelude {
+    pub use lock_core::{KvBackend, LockAlgorithm, LockGuard};
+}
+
+/// Real `redis-server` processes for tests: spawned on a free loopback port and killed on
+/// drop, or skipped loudly when none is available (a failure under
+/// `NXLOCK_REQUIRE_REDIS=1`).
+#[cfg(feature = "redis")]
+pub mod testing {
+    pub use lock_redis::server::{URL_VAR, announce_skip};
+    pub use lock_redis::{RedisServer, RedisTarget, redis_required, skip_or_fail};
+}
+
+/// The building blocks under the facade, for backend authors who write their own native
+/// scripts (`lock_core::nth`, `lock_core::integer_arg`) or need the whole core.
+pub use lock_core;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

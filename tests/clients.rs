@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nxlock::RedisTarget;
 use nxlock::server::{Server, ServerOptions};
+use nxlock::testing::RedisTarget;
 
 const REQUIRE_VAR: &str = "NXLOCK_REQUIRE_CLIENTS";
 
@@ -71,7 +71,7 @@ async fn against_both(program: &'static str, script: &'static str) {
     server.stop().await;
     match RedisTarget::from_env() {
         Ok(target) => run(program, script, target.url(), "plain").await,
-        Err(why) => nxlock::announce_skip(&format!("{script} against redis-server"), &why),
+        Err(why) => nxlock::testing::announce_skip(&format!("{script} against redis-server"), &why),
     }
 }
 

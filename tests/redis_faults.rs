@@ -4,24 +4,18 @@ mod support;
 
 use std::time::Duration;
 
+use nxlock::testing::{RedisServer, skip_or_fail};
 use nxlock::{
     AcquirePolicy, ErrorKind, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions,
-    RedisBackend, RedisOptions, RedisServer, TokenLock, scripts,
+    RedisBackend, RedisOptions, TokenLock, scripts,
 };
 
 const TIMEOUT: Duration = Duration::from_millis(500);
 
 fn spawn(test: &str) -> Option<RedisServer> {
-    match RedisServer::spawn() {
-        Ok(server) => Some(server),
-        Err(why) if std::env::var("NXLOCK_REQUIRE_REDIS").as_deref() == Ok("1") => {
-            panic!("NXLOCK_REQUIRE_REDIS=1 but redis-server cannot be spawned: {why}")
-        }
-        Err(why) => {
-            nxlock::announce_skip(test, &why);
-            None
-        }
-    }
+    RedisServer::spawn()
+        .map_err(|why| skip_or_fail(test, &why))
+        .ok()
 }
 
 async fn script_cached(backend: &RedisBackend, sha: &str) -> bool {

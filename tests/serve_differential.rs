@@ -3,76 +3,12 @@
 
 use std::time::Duration;
 
-use nxlock::RedisTarget;
 use nxlock::server::{Server, ServerOptions};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use nxlock::testing::RedisTarget;
+use tokio::io::AsyncWriteExt;
 
 mod support;
-use support::resp::{reply_end, request};
-
-/// A raw connection that sends requests and reads back exactly one reply each.
-struct Raw {
-    stream: TcpStream,
-    buffer: Vec<u8>,
-}
-
-impl Raw {
-    async fn connect(addr: &str) -> Raw {
-        Raw {
-            stream: TcpStream::connect(addr).await.expect("connect"),
-            buffer: Vec::new(),
-        }
-    }
-
-    async fn send_bytes(&mut self, bytes: &[u8]) -> Vec<u8> {
-        self.stream.write_all(bytes).await.unwrap();
-        self.read_reply().await
-    }
-
-    async fn command(&mut self, args: &[&str]) -> Vec<u8> {
-        self.send_only(args).await;
-        self.read_reply().await
-    }
-
-    /// Sends a command without waiting for its reply.
-    async fn send_only(&mut self, args: &[&str]) {
-        self.stream.write_all(&request(args)).await.unwrap();
-    }
-
-    /// One reply, or what arrived before the connection closed (then empty if nothing).
-    async fn read_reply(&mut self) -> Vec<u8> {
-        loop {
-            if let Some(end) = reply_end(&self.buffer, 0) {
-                return self.buffer.drain(..end).collect();
-            }
-            let read = tokio::time::timeout(
-                Duration::from_secs(2),
-                self.stream.read_buf(&mut self.buffer),
-            )
-            .await
-            .expect("a reply within 2 s");
-            if read.unwrap_or(0) == 0 {
-                return std::mem::take(&mut self.buffer);
-            }
-        }
-    }
-}
-
-/// Everything that arrives within `window`, then `<closed>` if the server closed the
-/// connection or `<open>` if it is still waiting for more.
-async fn collect_for(stream: &mut TcpStream, window: Duration) -> Vec<u8> {
-    let mut received = Vec::new();
-    let deadline = tokio::time::Instant::now() + window;
-    loop {
-        match tokio::time::timeout_at(deadline, stream.read_buf(&mut received)).await {
-            Err(_) => break received.extend_from_slice(b"<open>"),
-            Ok(Ok(0) | Err(_)) => break received.extend_from_slice(b"<closed>"),
-            Ok(Ok(_)) => {}
-        }
-    }
-    received
-}
+use support::raw::{Raw, reply_end, request};
 
 /// The elements of an array reply, sorted: KEYS answers in hash-table order.
 fn sorted_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
@@ -88,6 +24,9 @@ fn sorted_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
     Some(elements)
 }
 
+/// What a transcript's last request echoes: the end of what the requests before it caused.
+const END: &str = "nxlock-test-end-of-transcript";
+
 /// nxlock serve and a real redis-server, side by side.
 struct Servers {
     server: Server,
@@ -102,7 +41,7 @@ async fn both_servers(test: &str) -> Option<Servers> {
     let redis = match RedisTarget::from_env() {
         Ok(redis) => redis,
         Err(why) => {
-            nxlock::announce_skip(test, &why);
+            nxlock::testing::announce_skip(test, &why);
             return None;
         }
     };
@@ -719,9 +658,11 @@ async fn requests_are_framed_like_redis() {
     for input in inputs {
         for addr in [ours_addr.clone(), redis_addr.clone()] {
             exchanges.push(tokio::spawn(async move {
-                let mut stream = TcpStream::connect(&addr).await.expect("connect");
-                stream.write_all(input).await.unwrap();
-                collect_for(&mut stream, Duration::from_millis(500)).await
+                let mut client = Raw::connect(&addr).await;
+                client.stream.write_all(input).await.unwrap();
+                // What the request alone gets, even nothing: the server answers what it
+                // can, then closes once the client has finished.
+                client.finish().await
             }));
         }
     }
@@ -783,22 +724,27 @@ async fn resp3_pushes_land_where_redis_writes_them() {
             let mut client = Raw::connect(&addr).await;
             client.command(&["HELLO", "3"]).await;
             let commands: Vec<Vec<u8>> = pipeline.iter().map(|c| request(c)).collect();
+            // Everything the pipeline causes comes before the reply to this.
+            let end = request(&["ECHO", END]);
             client
                 .stream
-                .write_all(&[setup.clone(), commands.concat()].concat())
+                .write_all(&[setup.clone(), commands.concat(), end].concat())
                 .await
                 .unwrap();
-            transcript.push(collect_for(&mut client.stream, Duration::from_millis(300)).await);
+            transcript.push(client.read_through(END.as_bytes()).await);
         }
         // Blocked in BLPOP, the client still gets its pushes.
         let mut blocked = Raw::connect(&addr).await;
         let mut other = Raw::connect(&addr).await;
         blocked.command(&["HELLO", "3"]).await;
         blocked.stream.write_all(&setup).await.unwrap();
-        transcript.push(collect_for(&mut blocked.stream, Duration::from_millis(300)).await);
+        transcript.push(blocked.read_reply().await);
+        transcript.push(blocked.read_reply().await);
         blocked.send_only(&["BLPOP", "list", "0"]).await;
+        other.await_blocked(1).await;
         other.command(&["PUBLISH", "c", "while blocked"]).await;
-        transcript.push(collect_for(&mut blocked.stream, Duration::from_millis(300)).await);
+        transcript.push(blocked.read_reply().await);
+        transcript.push(blocked.read_reply().await);
         other.command(&["RPUSH", "list", "x"]).await;
         transcript.push(blocked.read_reply().await);
         transcripts.push(transcript);
@@ -875,229 +821,6 @@ async fn pubsub_behaves_like_redis() {
         transcripts.push(transcript);
     }
     assert_same_transcripts(&transcripts, "pub/sub");
-    server.stop().await;
-}
-
-/// Past `max_clients`, a connection gets Redis's refusal and is closed.
-#[tokio::test]
-async fn connections_beyond_max_clients_are_refused() {
-    let options = ServerOptions {
-        max_clients: 1,
-        ..ServerOptions::default()
-    };
-    let server = Server::start(options).await.unwrap();
-    let addr = server.addr().to_string();
-    let mut first = Raw::connect(&addr).await;
-    assert_eq!(first.command(&["PING"]).await, b"+PONG\r\n");
-    let mut second = Raw::connect(&addr).await;
-    assert_eq!(
-        second.read_reply().await,
-        b"-ERR max number of clients reached\r\n"
-    );
-    assert!(
-        second.read_reply().await.is_empty(),
-        "the refused connection stays open"
-    );
-    assert_eq!(first.command(&["PING"]).await, b"+PONG\r\n");
-    server.stop().await;
-}
-
-/// Faults injected into a database reach network clients as error replies, once each.
-#[tokio::test]
-async fn injected_faults_reach_network_clients() {
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let db = server.db();
-    db.faults().fail_next(1, nxlock::ErrorKind::Timeout);
-    let mut client = Raw::connect(&server.addr().to_string()).await;
-    assert_eq!(
-        client.command(&["SET", "k", "v"]).await,
-        b"-ERR injected fault (Timeout): command timed out\r\n"
-    );
-    assert_eq!(client.command(&["SET", "k", "v"]).await, b"+OK\r\n");
-    assert!(server.db_at(16).is_none());
-    server.stop().await;
-}
-
-/// One connection with thousands of subscriptions gets each message once, on the right
-/// channel, and none after it leaves; messages published before its UNSUBSCRIBE still
-/// arrive, as they would sit in a Redis client's output buffer.
-#[tokio::test]
-async fn a_connection_with_thousands_of_subscriptions_gets_each_message() {
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let addr = server.addr().to_string();
-    let mut subscriber = Raw::connect(&addr).await;
-    let names: Vec<String> = (0..3000).map(|i| format!("c{i}")).collect();
-    let mut subscribe = vec!["SUBSCRIBE"];
-    subscribe.extend(names.iter().map(String::as_str));
-    subscriber.send_only(&subscribe).await;
-    for (i, name) in names.iter().enumerate() {
-        let confirmation = subscriber.read_reply().await;
-        let expected = format!(
-            "*3\r\n$9\r\nsubscribe\r\n${}\r\n{name}\r\n:{}\r\n",
-            name.len(),
-            i + 1
-        );
-        assert_eq!(String::from_utf8_lossy(&confirmation), expected);
-    }
-    let mut publisher = Raw::connect(&addr).await;
-    assert_eq!(
-        publisher.command(&["PUBLISH", "c2999", "last"]).await,
-        b":1\r\n"
-    );
-    assert_eq!(
-        publisher.command(&["PUBLISH", "c0", "first"]).await,
-        b":1\r\n"
-    );
-    assert_eq!(
-        publisher.command(&["PUBLISH", "c3000", "none"]).await,
-        b":0\r\n"
-    );
-    assert_eq!(
-        subscriber.read_reply().await,
-        b"*3\r\n$7\r\nmessage\r\n$5\r\nc2999\r\n$4\r\nlast\r\n"
-    );
-    assert_eq!(
-        subscriber.read_reply().await,
-        b"*3\r\n$7\r\nmessage\r\n$2\r\nc0\r\n$5\r\nfirst\r\n"
-    );
-    assert_eq!(
-        publisher.command(&["PUBLISH", "c1", "before"]).await,
-        b":1\r\n"
-    );
-    subscriber.send_only(&["UNSUBSCRIBE", "c1"]).await;
-    assert_eq!(
-        subscriber.read_reply().await,
-        b"*3\r\n$7\r\nmessage\r\n$2\r\nc1\r\n$6\r\nbefore\r\n"
-    );
-    assert_eq!(
-        subscriber.read_reply().await,
-        b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nc1\r\n:2999\r\n"
-    );
-    assert_eq!(
-        publisher.command(&["PUBLISH", "c1", "gone"]).await,
-        b":0\r\n"
-    );
-    drop(subscriber);
-    // The closed connection's subscriptions end with it.
-    let mut counted = Vec::new();
-    for _ in 0..100 {
-        counted = publisher.command(&["PUBLISH", "c2", "after"]).await;
-        if counted == b":0\r\n" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(counted, b":0\r\n");
-    server.stop().await;
-}
-
-/// EXEC ends its watches whatever happens, also when an injected fault fails it: nothing
-/// stays watched in the store, and the next transaction on the key runs.
-#[tokio::test]
-async fn an_exec_failed_by_a_fault_still_ends_its_watches() {
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let db = server.db();
-    let mut client = Raw::connect(&server.addr().to_string()).await;
-    assert_eq!(client.command(&["WATCH", "k", "j"]).await, b"+OK\r\n");
-    assert_eq!(db.stats().watched_keys, 2);
-    assert_eq!(client.command(&["MULTI"]).await, b"+OK\r\n");
-    assert_eq!(client.command(&["SET", "k", "v"]).await, b"+QUEUED\r\n");
-    db.faults()
-        .fail_command("EVALSHA", 1, nxlock::ErrorKind::Timeout);
-    assert_eq!(
-        client.command(&["EXEC"]).await,
-        b"-ERR injected fault (Timeout): command timed out\r\n"
-    );
-    assert_eq!(db.stats().watched_keys, 0);
-    assert_eq!(client.command(&["EXISTS", "k"]).await, b":0\r\n");
-    server.stop().await;
-}
-
-/// Pipelined commands meet armed faults one by one, as if sent one at a time: a rule for
-/// the next command fails only the first of a pipeline, and a connection fault on the
-/// second closes the socket after the first's reply.
-#[tokio::test]
-async fn armed_faults_hit_pipelined_commands_one_by_one() {
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let db = server.db();
-    let pipeline = [
-        request(&["SET", "a", "1"]),
-        request(&["SET", "b", "2"]),
-        request(&["GET", "a"]),
-        request(&["GET", "b"]),
-    ]
-    .concat();
-    db.faults().fail_next(1, nxlock::ErrorKind::Timeout);
-    let mut client = Raw::connect(&server.addr().to_string()).await;
-    client.stream.write_all(&pipeline).await.unwrap();
-    let mut replies = Vec::new();
-    for _ in 0..4 {
-        replies.push(client.read_reply().await);
-    }
-    assert_eq!(
-        replies,
-        [
-            &b"-ERR injected fault (Timeout): command timed out\r\n"[..],
-            b"+OK\r\n",
-            b"$-1\r\n",
-            b"$1\r\n2\r\n",
-        ]
-    );
-    db.faults().fail_next(1, nxlock::ErrorKind::Connection);
-    let mut client = Raw::connect(&server.addr().to_string()).await;
-    client
-        .stream
-        .write_all(&[request(&["PING"]), pipeline].concat())
-        .await
-        .unwrap();
-    let mut received = Vec::new();
-    client.stream.read_to_end(&mut received).await.unwrap();
-    assert_eq!(
-        received, b"+PONG\r\n",
-        "the fault closes the socket, later commands never run"
-    );
-    let keys: Vec<Vec<u8>> = db.dump().keys.into_iter().map(|k| k.key).collect();
-    assert_eq!(
-        keys,
-        [b"b".to_vec()],
-        "the faulted SET a, and all after it, never ran"
-    );
-    server.stop().await;
-}
-
-/// A pipeline longer than one step (1,024 commands) still runs every command once, in
-/// order.
-#[tokio::test]
-async fn a_long_pipeline_runs_in_order_across_steps() {
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let mut client = Raw::connect(&server.addr().to_string()).await;
-    let pipeline = request(&["INCR", "n"]).repeat(3000);
-    client.stream.write_all(&pipeline).await.unwrap();
-    for expected in 1..=3000 {
-        assert_eq!(
-            client.read_reply().await,
-            format!(":{expected}\r\n").into_bytes()
-        );
-    }
-    server.stop().await;
-}
-
-/// A script that never ends is stopped at the time limit; the server keeps serving.
-#[tokio::test]
-async fn a_runaway_script_is_stopped_at_the_time_limit() {
-    let options = ServerOptions {
-        script_time_limit: Duration::from_millis(200),
-        ..ServerOptions::default()
-    };
-    let server = Server::start(options).await.unwrap();
-    let mut client = Raw::connect(&server.addr().to_string()).await;
-    let reply = client.command(&["EVAL", "while true do end", "0"]).await;
-    let text = String::from_utf8_lossy(&reply);
-    assert!(
-        text.starts_with("-ERR nxlock serve stopped the script after its 200 ms time limit"),
-        "{text}"
-    );
-    assert_eq!(client.command(&["SET", "k", "v"]).await, b"+OK\r\n");
     server.stop().await;
 }
 
@@ -1182,22 +905,23 @@ async fn blpop_blocks_and_is_served_like_redis() {
         let mut transcript = vec![pusher.command(&["FLUSHALL"]).await];
         // Two waiters on the same list; the first to block is served first.
         first.send_only(&["BLPOP", "jobs", "other", "0"]).await;
+        pusher.await_blocked(1).await;
         second.send_only(&["BLPOP", "jobs", "5"]).await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        pusher.await_blocked(2).await;
         transcript.push(pusher.command(&["RPUSH", "jobs", "a", "b", "c"]).await);
         transcript.push(first.read_reply().await);
         transcript.push(second.read_reply().await);
         transcript.push(pusher.command(&["LLEN", "jobs"]).await);
         // A push inside MULTI serves the waiter when EXEC runs.
         first.send_only(&["BLPOP", "other", "0"]).await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        pusher.await_blocked(1).await;
         transcript.push(pusher.command(&["MULTI"]).await);
         transcript.push(pusher.command(&["LPUSH", "other", "x"]).await);
         transcript.push(pusher.command(&["EXEC"]).await);
         transcript.push(first.read_reply().await);
         // Pushed by a script.
         first.send_only(&["BLPOP", "other", "0"]).await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        pusher.await_blocked(1).await;
         transcript.push(
             pusher
                 .command(&[
@@ -1214,46 +938,14 @@ async fn blpop_blocks_and_is_served_like_redis() {
         // A waiter that leaves takes nothing with it.
         let mut leaver = Raw::connect(&addr).await;
         leaver.send_only(&["BLPOP", "kept", "0"]).await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        pusher.await_blocked(1).await;
         drop(leaver);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        pusher.await_blocked(0).await;
         transcript.push(pusher.command(&["RPUSH", "kept", "v"]).await);
         transcript.push(pusher.command(&["LLEN", "kept"]).await);
         transcripts.push(transcript);
     }
     assert_same_transcripts(&transcripts, "BLPOP");
-    server.stop().await;
-}
-
-/// `NXLOCK.FASTFORWARD` ends a BLPOP wait as if its timeout had passed.
-#[tokio::test]
-async fn fast_forward_ends_a_blpop_wait() {
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let addr = server.addr().to_string();
-    let mut waiter = Raw::connect(&addr).await;
-    let mut admin = Raw::connect(&addr).await;
-    waiter.send_only(&["BLPOP", "jobs", "3600"]).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(
-        admin.command(&["NXLOCK.FASTFORWARD", "3600000"]).await,
-        b"+OK\r\n"
-    );
-    assert_eq!(waiter.read_reply().await, b"*-1\r\n");
-    server.stop().await;
-}
-
-/// An injected connection fault closes the client's socket instead of replying.
-#[tokio::test]
-async fn an_injected_connection_fault_closes_the_socket() {
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    server
-        .db()
-        .faults()
-        .fail_next(1, nxlock::ErrorKind::Connection);
-    let mut client = Raw::connect(&server.addr().to_string()).await;
-    assert_eq!(client.command(&["SET", "k", "v"]).await, b"");
-    let mut again = Raw::connect(&server.addr().to_string()).await;
-    assert_eq!(again.command(&["SET", "k", "v"]).await, b"+OK\r\n");
     server.stop().await;
 }
 
@@ -1303,33 +995,5 @@ async fn a_watched_key_that_expires_aborts_exec_like_redis() {
         transcripts.push(transcript);
     }
     assert_same_transcripts(&transcripts, "WATCH expiry");
-    server.stop().await;
-}
-
-/// Stopping the server closes a connection that is waiting in BLPOP.
-#[tokio::test]
-async fn stop_closes_a_connection_waiting_in_blpop() {
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let mut waiter = Raw::connect(&server.addr().to_string()).await;
-    waiter.send_only(&["BLPOP", "jobs", "0"]).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    server.stop().await;
-    assert_eq!(waiter.read_reply().await, b"", "still waiting after stop");
-}
-
-/// A connection fault that hits a command inside EXEC also closes the socket: no reply,
-/// and no internal marker, reaches the client.
-#[tokio::test]
-async fn a_connection_fault_inside_exec_closes_the_socket() {
-    let server = Server::start(ServerOptions::default()).await.unwrap();
-    let mut client = Raw::connect(&server.addr().to_string()).await;
-    for command in [&["MULTI"][..], &["SET", "k", "v"], &["PING"]] {
-        client.command(command).await;
-    }
-    server
-        .db()
-        .faults()
-        .fail_next(1, nxlock::ErrorKind::Connection);
-    assert_eq!(client.command(&["EXEC"]).await, b"");
     server.stop().await;
 }

@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 mod support;
-use support::resp::{reply_end, request};
+use support::raw::{reply_end, request};
 
 const NAMES: &[&str] = &[
     "GET",

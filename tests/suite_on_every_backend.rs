@@ -19,7 +19,7 @@ impl Backend {
             Backend::Redis => {
                 let harness = RedisHarness::from_env();
                 if let Some(why) = nxlock::conformance::Harness::skip_reason(&harness) {
-                    nxlock::announce_skip("suite_on_every_backend::redis", &why);
+                    nxlock::testing::announce_skip("suite_on_every_backend::redis", &why);
                     return None;
                 }
                 Some(run_all(&harness).await)

@@ -6,13 +6,21 @@ use std::time::{Duration, Instant};
 use lock_core::scripts::COMPARE_AND_DELETE;
 use redis::aio::MultiplexedConnection;
 
+use super::BenchError;
+
 /// Runs `clients` tasks doing hand-written uncontended cycles (each on its own key) on
 /// `url` for `duration`; answers total cycles per second.
 pub async fn hand_written_floor(
     url: &str,
     clients: usize,
     duration: Duration,
-) -> Result<f64, String> {
+) -> Result<f64, BenchError> {
+    floor(url, clients, duration)
+        .await
+        .map_err(BenchError::Floor)
+}
+
+async fn floor(url: &str, clients: usize, duration: Duration) -> Result<f64, String> {
     let client = redis::Client::open(url).map_err(|e| e.to_string())?;
     let connection = client
         .get_multiplexed_async_connection()

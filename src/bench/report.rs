@@ -18,9 +18,9 @@ pub(crate) struct ClientResult {
     pub(crate) handoff_ns: Histogram<u64>,
 }
 
-/// Acquire-wait percentiles in microseconds.
+/// A latency distribution's percentiles, in microseconds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Percentiles {
+pub struct Latency {
     /// Median.
     pub p50: f64,
     /// 99th percentile.
@@ -31,13 +31,15 @@ pub struct Percentiles {
     pub max: f64,
 }
 
-/// Full-cycle percentiles in microseconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Latency {
-    /// Median.
-    pub p50: f64,
-    /// 99th percentile.
-    pub p99: f64,
+impl Latency {
+    fn of(histogram: &Histogram<u64>) -> Self {
+        Self {
+            p50: us(histogram.value_at_quantile(0.5)),
+            p99: us(histogram.value_at_quantile(0.99)),
+            p999: us(histogram.value_at_quantile(0.999)),
+            max: us(histogram.max()),
+        }
+    }
 }
 
 /// Cycles completed by the least and the most lucky client.
@@ -69,7 +71,7 @@ pub struct BenchReport {
     /// Cycles per second.
     pub cycles_per_sec: f64,
     /// Time from starting to acquire until holding, µs.
-    pub acquire_us: Percentiles,
+    pub acquire_us: Latency,
     /// Time from starting to acquire until released, µs.
     pub cycle_us: Latency,
     /// Per-client cycle counts.
@@ -121,16 +123,8 @@ impl BenchReport {
             duration_s: (seconds * 1000.0).round() / 1000.0,
             cycles,
             cycles_per_sec: (cycles as f64 / seconds).round(),
-            acquire_us: Percentiles {
-                p50: us(acquire.value_at_quantile(0.5)),
-                p99: us(acquire.value_at_quantile(0.99)),
-                p999: us(acquire.value_at_quantile(0.999)),
-                max: us(acquire.max()),
-            },
-            cycle_us: Latency {
-                p50: us(cycle.value_at_quantile(0.5)),
-                p99: us(cycle.value_at_quantile(0.99)),
-            },
+            acquire_us: Latency::of(&acquire),
+            cycle_us: Latency::of(&cycle),
             per_client_cycles: Fairness {
                 min: clients.iter().map(|c| c.cycles).min().unwrap_or(0),
                 max: clients.iter().map(|c| c.cycles).max().unwrap_or(0),
@@ -142,10 +136,7 @@ impl BenchReport {
             },
             violations,
             errors: clients.iter().map(|c| c.errors).sum(),
-            handoff_us: (!handoff.is_empty()).then(|| Latency {
-                p50: us(handoff.value_at_quantile(0.5)),
-                p99: us(handoff.value_at_quantile(0.99)),
-            }),
+            handoff_us: (!handoff.is_empty()).then(|| Latency::of(&handoff)),
         }
     }
 
@@ -184,8 +175,8 @@ impl fmt::Display for BenchReport {
         )?;
         writeln!(
             f,
-            "cycle µs           p50 {:.1}  p99 {:.1}",
-            self.cycle_us.p50, self.cycle_us.p99
+            "cycle µs           p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
+            self.cycle_us.p50, self.cycle_us.p99, self.cycle_us.p999, self.cycle_us.max
         )?;
         if let Some(handoff) = &self.handoff_us {
             writeln!(

@@ -11,6 +11,7 @@ use lock_core::{
     LockName, LockOptions, ScriptedLock, TokenLock, Wait,
 };
 
+use super::BenchError;
 use super::report::{BenchReport, ClientResult};
 
 /// Which lock algorithm a benchmark drives.
@@ -158,17 +159,37 @@ async fn client_loop<A: LockAlgorithm>(
     result
 }
 
-async fn run_clients<B, A, F>(
-    backend: CountingBackend<B>,
+/// Runs `workload` (its algorithm and wait fields aside) with locks built by `make`: one
+/// lock object per client, on the lock name of its key (`client % keys`), with the
+/// workload's TTL and the algorithm's default acquire policy. Commands are counted
+/// through a [`CountingBackend`] wrapped around `backend`.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), nxlock::bench::BenchError> {
+/// use nxlock::bench::{Workload, run_locks};
+/// use nxlock::{FencedLock, MemoryBackend};
+///
+/// let workload = Workload { clients: 8, ..Workload::default() };
+/// let report = run_locks(MemoryBackend::new(), "memory", &workload, |backend, name, options| {
+///     FencedLock::with_options(backend, name, options)
+/// })
+/// .await?;
+/// assert_eq!(report.violations, 0);
+/// # Ok(()) }
+/// ```
+pub async fn run_locks<B, A, F>(
+    backend: B,
+    backend_name: impl Into<String>,
     workload: &Workload,
     make: F,
-    backend_name: String,
-) -> Result<BenchReport, String>
+) -> Result<BenchReport, BenchError>
 where
     B: KvBackend + Clone + 'static,
     A: LockAlgorithm + 'static,
-    F: Fn(CountingBackend<B>, usize, LockOptions) -> Result<A, LockError>,
+    F: Fn(CountingBackend<B>, &LockName, LockOptions) -> Result<A, LockError>,
 {
+    let backend = CountingBackend::new(backend);
+    let backend_name = backend_name.into();
     let keys = workload.keys.max(1);
     let key_states: Vec<Arc<KeyState>> = (0..keys)
         .map(|_| {
@@ -184,7 +205,7 @@ where
     let mut tasks = Vec::new();
     for client in 0..workload.clients.max(1) {
         let key_index = client % keys;
-        let lock = make(backend.clone(), key_index, options.clone()).map_err(|e| e.to_string())?;
+        let lock = make(backend.clone(), &lock_name(key_index), options.clone())?;
         tasks.push(tokio::spawn(client_loop(
             key_states[key_index].clone(),
             lock,
@@ -220,42 +241,40 @@ fn lock_name(index: usize) -> LockName {
     LockName::new(format!("nxlock-bench:{index}")).expect("a valid lock name")
 }
 
-/// Runs `workload` against `backend` (named `backend_name` in the report). Fails only
-/// when the workload asks for a wait the algorithm does not have.
+/// Runs `workload`'s algorithm, waiting as it says, against `backend` (named
+/// `backend_name` in the report). [`BenchError::InvalidWorkload`] when the workload asks
+/// for a wait the algorithm does not have.
 pub async fn run<B: KvBackend + Clone + 'static>(
     backend: B,
     backend_name: impl Into<String>,
     workload: &Workload,
-) -> Result<BenchReport, String> {
-    let backend = CountingBackend::new(backend);
+) -> Result<BenchReport, BenchError> {
     let name = backend_name.into();
     match (workload.algorithm, workload.wait) {
         (Algorithm::Token, Waiting::Poll) => {
-            let make = |b, i, o| TokenLock::with_options(b, &lock_name(i), o);
-            run_clients(backend, workload, make, name).await
+            run_locks(backend, name, workload, TokenLock::with_options).await
         }
         (Algorithm::Token, Waiting::Notify) => {
-            let make = |b, i, o: LockOptions| {
-                TokenLock::with_options(b, &lock_name(i), o.wait(Wait::Notify))
+            let make = |b, n: &LockName, o: LockOptions| {
+                TokenLock::with_options(b, n, o.wait(Wait::Notify))
             };
-            run_clients(backend, workload, make, name).await
+            run_locks(backend, name, workload, make).await
         }
         (Algorithm::Token, Waiting::Fair) => {
-            let make = |b, i, o| FairLock::with_options(b, &lock_name(i), o);
-            run_clients(backend, workload, make, name).await
+            run_locks(backend, name, workload, FairLock::with_options).await
         }
         (Algorithm::Legacy, Waiting::Poll) => {
-            let make = |b, i, o| LegacyLock::with_options(b, &lock_name(i), o);
-            run_clients(backend, workload, make, name).await
+            run_locks(backend, name, workload, LegacyLock::with_options).await
         }
         (Algorithm::Scripted, Waiting::Poll) => {
-            let make = |b, i, o| ScriptedLock::with_options(b, &lock_name(i), o);
-            run_clients(backend, workload, make, name).await
+            run_locks(backend, name, workload, ScriptedLock::with_options).await
         }
-        (algorithm, wait) => Err(format!(
-            "--wait {wait:?} needs --algorithm token; {} locks can only poll",
-            algorithm.name()
-        )
-        .to_lowercase()),
+        (algorithm, wait) => Err(BenchError::InvalidWorkload(
+            format!(
+                "--wait {wait:?} needs --algorithm token; {} locks can only poll",
+                algorithm.name()
+            )
+            .to_lowercase(),
+        )),
     }
 }

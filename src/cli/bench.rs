@@ -141,13 +141,21 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
             })
         });
         let result = match &args.url {
-            None => Ok((run(MemoryBackend::new(), "memory", &workload).await?, None)),
+            None => Ok((
+                run(MemoryBackend::new(), "memory", &workload)
+                    .await
+                    .map_err(|e| e.to_string())?,
+                None,
+            )),
             Some(url) => match RedisBackend::connect(url).await {
                 Err(e) => Err(format!("cannot connect to {url}: {e}")),
                 Ok(backend) => {
-                    let report = run(backend, url.clone(), &workload).await?;
+                    let report = run(backend, url.clone(), &workload)
+                        .await
+                        .map_err(|e| e.to_string())?;
                     let floor = if args.compare {
-                        Some(hand_written_floor(url, workload.clients, workload.duration).await?)
+                        let floor = hand_written_floor(url, workload.clients, workload.duration);
+                        Some(floor.await.map_err(|e| e.to_string())?)
                     } else {
                         None
                     };

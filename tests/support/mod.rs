@@ -2,9 +2,11 @@
 
 #![allow(dead_code)]
 
-pub mod resp;
+#[path = "../../crates/lock-server/tests/support/raw.rs"]
+pub mod raw;
 
-use nxlock::{Clock, KvBackend, MemoryBackend, RedisBackend, RedisTarget};
+use nxlock::testing::RedisTarget;
+use nxlock::{Clock, KvBackend, MemoryBackend, RedisBackend};
 
 /// A real server (kept alive by `_target`) and a double on the system clock, so that both
 /// measure TTLs against the same time.
@@ -20,7 +22,7 @@ impl Pair {
         let target = match RedisTarget::from_env() {
             Ok(target) => target,
             Err(why) => {
-                nxlock::announce_skip(test, &why);
+                nxlock::testing::announce_skip(test, &why);
                 return None;
             }
         };

@@ -28,6 +28,8 @@ mod backend;
 mod commands;
 mod dump;
 mod faults;
+#[cfg(feature = "conformance")]
+mod harness;
 mod interrupted;
 mod keyspace;
 mod pubsub;
@@ -37,5 +39,7 @@ mod store;
 pub use backend::{MemoryBackend, MemoryStats};
 pub use dump::{Dump, KeyDump};
 pub use faults::{COMMANDS, Faults, injected_error};
+#[cfg(feature = "conformance")]
+pub use harness::MemoryHarness;
 pub use keyspace::{Keyspace, WatchMark};
 pub use pubsub::{Delivery, Inbox, InboxAddress};

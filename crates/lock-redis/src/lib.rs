@@ -6,11 +6,15 @@
 
 mod backend;
 mod errors;
+#[cfg(feature = "conformance")]
+mod harness;
 mod pubsub;
 pub mod server;
 mod value;
 
 pub use backend::{RedisBackend, RedisOptions};
+#[cfg(feature = "conformance")]
+pub use harness::RedisHarness;
 /// The redis-rs crate this backend is built on, for raw commands through [`RedisBackend::query`].
 pub use redis;
-pub use server::{RedisServer, RedisTarget};
+pub use server::{RedisServer, RedisTarget, redis_required, skip_or_fail};

@@ -8,8 +8,24 @@ use std::time::{Duration, Instant};
 
 /// Environment variable naming an existing server to test against instead of spawning one.
 pub const URL_VAR: &str = "NXLOCK_REDIS_URL";
-/// Environment variable that turns "no redis-server available" from a skip into a failure.
+/// Environment variable that turns "no redis-server available" from a skip into a failure
+/// when set to `1` (what CI sets); any other value, or none, lets such tests skip loudly.
 pub const REQUIRE_VAR: &str = "NXLOCK_REQUIRE_REDIS";
+
+/// Whether real-Redis tests must run: `NXLOCK_REQUIRE_REDIS=1`. The one place that reads
+/// the variable.
+pub fn redis_required() -> bool {
+    std::env::var(REQUIRE_VAR).as_deref() == Ok("1")
+}
+
+/// A real-Redis test (`what`) cannot run (`why`): panics when Redis is required,
+/// otherwise says so loudly and lets the caller skip.
+pub fn skip_or_fail(what: &str, why: &str) {
+    if redis_required() {
+        panic!("{REQUIRE_VAR}=1 but {what} cannot run: {why}");
+    }
+    announce_skip(what, why);
+}
 
 /// A `redis-server` child process on `127.0.0.1:<port>`, without persistence.
 #[derive(Debug)]
@@ -49,7 +65,7 @@ impl RedisTarget {
         }
         match RedisServer::spawn() {
             Ok(server) => Ok(RedisTarget::Spawned(server)),
-            Err(why) if std::env::var(REQUIRE_VAR).as_deref() == Ok("1") => {
+            Err(why) if redis_required() => {
                 panic!("{REQUIRE_VAR}=1 but no Redis server is available: {why}")
             }
             Err(why) => Err(why),

@@ -56,7 +56,12 @@ pub(crate) struct Ticket {
 impl Blocked {
     /// Whether any client is waiting (so a push needs to look).
     pub(crate) fn any(&self) -> bool {
-        self.count.load(Ordering::Acquire) > 0
+        self.len() > 0
+    }
+
+    /// How many clients are waiting (INFO's `blocked_clients`).
+    pub(crate) fn len(&self) -> usize {
+        self.count.load(Ordering::Acquire)
     }
 
     /// Queues a client that found every list in `command` empty.

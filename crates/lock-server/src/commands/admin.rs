@@ -69,10 +69,12 @@ fn flush_mode_ok(args: &[Vec<u8>]) -> bool {
 
 fn info(shared: &Shared) -> String {
     format!(
-        "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nnxlock_version:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\n\r\n# Clients\r\nconnected_clients:{}\r\n\r\n# Keyspace\r\n",
+        "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nnxlock_version:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\n\r\n# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n\r\n# Keyspace\r\n",
         env!("CARGO_PKG_VERSION"),
         std::process::id(),
         shared.port,
-        shared.clients()
+        shared.clients(),
+        shared.options.max_clients,
+        shared.blocked.len(),
     )
 }

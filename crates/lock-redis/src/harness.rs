@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_conformance::{Capabilities, Capability, Harness};
-use lock_redis::{RedisBackend, RedisTarget};
+
+use crate::{RedisBackend, RedisTarget};
 
 /// Runs the conformance suite through [`RedisBackend`] on a real server. Time passes for
 /// real (`advance` sleeps), so cases keep their waits short.
@@ -27,8 +28,8 @@ impl RedisHarness {
     }
 
     /// `NXLOCK_REDIS_URL`, or a `redis-server` spawned from PATH for this harness; when
-    /// neither is available the harness reports a skip reason (and panics instead under
-    /// `NXLOCK_REQUIRE_REDIS=1`, see [`RedisTarget::from_env`]).
+    /// neither is available the harness reports a skip reason (and panics instead when
+    /// Redis is required, see [`RedisTarget::from_env`]).
     pub fn from_env() -> Self {
         match RedisTarget::from_env() {
             Ok(target) => Self {

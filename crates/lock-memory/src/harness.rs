@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use lock_conformance::{Capabilities, Capability, Harness};
-use lock_memory::MemoryBackend;
+
+use crate::MemoryBackend;
 
 /// Runs the conformance suite on a fresh [`MemoryBackend`] per case; time advances
 /// virtually (instantly) through [`MemoryBackend::advance`].
