@@ -9,7 +9,7 @@
 //! - [`conformance`]: the suite every backend runs; [`MemoryHarness`] runs it on the
 //!   double, `RedisHarness` (feature `redis`) on a real server.
 //! - With features: `RedisBackend` (`redis`), `nxlock serve` as a library ([`server`],
-//!   feature `server`), the contention benchmark ([`bench`], feature `bench`). The default
+//!   feature `server`), the contention benchmark ([`bench`](mod@bench), feature `bench`). The default
 //!   feature `cli` turns all of them on and builds the `nxlock` binary; a project that
 //!   unit-tests its lock code needs none of them:
 //!

@@ -9,12 +9,12 @@ use tokio::net::TcpStream;
 use tokio::sync::watch as signal;
 
 use crate::blocking::{self, Ticket};
+use crate::client::Client;
 use crate::commands::pubsub::Subscriptions;
 use crate::commands::{dispatch, lists, transaction};
 use crate::pipeline::Pipeline;
 use crate::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
 use crate::request::{ProtocolError, parse};
-use crate::session::Session;
 use crate::shared::Shared;
 
 type StopSignal = signal::Receiver<bool>;
@@ -26,16 +26,16 @@ pub(crate) async fn serve(
     over_limit: bool,
     stopped: StopSignal,
 ) {
-    let mut session = Session::new(id, shared.requires_auth());
-    converse(stream, shared, &mut session, over_limit, stopped).await;
-    let _ = transaction::release_watches(shared, &mut session, None).await;
-    session.subscriptions.clear(shared);
+    let mut client = Client::new(id, shared.requires_auth());
+    converse(stream, shared, &mut client, over_limit, stopped).await;
+    let _ = transaction::release_watches(shared, &mut client, None).await;
+    client.subscriptions.clear(shared);
 }
 
 async fn converse(
     mut stream: TcpStream,
     shared: &Shared,
-    session: &mut Session,
+    client: &mut Client,
     over_limit: bool,
     mut stopped: StopSignal,
 ) {
@@ -54,14 +54,14 @@ async fn converse(
         let mut used = 0;
         let mut close = false;
         loop {
-            let args = match parse(&buffer[used..], session.authenticated) {
+            let args = match parse(&buffer[used..], client.authenticated) {
                 Ok(Some((args, length))) => {
                     used += length;
                     args
                 }
                 Ok(None) => break,
                 Err(ProtocolError(text)) => {
-                    let flushed = flush(shared, session, &mut pipeline, &mut out).await;
+                    let flushed = flush(shared, client, &mut pipeline, &mut out).await;
                     if flushed.is_err() {
                         return hang_up(&mut stream, &out).await;
                     }
@@ -73,15 +73,15 @@ async fn converse(
             if args.is_empty() {
                 continue;
             }
-            let args = if session.plain() {
-                match pipeline.gather(shared, session.db, args) {
+            let args = if client.plain() {
+                match pipeline.gather(shared, client.db, args) {
                     Some(args) => args,
                     None => continue,
                 }
             } else {
                 args
             };
-            if flush(shared, session, &mut pipeline, &mut out)
+            if flush(shared, client, &mut pipeline, &mut out)
                 .await
                 .is_err()
             {
@@ -89,15 +89,15 @@ async fn converse(
             }
             // Events already delivered come first; then those the command caused, before
             // its reply, as Redis writes them when it publishes.
-            write_events(session.protocol, session.subscriptions.drain(), &mut out);
-            let replies = dispatch::execute(shared, session, args, true).await;
-            write_events(session.protocol, session.subscriptions.drain(), &mut out);
+            write_events(client.protocol, client.subscriptions.drain(), &mut out);
+            let replies = dispatch::execute(shared, client, args, true).await;
+            write_events(client.protocol, client.subscriptions.drain(), &mut out);
             let Ok(replies) = replies else {
                 return hang_up(&mut stream, &out).await;
             };
             for reply in replies {
                 let Reply::Block(command) = reply else {
-                    reply::write(session.protocol, &reply, &mut out);
+                    reply::write(client.protocol, &reply, &mut out);
                     continue;
                 };
                 // Everything before this reply must reach the client first.
@@ -109,20 +109,20 @@ async fn converse(
                     stream: &mut stream,
                     buffer: &mut buffer,
                     stopped: &mut stopped,
-                    subscriptions: &mut session.subscriptions,
-                    protocol: session.protocol,
+                    subscriptions: &mut client.subscriptions,
+                    protocol: client.protocol,
                 };
-                match block(shared, session.db, command, waiting).await {
-                    Some(value) => encode_in(session.protocol, &value, &mut out),
+                match block(shared, client.db, command, waiting).await {
+                    Some(value) => encode_in(client.protocol, &value, &mut out),
                     None => return,
                 }
             }
-            if session.quit {
+            if client.quit {
                 close = true;
                 break;
             }
         }
-        if flush(shared, session, &mut pipeline, &mut out)
+        if flush(shared, client, &mut pipeline, &mut out)
             .await
             .is_err()
         {
@@ -143,8 +143,8 @@ async fn converse(
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
             },
-            events = session.subscriptions.next_events() => {
-                write_events(session.protocol, events, &mut out);
+            events = client.subscriptions.next_events() => {
+                write_events(client.protocol, events, &mut out);
             }
             _ = stopped.changed() => return,
         }
@@ -154,13 +154,13 @@ async fn converse(
 /// Runs the pipelined commands gathered so far.
 async fn flush(
     shared: &Shared,
-    session: &mut Session,
+    client: &mut Client,
     pipeline: &mut Pipeline,
     out: &mut Vec<u8>,
 ) -> Result<(), reply::Hangup> {
-    let protocol = session.protocol;
+    let protocol = client.protocol;
     pipeline
-        .flush(shared, protocol, &mut session.subscriptions, out)
+        .flush(shared, protocol, &mut client.subscriptions, out)
         .await
 }
 

@@ -15,6 +15,7 @@
 //! which run against the state every connection shares (`shared`).
 
 mod blocking;
+mod client;
 mod commands;
 mod connection;
 mod lua;
@@ -23,7 +24,6 @@ mod pipeline;
 mod reply;
 mod request;
 mod server;
-mod session;
 mod shared;
 
 pub use commands::FAST_FORWARD;

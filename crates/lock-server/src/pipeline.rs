@@ -4,7 +4,7 @@
 //! here the commands of one step share a reading, microseconds apart.) A step holds at
 //! most [`MAX_STEP`] commands, so a huge pipeline cannot hold the store for long.
 //!
-//! Only plain commands are gathered: a command that changes the session (SELECT, MULTI,
+//! Only plain commands are gathered: a command that changes the connection's state (SELECT, MULTI,
 //! SUBSCRIBE, AUTH…), may block (BLPOP), or arrives while a transaction or a RESP2
 //! subscription restricts what runs, is run on its own after the gathered ones. While
 //! faults are armed on the database, commands also run one by one, so that each still

@@ -5,7 +5,7 @@ use std::time::Duration;
 use lock_core::Value;
 
 use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok};
-use crate::session::Session;
+use crate::client::Client;
 use crate::shared::Shared;
 
 /// The version `INFO` and `HELLO` report: the Redis whose behaviour the server matches.
@@ -23,16 +23,16 @@ pub(crate) enum Admin {
 }
 
 /// Runs `which` (its arity already checked).
-pub(crate) fn run(shared: &Shared, session: &Session, which: Admin, args: &[Vec<u8>]) -> Value {
+pub(crate) fn run(shared: &Shared, client: &Client, which: Admin, args: &[Vec<u8>]) -> Value {
     match which {
         Admin::Info => Value::Data(info(shared).into_bytes()),
-        Admin::DbSize => Value::Int(shared.db(session.db).dump().keys.len() as i64),
+        Admin::DbSize => Value::Int(shared.db(client.db).dump().keys.len() as i64),
         Admin::FlushDb | Admin::FlushAll => {
             if !flush_mode_ok(args) {
                 return Value::Error(SYNTAX_ERROR.into());
             }
             let flushed = match which {
-                Admin::FlushDb => std::slice::from_ref(shared.db(session.db)),
+                Admin::FlushDb => std::slice::from_ref(shared.db(client.db)),
                 _ => shared.dbs(),
             };
             for db in flushed {

@@ -1,18 +1,18 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, CLIENT and RESET. All but
-//! PING and ECHO need the session.
+//! PING and ECHO need the client.
 
 use lock_core::Value;
 
 use super::admin::REDIS_VERSION;
 use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, transaction, wrong_arity};
+use crate::client::Client;
 use crate::options::DATABASES;
 use crate::reply::{Hangup, Protocol, Reply};
-use crate::session::Session as State;
 use crate::shared::Shared;
 
-/// The connection commands that need the session.
+/// The connection commands that need the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Session {
+pub(crate) enum Connection {
     Quit,
     Select,
     Auth,
@@ -39,42 +39,42 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs `which` for `session` (its arity already checked).
+/// Runs `which` for `client` (its arity already checked).
 pub(crate) async fn run(
     shared: &Shared,
-    session: &mut State,
-    which: Session,
+    client: &mut Client,
+    which: Connection,
     args: &[Vec<u8>],
 ) -> Result<Reply, Hangup> {
     Ok(match which {
-        Session::Quit => {
-            session.quit = true;
+        Connection::Quit => {
+            client.quit = true;
             ok().into()
         }
-        Session::Select => match integer(&args[1]) {
+        Connection::Select => match integer(&args[1]) {
             None => Value::Error(NOT_AN_INTEGER.into()).into(),
             Some(db) if (0..DATABASES as i64).contains(&db) => {
-                session.db = db as usize;
+                client.db = db as usize;
                 ok().into()
             }
             Some(_) => Value::Error("ERR DB index is out of range".into()).into(),
         },
-        Session::Auth => auth(shared, session, args).into(),
-        Session::Hello => match hello(shared, session, args) {
+        Connection::Auth => auth(shared, client, args).into(),
+        Connection::Hello => match hello(shared, client, args) {
             Value::Array(fields) => Reply::Map(fields),
             refused => refused.into(),
         },
-        Session::Client => client(session, args).into(),
-        Session::Reset => {
-            transaction::release_watches(shared, session, None).await?;
-            session.subscriptions.clear(shared);
-            *session = State::new(session.id, shared.requires_auth());
+        Connection::Client => client_command(client, args).into(),
+        Connection::Reset => {
+            transaction::release_watches(shared, client, None).await?;
+            client.subscriptions.clear(shared);
+            *client = Client::new(client.id, shared.requires_auth());
             Value::Status("RESET".into()).into()
         }
     })
 }
 
-fn auth(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
+fn auth(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
     if args.len() > 3 {
         return Value::Error(SYNTAX_ERROR.into());
     }
@@ -92,7 +92,7 @@ fn auth(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
         _ => return wrong_arity("auth"),
     };
     if user == b"default" && given.as_slice() == password.as_bytes() {
-        session.authenticated = true;
+        client.authenticated = true;
         ok()
     } else {
         wrong_pass()
@@ -105,9 +105,9 @@ fn wrong_pass() -> Value {
 
 /// `HELLO [2|3 [AUTH user pass] [SETNAME name]]`: the reply is a map (a flat array in
 /// RESP2), written as such by the connection.
-fn hello(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
+fn hello(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
     let mut i = 1;
-    let mut protocol = session.protocol;
+    let mut protocol = client.protocol;
     if let Some(version) = args.get(1) {
         match integer(version) {
             Some(2) => protocol = Protocol::Resp2,
@@ -126,7 +126,7 @@ fn hello(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
         if option == b"auth" && i + 2 < args.len() {
             let reply = auth(
                 shared,
-                session,
+                client,
                 &[b"auth".to_vec(), args[i + 1].clone(), args[i + 2].clone()],
             );
             if matches!(reply, Value::Error(_)) {
@@ -134,7 +134,7 @@ fn hello(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
             }
             i += 3;
         } else if option == b"setname" && i + 1 < args.len() {
-            session.name = Some(args[i + 1].clone());
+            client.name = Some(args[i + 1].clone());
             i += 2;
         } else {
             return Value::Error(format!(
@@ -143,10 +143,10 @@ fn hello(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
             ));
         }
     }
-    if !session.authenticated {
+    if !client.authenticated {
         return Value::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
     }
-    session.protocol = protocol;
+    client.protocol = protocol;
     let field = |s: &str| Value::Data(s.as_bytes().to_vec());
     Value::Array(vec![
         field("server"),
@@ -156,7 +156,7 @@ fn hello(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
         field("proto"),
         Value::Int(if protocol == Protocol::Resp3 { 3 } else { 2 }),
         field("id"),
-        Value::Int(session.id as i64),
+        Value::Int(client.id as i64),
         field("mode"),
         field("standalone"),
         field("role"),
@@ -166,7 +166,8 @@ fn hello(shared: &Shared, session: &mut State, args: &[Vec<u8>]) -> Value {
     ])
 }
 
-fn client(session: &mut State, args: &[Vec<u8>]) -> Value {
+/// `CLIENT SETNAME | GETNAME | ID`.
+fn client_command(client: &mut Client, args: &[Vec<u8>]) -> Value {
     let sub = args[1].to_ascii_lowercase();
     let arity_error = || wrong_arity(&format!("client|{}", text(&sub)));
     match sub.as_slice() {
@@ -181,11 +182,11 @@ fn client(session: &mut State, args: &[Vec<u8>]) -> Value {
                         .into(),
                 );
             }
-            session.name = (!name.is_empty()).then(|| name.clone());
+            client.name = (!name.is_empty()).then(|| name.clone());
             ok()
         }
-        b"getname" if args.len() == 2 => session.name.clone().map_or(Value::Nil, Value::Data),
-        b"id" if args.len() == 2 => Value::Int(session.id as i64),
+        b"getname" if args.len() == 2 => client.name.clone().map_or(Value::Nil, Value::Data),
+        b"id" if args.len() == 2 => Value::Int(client.id as i64),
         // Redis 7.0 has no CLIENT SETINFO (7.2 added it); clients that send it ignore the
         // error, so the 7.0 reply below is what they get here too.
         b"getname" | b"id" => arity_error(),

@@ -7,24 +7,24 @@ use super::{
     Flags, Kind, admin, connection, keyspace, lookup, pubsub, scripting, transaction,
     unknown_command, wrong_arity,
 };
+use crate::client::Client;
 use crate::reply::{Hangup, Reply};
-use crate::session::Session;
 use crate::shared::Shared;
 
-/// Runs one request for `session`: most have one reply, (UN)SUBSCRIBE one per channel.
+/// Runs one request for `client`: most have one reply, (UN)SUBSCRIBE one per channel.
 /// A BLPOP that finds nothing answers [`Reply::Block`] when `may_block` (a client's own
 /// request, not one inside EXEC) and no MULTI is open.
 pub(crate) async fn execute(
     shared: &Shared,
-    session: &mut Session,
+    client: &mut Client,
     args: Vec<Vec<u8>>,
     may_block: bool,
 ) -> Result<Vec<Reply>, Hangup> {
     let command = lookup(&args[0]);
-    if !session.authenticated && !command.is_some_and(|c| c.flags.has(Flags::NO_AUTH)) {
+    if !client.authenticated && !command.is_some_and(|c| c.flags.has(Flags::NO_AUTH)) {
         return one(Value::Error("NOAUTH Authentication required.".into()));
     }
-    if session.restricted() && !command.is_some_and(|c| c.flags.has(Flags::PUBSUB)) {
+    if client.restricted() && !command.is_some_and(|c| c.flags.has(Flags::PUBSUB)) {
         return one(match command {
             None => unknown_command(&args),
             Some(command) => Value::Error(format!(
@@ -40,18 +40,18 @@ pub(crate) async fn execute(
     };
     if let Some(refusal) = refusal {
         // A refused command inside MULTI makes EXEC abort, as in Redis.
-        if let Some(queued) = session.transaction.as_mut() {
+        if let Some(queued) = client.transaction.as_mut() {
             queued.refused = true;
         }
         return one(refusal);
     }
     let command = command.expect("refused above when unknown");
-    if session.transaction.is_some() && !command.flags.has(Flags::NO_MULTI) {
-        return one(transaction::queue(session, args));
+    if client.transaction.is_some() && !command.flags.has(Flags::NO_MULTI) {
+        return one(transaction::queue(client, args));
     }
-    let db = session.db;
+    let db = client.db;
     let reply = match command.kind {
-        Kind::Reply(_) if session.restricted() => pubsub::subscribed_ping(&args).into(),
+        Kind::Reply(_) if client.restricted() => pubsub::subscribed_ping(&args).into(),
         Kind::Keyspace(_) | Kind::Reply(_) => {
             match keyspace::one(shared, db, command, &args).await? {
                 Value::NilArray if may_block && command.flags.has(Flags::BLOCKING) => {
@@ -60,11 +60,11 @@ pub(crate) async fn execute(
                 value => value.into(),
             }
         }
-        Kind::Session(which) => connection::run(shared, session, which, &args).await?,
-        Kind::Admin(which) => admin::run(shared, session, which, &args).into(),
-        Kind::Scripting(which) => scripting::run(shared, session, which, &args).await?.into(),
-        Kind::PubSub(which) => return Ok(pubsub::run(shared, session, which, &args).await),
-        Kind::Transaction(which) => transaction::run(shared, session, which, &args).await?,
+        Kind::Connection(which) => connection::run(shared, client, which, &args).await?,
+        Kind::Admin(which) => admin::run(shared, client, which, &args).into(),
+        Kind::Scripting(which) => scripting::run(shared, client, which, &args).await?.into(),
+        Kind::PubSub(which) => return Ok(pubsub::run(shared, client, which, &args).await),
+        Kind::Transaction(which) => transaction::run(shared, client, which, &args).await?,
     };
     Ok(vec![reply])
 }

@@ -21,7 +21,7 @@ use lock_core::Value;
 use lock_memory::Keyspace;
 
 use admin::Admin as A;
-use connection::Session as S;
+use connection::Connection as S;
 use pubsub::PubSub as P;
 use scripting::Scripting as E;
 use transaction::Transaction as T;
@@ -42,7 +42,7 @@ pub(crate) enum Kind {
     /// meets an injected fault).
     Reply(ReplyFn),
     /// On the connection's state ([`connection`]).
-    Session(connection::Session),
+    Connection(connection::Connection),
     /// On the whole server ([`admin`]).
     Admin(admin::Admin),
     /// Lua scripts and their cache ([`scripting`]).
@@ -145,22 +145,27 @@ pub(crate) static TABLE: &[Command] = &[
         NS.with(Flags::PUBSUB)
             .with(Flags::NO_AUTH)
             .with(Flags::NO_MULTI),
-        Kind::Session(S::Quit),
+        Kind::Connection(S::Quit),
     ),
-    command("select", 2, R, Kind::Session(S::Select)),
-    command("auth", -2, NS.with(Flags::NO_AUTH), Kind::Session(S::Auth)),
+    command("select", 2, R, Kind::Connection(S::Select)),
+    command(
+        "auth",
+        -2,
+        NS.with(Flags::NO_AUTH),
+        Kind::Connection(S::Auth),
+    ),
     command(
         "hello",
         -1,
         NS.with(Flags::NO_AUTH),
-        Kind::Session(S::Hello),
+        Kind::Connection(S::Hello),
     ),
-    command("client", -2, R, Kind::Session(S::Client)),
+    command("client", -2, R, Kind::Connection(S::Client)),
     command(
         "reset",
         1,
         NS.with(Flags::PUBSUB).with(Flags::NO_MULTI),
-        Kind::Session(S::Reset),
+        Kind::Connection(S::Reset),
     ),
     // Server.
     command("info", -1, R, Kind::Admin(A::Info)),

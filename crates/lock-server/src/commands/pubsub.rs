@@ -14,8 +14,8 @@ use lock_core::Value;
 use lock_memory::{Delivery, Inbox, Keyspace};
 
 use super::{text, wrong_arity};
+use crate::client::Client;
 use crate::reply::Reply;
-use crate::session::Session;
 use crate::shared::Shared;
 
 /// The subscription commands.
@@ -33,14 +33,14 @@ pub(crate) fn publish(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value,
     Ok(Value::Int(store.publish(args[1], args[2]).map_err(text)?))
 }
 
-/// Runs `which` for `session`: one confirmation (a push under RESP3) per channel.
+/// Runs `which` for `client`: one confirmation (a push under RESP3) per channel.
 pub(crate) async fn run(
     shared: &Shared,
-    session: &mut Session,
+    client: &mut Client,
     which: PubSub,
     args: &[Vec<u8>],
 ) -> Vec<Reply> {
-    let subscriptions = &mut session.subscriptions;
+    let subscriptions = &mut client.subscriptions;
     let confirmations = match which {
         PubSub::Subscribe => subscriptions.join(shared, args, false).await,
         PubSub::PSubscribe => subscriptions.join(shared, args, true).await,

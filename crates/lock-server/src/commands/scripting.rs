@@ -3,8 +3,8 @@
 use lock_core::Value;
 
 use super::{NOT_AN_INTEGER, integer, wrong_arity};
+use crate::client::Client;
 use crate::reply::{Hangup, from_store};
-use crate::session::Session;
 use crate::shared::Shared;
 
 /// The scripting commands.
@@ -20,7 +20,7 @@ pub(crate) enum Scripting {
 /// Runs `which` (its arity already checked).
 pub(crate) async fn run(
     shared: &Shared,
-    session: &Session,
+    client: &Client,
     which: Scripting,
     args: &[Vec<u8>],
 ) -> Result<Value, Hangup> {
@@ -59,7 +59,7 @@ pub(crate) async fn run(
     };
     let keys: Vec<&[u8]> = args[3..3 + numkeys].iter().map(Vec::as_slice).collect();
     let argv: Vec<&[u8]> = args[3 + numkeys..].iter().map(Vec::as_slice).collect();
-    let db = session.db;
+    let db = client.db;
     let ran = shared
         .db(db)
         .atomically(|store| shared.lua.run(store, &sha, &keys, &argv, read_only))

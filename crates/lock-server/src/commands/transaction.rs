@@ -9,9 +9,9 @@ use lock_core::Value;
 use lock_memory::WatchMark;
 
 use super::{dispatch, keyspace, ok};
+use crate::client::{Client, Queued, Watched};
 use crate::options::DATABASES;
 use crate::reply::{Hangup, Reply};
-use crate::session::{Queued, Session, Watched};
 use crate::shared::Shared;
 
 /// The transaction commands.
@@ -24,47 +24,47 @@ pub(crate) enum Transaction {
     Unwatch,
 }
 
-/// Runs `which` for `session` (its arity already checked).
+/// Runs `which` for `client` (its arity already checked).
 pub(crate) async fn run(
     shared: &Shared,
-    session: &mut Session,
+    client: &mut Client,
     which: Transaction,
     args: &[Vec<u8>],
 ) -> Result<Reply, Hangup> {
-    let in_multi = session.transaction.is_some();
+    let in_multi = client.transaction.is_some();
     Ok(match which {
         Transaction::Multi if in_multi => {
             Value::Error("ERR MULTI calls can not be nested".into()).into()
         }
         Transaction::Multi => {
-            session.transaction = Some(Queued::default());
+            client.transaction = Some(Queued::default());
             ok().into()
         }
-        Transaction::Discard => match session.transaction.take() {
+        Transaction::Discard => match client.transaction.take() {
             Some(_) => {
-                release_watches(shared, session, None).await?;
+                release_watches(shared, client, None).await?;
                 ok().into()
             }
             None => Value::Error("ERR DISCARD without MULTI".into()).into(),
         },
-        Transaction::Exec => match session.transaction.take() {
-            Some(queued) => exec(shared, session, queued).await?,
+        Transaction::Exec => match client.transaction.take() {
+            Some(queued) => exec(shared, client, queued).await?,
             None => Value::Error("ERR EXEC without MULTI".into()).into(),
         },
         Transaction::Watch if in_multi => {
             Value::Error("ERR WATCH inside MULTI is not allowed".into()).into()
         }
-        Transaction::Watch => watch(shared, session, &args[1..]).await?.into(),
+        Transaction::Watch => watch(shared, client, &args[1..]).await?.into(),
         Transaction::Unwatch => {
-            release_watches(shared, session, None).await?;
+            release_watches(shared, client, None).await?;
             ok().into()
         }
     })
 }
 
 /// Queues `args` (a known command of the right arity) in the open transaction.
-pub(crate) fn queue(session: &mut Session, args: Vec<Vec<u8>>) -> Value {
-    if let Some(queued) = session.transaction.as_mut() {
+pub(crate) fn queue(client: &mut Client, args: Vec<Vec<u8>>) -> Value {
+    if let Some(queued) = client.transaction.as_mut() {
         queued.commands.push(args);
     }
     Value::Status("QUEUED".into())
@@ -73,12 +73,12 @@ pub(crate) fn queue(session: &mut Session, args: Vec<Vec<u8>>) -> Value {
 /// `EXEC`: the queued commands' replies, a null array when a watched key changed, or
 /// EXECABORT when one was refused while queueing. Pub/sub events the commands caused go
 /// inside the reply, before the element of the command that caused them.
-async fn exec(shared: &Shared, session: &mut Session, queued: Queued) -> Result<Reply, Hangup> {
+async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Reply, Hangup> {
     // Watches of other databases are checked first; this database's atomically with the
     // block.
-    let db = session.db;
-    let broken_elsewhere = release_watches(shared, session, Some(db)).await?;
-    let here = std::mem::take(&mut session.watched);
+    let db = client.db;
+    let broken_elsewhere = release_watches(shared, client, Some(db)).await?;
+    let here = std::mem::take(&mut client.watched);
     let watches = marks_of(&here, db);
     if queued.refused || broken_elsewhere {
         if !watches.is_empty() {
@@ -97,7 +97,7 @@ async fn exec(shared: &Shared, session: &mut Session, queued: Queued) -> Result<
         .iter()
         .all(|command| super::lookup(&command[0]).is_some_and(super::Command::on_keyspace));
     if all_keyspace {
-        let subscriptions = &mut session.subscriptions;
+        let subscriptions = &mut client.subscriptions;
         let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
         let reply = keyspace::batch(shared, db, &watches, &queued.commands, &mut observe).await?;
         return Ok(with_events(reply, events));
@@ -109,8 +109,8 @@ async fn exec(shared: &Shared, session: &mut Session, queued: Queued) -> Result<
     }
     let mut replies = Vec::new();
     for command in queued.commands {
-        let ran = Box::pin(dispatch::execute(shared, session, command, false)).await?;
-        session.subscriptions.drain_into(replies.len(), &mut events);
+        let ran = Box::pin(dispatch::execute(shared, client, command, false)).await?;
+        client.subscriptions.drain_into(replies.len(), &mut events);
         replies.extend(ran.into_iter().map(|reply| match reply {
             Reply::Value(value) => value,
             Reply::Map(items) | Reply::Push(items) | Reply::WithEvents(items, _) => {
@@ -130,11 +130,11 @@ fn with_events(reply: Value, events: Vec<(usize, Value)>) -> Reply {
 }
 
 /// `WATCH key [key ...]`. A key already watched in the same database keeps its first mark.
-async fn watch(shared: &Shared, session: &mut Session, keys: &[Vec<u8>]) -> Result<Value, Hangup> {
-    let db = session.db;
+async fn watch(shared: &Shared, client: &mut Client, keys: &[Vec<u8>]) -> Result<Value, Hangup> {
+    let db = client.db;
     let mut fresh: Vec<Vec<u8>> = Vec::new();
     for key in keys {
-        let known = session.watched.iter().any(|w| w.db == db && &w.key == key);
+        let known = client.watched.iter().any(|w| w.db == db && &w.key == key);
         if !known && !fresh.contains(key) {
             fresh.push(key.clone());
         }
@@ -144,16 +144,16 @@ async fn watch(shared: &Shared, session: &mut Session, keys: &[Vec<u8>]) -> Resu
         Err(refused) => return Ok(refused),
     };
     for (key, mark) in fresh.into_iter().zip(marks) {
-        session.watched.push(Watched { db, key, mark });
+        client.watched.push(Watched { db, key, mark });
     }
     Ok(ok())
 }
 
-/// Ends every watch of `session`: true if any watched key changed meanwhile. Keys of
+/// Ends every watch of `client`: true if any watched key changed meanwhile. Keys of
 /// database `keep_db` are left for the caller, who checks them atomically with EXEC.
 pub(crate) async fn release_watches(
     shared: &Shared,
-    session: &mut Session,
+    client: &mut Client,
     keep_db: Option<usize>,
 ) -> Result<bool, Hangup> {
     let mut released = Ok(false);
@@ -161,7 +161,7 @@ pub(crate) async fn release_watches(
         if Some(db) == keep_db {
             continue;
         }
-        let watches = marks_of(&session.watched, db);
+        let watches = marks_of(&client.watched, db);
         if watches.is_empty() {
             continue;
         }
@@ -172,7 +172,7 @@ pub(crate) async fn release_watches(
             Err(hangup) => released = Err(hangup),
         }
     }
-    session.watched.retain(|w| Some(w.db) == keep_db);
+    client.watched.retain(|w| Some(w.db) == keep_db);
     released
 }
 

@@ -7,7 +7,7 @@ use crate::reply::Protocol;
 
 /// One client connection's state.
 #[derive(Debug)]
-pub(crate) struct Session {
+pub(crate) struct Client {
     /// `CLIENT ID`.
     pub(crate) id: u64,
     /// The selected database (`SELECT`).
@@ -43,7 +43,7 @@ pub(crate) struct Queued {
     pub(crate) refused: bool,
 }
 
-impl Session {
+impl Client {
     pub(crate) fn new(id: u64, requires_auth: bool) -> Self {
         Self {
             id,
@@ -63,7 +63,7 @@ impl Session {
         self.subscriptions.active() && self.protocol == Protocol::Resp2
     }
 
-    /// Whether the session is in its ordinary state, where a keyspace command may join a
+    /// Whether the client is in its ordinary state, where a keyspace command may join a
     /// pipeline step: authenticated, no MULTI open, not restricted by a subscription.
     pub(crate) fn plain(&self) -> bool {
         self.authenticated && self.transaction.is_none() && !self.restricted()

@@ -1,0 +1,30 @@
+//! For people benchmarking contention: run any lock algorithm through nxlock's benchmark
+//! loop (here the fenced lock, 8 clients on 2 keys, on the double) and read the report.
+//! `nxlock bench` runs the same loop from the command line.
+//!
+//! `cargo run --release --example bench_a_lock`
+
+use std::time::Duration;
+
+use nxlock::bench::{Workload, run_locks};
+use nxlock::{FencedLock, MemoryBackend};
+
+#[tokio::main]
+async fn main() -> Result<(), nxlock::bench::BenchError> {
+    let workload = Workload {
+        clients: 8,
+        keys: 2,
+        duration: Duration::from_secs(1),
+        ..Workload::default()
+    };
+    let report = run_locks(
+        MemoryBackend::new(),
+        "memory",
+        &workload,
+        FencedLock::with_options,
+    )
+    .await?;
+    println!("{report}");
+    assert_eq!(report.violations, 0, "two holders at once");
+    Ok(())
+}
