@@ -147,6 +147,22 @@ impl<G> ReleaseError<G> {
         Self { error, guard }
     }
 
+    /// What a guard's release answers once its command has run: `Ok` after disarming the
+    /// guard (its drop must not release again), or the error with the guard, still armed.
+    pub(crate) fn settle(
+        released: Result<bool, LockError>,
+        mut guard: G,
+        disarm: impl FnOnce(&mut G),
+    ) -> Result<bool, ReleaseError<G>> {
+        match released {
+            Ok(held) => {
+                disarm(&mut guard);
+                Ok(held)
+            }
+            Err(error) => Err(ReleaseError::new(error, guard)),
+        }
+    }
+
     /// The same error carrying `f(guard)`, for guards that wrap another.
     pub(crate) fn map_guard<H>(self, f: impl FnOnce(G) -> H) -> ReleaseError<H> {
         ReleaseError {

@@ -432,13 +432,10 @@ impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
             .await
             .map_err(LockError::from)
             .and_then(|reply| int_reply(&FAIR_RELEASE, reply));
-        match reply {
-            Ok(held) => {
-                self.inner.disarm();
-                Ok(held == 1)
-            }
-            Err(error) => Err(ReleaseError::new(error, self)),
-        }
+        let released = reply.map(|held| held == 1);
+        ReleaseError::settle(released, self, |guard| {
+            guard.inner.disarm();
+        })
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {

@@ -204,15 +204,9 @@ impl<B: KvBackend + Clone + 'static> LockGuard for ReentrantGuard<B> {
     }
     hold_accessors!();
 
-    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
+    async fn release(self) -> Result<bool, ReleaseError<Self>> {
         let left = leave_once(&self.backend, &self.key, &self.owner).await;
-        match left {
-            Ok(left) => {
-                self.armed = false;
-                Ok(left)
-            }
-            Err(error) => Err(ReleaseError::new(error, self)),
-        }
+        ReleaseError::settle(left, self, |guard| guard.armed = false)
     }
 
     fn abandon(mut self) {

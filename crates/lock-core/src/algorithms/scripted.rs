@@ -149,19 +149,13 @@ impl<B: KvBackend + Clone + 'static> LockGuard for ScriptedGuard<B> {
     }
     hold_accessors!();
 
-    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
+    async fn release(self) -> Result<bool, ReleaseError<Self>> {
         let Hold {
             clock,
             valid_until_ms,
         } = &self.hold;
         let released = scripted_release(&self.backend, &self.key, clock, *valid_until_ms).await;
-        match released {
-            Ok(released) => {
-                self.armed = false;
-                Ok(released)
-            }
-            Err(error) => Err(ReleaseError::new(error, self)),
-        }
+        ReleaseError::settle(released, self, |guard| guard.armed = false)
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {

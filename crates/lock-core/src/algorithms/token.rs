@@ -258,7 +258,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
     }
     hold_accessors!();
 
-    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
+    async fn release(self) -> Result<bool, ReleaseError<Self>> {
         let released = Self::release_by(
             &self.backend,
             &self.key,
@@ -267,13 +267,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
         )
         .await;
         // Disarmed only now: if this future is dropped mid-flight, Drop still releases.
-        match released {
-            Ok(released) => {
-                self.armed = false;
-                Ok(released)
-            }
-            Err(error) => Err(ReleaseError::new(error, self)),
-        }
+        ReleaseError::settle(released, self, |guard| guard.armed = false)
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
