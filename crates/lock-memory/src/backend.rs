@@ -10,12 +10,13 @@ use lock_core::{
 };
 use parking_lot::Mutex;
 
+use crate::data::Data;
 use crate::dump::{Dump, KeyDump};
 use crate::faults::{Faults, Phase};
 use crate::interrupted::Interrupted;
 use crate::keyspace::Keyspace;
 use crate::pubsub::InboxAddress;
-use crate::store::{Data, Store};
+use crate::store::Store;
 
 /// An in-process Redis double with exact Redis 7 semantics for the lock command set.
 ///
@@ -105,7 +106,7 @@ impl MemoryBackend {
     /// Every live key with its value and PTTL.
     pub fn dump(&self) -> Dump {
         let mut store = self.shared.store.lock();
-        store.begin(self.shared.clock.now_ms());
+        store.begin(self.shared.clock.now_us());
         let now_ms = store.now();
         let keys = store
             .live_entries()
@@ -114,12 +115,9 @@ impl MemoryBackend {
                 key: key.to_vec(),
                 value: match &entry.value {
                     Data::String(bytes) => bytes.clone(),
-                    Data::List(_) => Vec::new(),
+                    _ => Vec::new(),
                 },
-                list: match &entry.value {
-                    Data::String(_) => None,
-                    Data::List(items) => Some(items.iter().cloned().collect()),
-                },
+                data: entry.value.clone(),
                 pttl: entry.expires_at.map_or(-1, |at| (at - now_ms).max(0)),
             })
             .collect();
@@ -209,7 +207,7 @@ impl MemoryBackend {
             if !armed {
                 store.commands += 1;
             }
-            store.begin(shared.clock.now_ms());
+            store.begin(shared.clock.now_us());
             f(&mut store)
         };
         match armed.then(|| shared.faults.take(command, Phase::After)) {

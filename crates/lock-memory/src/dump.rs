@@ -2,15 +2,17 @@
 
 use std::fmt;
 
+use crate::data::Data;
+
 /// One live key.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct KeyDump {
     /// The key.
     pub key: Vec<u8>,
-    /// Its value, when it holds a string (empty for a list).
+    /// Its value, when it holds a string (empty for other types).
     pub value: Vec<u8>,
-    /// Its elements, head first, when it holds a list.
-    pub list: Option<Vec<Vec<u8>>>,
+    /// What it holds, whatever the type.
+    pub data: Data,
     /// PTTL: milliseconds left, or -1 without expiry.
     pub pttl: i64,
 }
@@ -18,7 +20,7 @@ pub struct KeyDump {
 /// Every live key, sorted, at one instant of the backend's clock.
 ///
 /// Its `Display` prints one line per key, e.g. `"lock" = "5f0c…" (pttl 2999 ms)`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Dump {
     /// The backend's clock when the dump was taken (Unix ms).
     pub now_ms: i64,
@@ -38,12 +40,28 @@ impl fmt::Display for Dump {
         writeln!(f, "{} live keys at {} ms:", self.keys.len(), self.now_ms)?;
         for k in &self.keys {
             let key = String::from_utf8_lossy(&k.key);
-            let value = match &k.list {
-                None => format!("{:?}", String::from_utf8_lossy(&k.value)),
-                Some(items) => {
-                    let items: Vec<_> = items.iter().map(|i| String::from_utf8_lossy(i)).collect();
-                    format!("list {items:?}")
+            let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+            let value = match &k.data {
+                Data::String(bytes) => format!("{:?}", text(bytes)),
+                Data::List(items) => {
+                    format!(
+                        "list {:?}",
+                        items.iter().map(|i| text(i)).collect::<Vec<_>>()
+                    )
                 }
+                Data::Hash(hash) => format!(
+                    "hash {:?}",
+                    hash.iter()
+                        .map(|(f, v)| (text(f), text(v)))
+                        .collect::<Vec<_>>()
+                ),
+                Data::Set(set) => {
+                    format!("set {:?}", set.iter().map(|m| text(m)).collect::<Vec<_>>())
+                }
+                Data::SortedSet(zset) => format!(
+                    "zset {:?}",
+                    zset.iter().map(|(m, s)| (text(m), s)).collect::<Vec<_>>()
+                ),
             };
             match k.pttl {
                 -1 => writeln!(f, "  {key:?} = {value} (no ttl)")?,

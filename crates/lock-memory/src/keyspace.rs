@@ -1,8 +1,10 @@
-//! [`Keyspace`]: everything the double's store can do, for a Redis-protocol server built on
-//! it (`nxlock serve`). Lock code needs only [`ScriptContext`]; the commands here serve a
-//! server's clients.
+//! [`Keyspace`]: everything the double's store holds, for a Redis-protocol server built on
+//! it (`nxlock serve`). Lock code needs only [`ScriptContext`]; a server's commands read
+//! and change typed values ([`Data`]) through this, and keep their own semantics.
 
 use lock_core::{Result, ScriptContext};
+
+use crate::data::Data;
 
 /// What [`Keyspace::watch`] saw of a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,22 +17,27 @@ pub struct WatchMark {
 
 /// The double's whole keyspace inside one atomic section (see
 /// [`MemoryBackend::atomically`](crate::MemoryBackend::atomically)): the lock commands of
-/// [`ScriptContext`] and the rest a server needs, with Redis 7.0's semantics and error
-/// texts.
+/// [`ScriptContext`], and typed access to every key for a server's other commands.
 pub trait Keyspace: ScriptContext {
-    /// `TYPE key`: `"string"`, `"list"`, or `"none"` when absent.
+    /// `TYPE key`: `"string"`, `"list"`, `"hash"`, `"set"`, `"zset"`, or `"none"`.
     fn key_type(&mut self, key: &[u8]) -> Result<&'static str>;
     /// `KEYS pattern`: the live keys matching the glob, in no particular order.
     fn keys(&mut self, pattern: &[u8]) -> Result<Vec<Vec<u8>>>;
-    /// `LPUSH key value…`: each value in turn to the head; the new length.
-    fn lpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64>;
-    /// `RPUSH key value…`: each value in turn to the tail; the new length.
-    fn rpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64>;
-    /// `LPOP key count`: up to `count` elements from the head, or `None` when the key is
-    /// absent. A list left empty is deleted.
-    fn lpop(&mut self, key: &[u8], count: usize) -> Result<Option<Vec<Vec<u8>>>>;
-    /// `LLEN key`: 0 when absent.
-    fn llen(&mut self, key: &[u8]) -> Result<i64>;
+    /// The live value at `key`, to read or to change in place (then call
+    /// [`Keyspace::changed`]).
+    fn value(&mut self, key: &[u8]) -> Option<&mut Data>;
+    /// Stores `data` at `key`, expiring at `expires_at` (Unix ms; `None`: no TTL),
+    /// replacing whatever was there.
+    fn put(&mut self, key: &[u8], data: Data, expires_at: Option<i64>);
+    /// Removes the live `key`, giving back its value and expiry time.
+    fn take(&mut self, key: &[u8]) -> Option<(Data, Option<i64>)>;
+    /// The live key's expiry time: `None` when there is no such key, `Some(None)` when it
+    /// has no TTL.
+    fn expires_at(&mut self, key: &[u8]) -> Option<Option<i64>>;
+    /// Records a change made in place through [`Keyspace::value`]: WATCH sees it, and a
+    /// collection left empty is deleted, as Redis deletes empty lists, hashes, sets and
+    /// sorted sets.
+    fn changed(&mut self, key: &[u8]);
     /// Starts watching `key` for a server's `WATCH`: what it looks like now. Every
     /// `watch` must be paired with an [`Keyspace::unwatch`].
     fn watch(&mut self, key: &[u8]) -> WatchMark;
@@ -39,4 +46,7 @@ pub trait Keyspace: ScriptContext {
     fn watch_broken(&mut self, key: &[u8], mark: WatchMark) -> bool;
     /// Ends one [`Keyspace::watch`] of `key`.
     fn unwatch(&mut self, key: &[u8]);
+    /// The current command's time in Unix microseconds (`TIME`); it stands still inside
+    /// a script, as [`ScriptContext::now_ms`] does.
+    fn now_us(&self) -> i64;
 }

@@ -26,8 +26,10 @@
 
 mod backend;
 mod commands;
+mod data;
 mod dump;
 mod faults;
+mod glob;
 #[cfg(feature = "conformance")]
 mod harness;
 mod interrupted;
@@ -37,8 +39,10 @@ mod script_context;
 mod store;
 
 pub use backend::{MemoryBackend, MemoryStats};
+pub use data::{Data, Hash, List, Set, SortedSet};
 pub use dump::{Dump, KeyDump};
 pub use faults::{COMMANDS, Faults, injected_error};
+pub use glob::glob_match;
 #[cfg(feature = "conformance")]
 pub use harness::MemoryHarness;
 pub use keyspace::{Keyspace, WatchMark};

@@ -3,9 +3,9 @@
 
 use lock_core::{ExpireCondition, Result, ScriptContext, SetOptions, SetReply};
 
-use crate::commands::End;
+use crate::data::Data;
 use crate::keyspace::{Keyspace, WatchMark};
-use crate::store::Store;
+use crate::store::{Entry, Store};
 
 impl ScriptContext for Store {
     fn set(&mut self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply> {
@@ -73,17 +73,34 @@ impl Keyspace for Store {
     fn keys(&mut self, pattern: &[u8]) -> Result<Vec<Vec<u8>>> {
         Store::keys(self, pattern)
     }
-    fn lpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64> {
-        self.push(key, values, End::Head)
+    fn value(&mut self, key: &[u8]) -> Option<&mut Data> {
+        self.live(key).map(|entry| &mut entry.value)
     }
-    fn rpush(&mut self, key: &[u8], values: &[&[u8]]) -> Result<i64> {
-        self.push(key, values, End::Tail)
+    fn put(&mut self, key: &[u8], data: Data, expires_at: Option<i64>) {
+        self.insert(
+            key,
+            Entry {
+                value: data,
+                expires_at,
+            },
+        );
     }
-    fn lpop(&mut self, key: &[u8], count: usize) -> Result<Option<Vec<Vec<u8>>>> {
-        Store::lpop(self, key, count)
+    fn take(&mut self, key: &[u8]) -> Option<(Data, Option<i64>)> {
+        self.remove(key)
+            .map(|entry| (entry.value, entry.expires_at))
     }
-    fn llen(&mut self, key: &[u8]) -> Result<i64> {
-        Store::llen(self, key)
+    fn expires_at(&mut self, key: &[u8]) -> Option<Option<i64>> {
+        self.live(key).map(|entry| entry.expires_at)
+    }
+    fn changed(&mut self, key: &[u8]) {
+        if self
+            .live(key)
+            .is_some_and(|entry| entry.value.is_empty_collection())
+        {
+            self.remove(key);
+        } else {
+            self.touch(key);
+        }
     }
     fn watch(&mut self, key: &[u8]) -> WatchMark {
         Store::watch(self, key)
@@ -93,5 +110,8 @@ impl Keyspace for Store {
     }
     fn unwatch(&mut self, key: &[u8]) {
         Store::unwatch(self, key);
+    }
+    fn now_us(&self) -> i64 {
+        Store::now_us(self)
     }
 }

@@ -1,12 +1,12 @@
 //! The keyspace: a map of live and not-yet-reaped keys, with Redis's expiry rules.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use hashbrown::hash_map::EntryRef;
 
 use lock_core::{Error, Result};
 
+use crate::data::Data;
 use crate::keyspace::WatchMark;
 use crate::pubsub::Channels;
 use parking_lot::Mutex;
@@ -15,13 +15,6 @@ use parking_lot::Mutex;
 /// untrusted keys, hashing is a large part of a command's cost here, and `entry_ref` finds
 /// or places a borrowed key with one probe.
 type Map<V> = hashbrown::HashMap<Vec<u8>, V>;
-
-/// What a key holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Data {
-    String(Vec<u8>),
-    List(VecDeque<Vec<u8>>),
-}
 
 /// One stored value and its absolute expiry (Unix ms), if any.
 #[derive(Clone, Debug)]
@@ -43,7 +36,7 @@ impl Entry {
     pub(crate) fn into_string(self) -> Option<Vec<u8>> {
         match self.value {
             Data::String(bytes) => Some(bytes),
-            Data::List(_) => None,
+            _ => None,
         }
     }
 
@@ -51,7 +44,7 @@ impl Entry {
     pub(crate) fn as_string(&self) -> Result<&[u8]> {
         match &self.value {
             Data::String(bytes) => Ok(bytes),
-            Data::List(_) => Err(Error::wrong_type()),
+            _ => Err(Error::wrong_type()),
         }
     }
 
@@ -80,6 +73,8 @@ pub(crate) struct Store {
     /// The current command's time. Set once per command (and per script, so time stands
     /// still inside scripts, as in Redis 7).
     now: i64,
+    /// The same instant in microseconds (TIME).
+    now_us: i64,
     /// Commands run with faults idle (see [`MemoryStats::commands`](crate::MemoryStats)).
     pub(crate) commands: u64,
     commands_since_sweep: usize,
@@ -99,6 +94,7 @@ impl Default for Store {
             watched: Map::default(),
             stamp: 0,
             now: 0,
+            now_us: 0,
             commands: 0,
             commands_since_sweep: 0,
             sweep_every: MIN_SWEEP_INTERVAL,
@@ -108,9 +104,10 @@ impl Default for Store {
 }
 
 impl Store {
-    /// Starts a command at `now` (Unix ms).
-    pub(crate) fn begin(&mut self, now: i64) {
-        self.now = now;
+    /// Starts a command at `now_us` (Unix µs).
+    pub(crate) fn begin(&mut self, now_us: i64) {
+        self.now = now_us.div_euclid(1000);
+        self.now_us = now_us;
         self.commands_since_sweep += 1;
         if self.commands_since_sweep >= self.sweep_every {
             self.sweep();
@@ -129,6 +126,11 @@ impl Store {
 
     pub(crate) fn now(&self) -> i64 {
         self.now
+    }
+
+    /// The current command's time in Unix microseconds.
+    pub(crate) fn now_us(&self) -> i64 {
+        self.now_us
     }
 
     /// The live entry at `key`; an expired one is removed and reported absent.
@@ -181,8 +183,7 @@ impl Store {
         self.map
             .iter()
             .filter(|(key, entry)| {
-                !entry.is_expired(self.now)
-                    && (pattern == b"*" || crate::pubsub::glob_match(pattern, key))
+                !entry.is_expired(self.now) && (pattern == b"*" || crate::glob_match(pattern, key))
             })
             .map(|(key, _)| key.clone())
             .collect()

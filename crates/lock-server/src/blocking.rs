@@ -1,5 +1,5 @@
-//! Clients blocked in BLPOP, served in the order they blocked (as Redis does) whenever a
-//! command may have pushed to their database.
+//! Clients blocked in BLPOP, BRPOP, BLMOVE, BRPOPLPUSH or BLMPOP, served in the order
+//! they blocked (as Redis does) whenever a command may have pushed to their database.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use lock_core::Value;
 use tokio::sync::{Mutex, oneshot};
 
-use crate::commands::keyspace;
+use crate::commands::{keyspace, lists};
+use crate::reply::Protocol;
 use crate::shared::Shared;
 
 /// Hands elements pushed to database `db` to the clients blocked on them, if any wait.
@@ -17,13 +18,18 @@ pub(crate) async fn serve(shared: &Shared, db: usize) {
     }
 }
 
-/// Puts back a `[key, element]` that BLPOP took for a client that has gone.
-pub(crate) async fn unpop(shared: &Shared, db: usize, popped: &[Value]) {
-    if let [Value::Data(key), Value::Data(element)] = popped {
-        let command = [b"lpush".to_vec(), key.clone(), element.clone()];
+/// Undoes what the blocking `command` did for a client that has gone before its reply
+/// (`popped`) could be written.
+pub(crate) async fn unpop(shared: &Shared, db: usize, command: &[Vec<u8>], popped: &Value) {
+    if let Some(undo) = lists::undo(command, popped) {
         // A fault injected here would lose the element, as a crash of Redis would.
-        let _ = keyspace::unserved(shared, db, &command).await;
+        let _ = keyspace::unserved(shared, db, &undo, Protocol::Resp2).await;
     }
+}
+
+/// Whether a blocking command's reply means it found nothing (and so waits).
+pub(crate) fn found_nothing(reply: &Value) -> bool {
+    matches!(reply, Value::Nil | Value::NilArray)
 }
 
 /// The waiting clients of every database.
@@ -40,8 +46,9 @@ pub(crate) struct Blocked {
 struct Waiter {
     id: u64,
     db: usize,
-    /// The BLPOP command itself: run as a keyspace command, it pops without waiting.
+    /// The blocking command itself: run as a keyspace command, it pops without waiting.
     command: Vec<Vec<u8>>,
+    protocol: Protocol,
     reply: oneshot::Sender<Value>,
 }
 
@@ -49,7 +56,7 @@ struct Waiter {
 #[derive(Debug)]
 pub(crate) struct Ticket {
     id: u64,
-    /// Where its `[key, element]` arrives.
+    /// Where its reply arrives.
     pub(crate) reply: oneshot::Receiver<Value>,
 }
 
@@ -64,14 +71,20 @@ impl Blocked {
         self.count.load(Ordering::Acquire)
     }
 
-    /// Queues a client that found every list in `command` empty.
-    pub(crate) async fn enqueue(&self, db: usize, command: Vec<Vec<u8>>) -> Ticket {
+    /// Queues a client whose `command` found nothing.
+    pub(crate) async fn enqueue(
+        &self,
+        db: usize,
+        command: Vec<Vec<u8>>,
+        protocol: Protocol,
+    ) -> Ticket {
         let (sender, reply) = oneshot::channel();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.waiters.lock().await.push_back(Waiter {
             id,
             db,
             command,
+            protocol,
             reply: sender,
         });
         self.count.fetch_add(1, Ordering::AcqRel);
@@ -79,7 +92,7 @@ impl Blocked {
     }
 
     /// Takes the client out of the queue: true if it was still waiting, false if it was
-    /// served (its element is then in its ticket).
+    /// served (its reply is then in its ticket).
     pub(crate) async fn leave(&self, ticket: &Ticket) -> bool {
         let mut waiters = self.waiters.lock().await;
         let Some(index) = waiters.iter().position(|w| w.id == ticket.id) else {
@@ -100,8 +113,12 @@ impl Blocked {
                 index += 1;
                 continue;
             }
-            let Ok(Value::Array(popped)) = keyspace::unserved(shared, db, &waiter.command).await
-            else {
+            let reply = keyspace::unserved(shared, db, &waiter.command, waiter.protocol).await;
+            let Ok(reply) = reply.map_err(drop).and_then(|reply| match reply {
+                Value::Error(_) => Err(()),
+                reply if found_nothing(&reply) => Err(()),
+                reply => Ok(reply),
+            }) else {
                 // Still empty, or no longer a list: keep waiting, as Redis does.
                 index += 1;
                 continue;
@@ -110,9 +127,9 @@ impl Blocked {
                 break;
             };
             self.count.fetch_sub(1, Ordering::AcqRel);
-            if let Err(Value::Array(popped)) = waiter.reply.send(Value::Array(popped)) {
+            if let Err(reply) = waiter.reply.send(reply) {
                 // The client went away between the check and the send: put it back.
-                unpop(shared, db, &popped).await;
+                unpop(shared, db, &waiter.command, &reply).await;
             }
         }
     }

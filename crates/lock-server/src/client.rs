@@ -1,6 +1,9 @@
 //! What the server remembers about one connection.
 
+use std::sync::Arc;
+
 use lock_memory::WatchMark;
+use tokio::sync::Notify;
 
 use crate::commands::pubsub::Subscriptions;
 use crate::reply::Protocol;
@@ -26,6 +29,22 @@ pub(crate) struct Client {
     pub(crate) watched: Vec<Watched>,
     /// Channels and patterns, and the inbox their messages arrive in.
     pub(crate) subscriptions: Subscriptions,
+    /// `CLIENT REPLY`.
+    pub(crate) replies: Replies,
+    /// `CLIENT NO-EVICT` (there is no eviction; CLIENT LIST shows the flag).
+    pub(crate) no_evict: bool,
+    /// Notified when a `CLIENT KILL` picks this connection.
+    pub(crate) kill: Arc<Notify>,
+}
+
+/// Whether the client gets replies (`CLIENT REPLY ON|OFF|SKIP`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Replies {
+    #[default]
+    On,
+    Off,
+    /// None for the next command, then on again.
+    SkipNext,
 }
 
 /// One WATCHed key.
@@ -55,6 +74,9 @@ impl Client {
             transaction: None,
             watched: Vec::new(),
             subscriptions: Subscriptions::default(),
+            replies: Replies::On,
+            no_evict: false,
+            kill: Arc::new(Notify::new()),
         }
     }
 
@@ -66,6 +88,9 @@ impl Client {
     /// Whether the client is in its ordinary state, where a keyspace command may join a
     /// pipeline step: authenticated, no MULTI open, not restricted by a subscription.
     pub(crate) fn plain(&self) -> bool {
-        self.authenticated && self.transaction.is_none() && !self.restricted()
+        self.authenticated
+            && self.transaction.is_none()
+            && !self.restricted()
+            && self.replies == Replies::On
     }
 }

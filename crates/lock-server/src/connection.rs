@@ -3,13 +3,17 @@
 //! written as soon as they arrive, and those a command causes go right before its reply,
 //! where Redis writes them. A BLPOP with nothing to pop waits here, on the socket.
 
+use std::net::SocketAddr;
+use std::sync::Arc;
+
 use lock_core::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 use tokio::sync::watch as signal;
 
 use crate::blocking::{self, Ticket};
-use crate::client::Client;
+use crate::client::{Client, Replies};
 use crate::commands::pubsub::Subscriptions;
 use crate::commands::{dispatch, lists, transaction};
 use crate::pipeline::Pipeline;
@@ -21,15 +25,34 @@ type StopSignal = signal::Receiver<bool>;
 
 pub(crate) async fn serve(
     stream: TcpStream,
+    peer: SocketAddr,
     shared: &Shared,
     id: u64,
     over_limit: bool,
     stopped: StopSignal,
 ) {
     let mut client = Client::new(id, shared.requires_auth());
+    let local = stream.local_addr().unwrap_or(peer);
+    shared
+        .registry
+        .open(id, peer, local, raw_fd(&stream), client.kill.clone());
     converse(stream, shared, &mut client, over_limit, stopped).await;
+    shared.registry.close(id);
     let _ = transaction::release_watches(shared, &mut client, None).await;
     client.subscriptions.clear(shared);
+}
+
+/// The socket's file descriptor, as CLIENT LIST shows it (-1 where there is none).
+fn raw_fd(stream: &TcpStream) -> i32 {
+    #[cfg(unix)]
+    {
+        std::os::fd::AsRawFd::as_raw_fd(stream)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = stream;
+        -1
+    }
 }
 
 async fn converse(
@@ -74,6 +97,7 @@ async fn converse(
                 continue;
             }
             let args = if client.plain() {
+                shared.registry.record(client, &args);
                 match pipeline.gather(shared, client.db, args) {
                     Some(args) => args,
                     None => continue,
@@ -89,15 +113,30 @@ async fn converse(
             }
             // Events already delivered come first; then those the command caused, before
             // its reply, as Redis writes them when it publishes.
-            write_events(client.protocol, client.subscriptions.drain(), &mut out);
+            let events = client.subscriptions.drain();
+            write_events(client, events, &mut out);
+            let named = args[..args.len().min(2)].to_vec();
+            // CLIENT REPLY SKIP silences the command after it.
+            let skipped = client.replies == Replies::SkipNext;
+            if skipped {
+                client.replies = Replies::On;
+            }
             let replies = dispatch::execute(shared, client, args, true).await;
-            write_events(client.protocol, client.subscriptions.drain(), &mut out);
+            shared.registry.record(client, &named);
+            let silent = skipped || client.replies != Replies::On;
+            let events = client.subscriptions.drain();
+            write_events(client, events, &mut out);
             let Ok(replies) = replies else {
                 return hang_up(&mut stream, &out).await;
             };
             for reply in replies {
                 let Reply::Block(command) = reply else {
-                    reply::write(client.protocol, &reply, &mut out);
+                    if let Reply::Value(value) = &reply {
+                        shared.stats.command(value);
+                    }
+                    if !silent {
+                        reply::write(client.protocol, &reply, &mut out);
+                    }
                     continue;
                 };
                 // Everything before this reply must reach the client first.
@@ -111,9 +150,18 @@ async fn converse(
                     stopped: &mut stopped,
                     subscriptions: &mut client.subscriptions,
                     protocol: client.protocol,
+                    kill: client.kill.clone(),
                 };
-                match block(shared, client.db, command, waiting).await {
-                    Some(value) => encode_in(client.protocol, &value, &mut out),
+                shared.registry.set_blocked(client.id, true);
+                let reply = block(shared, client.db, command, waiting).await;
+                shared.registry.set_blocked(client.id, false);
+                match reply {
+                    Some(value) => {
+                        shared.stats.command(&value);
+                        if !silent {
+                            encode_in(client.protocol, &value, &mut out);
+                        }
+                    }
                     None => return,
                 }
             }
@@ -144,9 +192,10 @@ async fn converse(
                 Ok(_) => {}
             },
             events = client.subscriptions.next_events() => {
-                write_events(client.protocol, events, &mut out);
+                write_events(client, events, &mut out);
             }
             _ = stopped.changed() => return,
+            () = client.kill.notified() => return,
         }
     }
 }
@@ -164,10 +213,13 @@ async fn flush(
         .await
 }
 
-/// Writes pub/sub events: pushes under RESP3.
-fn write_events(protocol: Protocol, events: Vec<Value>, out: &mut Vec<u8>) {
+/// Writes pub/sub events: pushes under RESP3, nothing under `CLIENT REPLY OFF`.
+fn write_events(client: &Client, events: Vec<Value>, out: &mut Vec<u8>) {
+    if client.replies == Replies::Off {
+        return;
+    }
     for event in &events {
-        encode_event(protocol, event, out);
+        encode_event(client.protocol, event, out);
     }
 }
 
@@ -186,9 +238,10 @@ struct Waiting<'a> {
     stopped: &'a mut StopSignal,
     subscriptions: &'a mut Subscriptions,
     protocol: Protocol,
+    kill: Arc<Notify>,
 }
 
-/// BLPOP found every list empty: wait, in line with other blocked clients, for an
+/// A blocking command found nothing: wait, in line with other blocked clients, for an
 /// element or the timeout (on the server's clock, so fast-forward ends it). `None` when
 /// the client leaves or the server stops meanwhile.
 async fn block(
@@ -197,9 +250,13 @@ async fn block(
     command: Vec<Vec<u8>>,
     waiting: Waiting<'_>,
 ) -> Option<Value> {
-    let timeout_arg = command.last().cloned().unwrap_or_default();
-    let timeout_ms = lists::blpop_timeout(&timeout_arg, shared.clock.now_ms()).unwrap_or(0);
-    let mut ticket = shared.blocked.enqueue(db, command).await;
+    // The first try checked the timeout; nothing else can make it invalid since.
+    let timeout_ms =
+        lists::blocking_timeout(lists::timeout_arg(&command), shared.clock.now_ms()).unwrap_or(0);
+    let mut ticket = shared
+        .blocked
+        .enqueue(db, command.clone(), waiting.protocol)
+        .await;
     // A push may have landed between the first try and joining the queue.
     blocking::serve(shared, db).await;
     let timeout = async {
@@ -223,9 +280,12 @@ async fn block(
                 Ok(_) => {}
             },
             _ = waiting.stopped.changed() => break true,
+            () = waiting.kill.notified() => break true,
             events = waiting.subscriptions.next_events() => {
                 let mut pushes = Vec::new();
-                write_events(waiting.protocol, events, &mut pushes);
+                for event in &events {
+                    encode_event(waiting.protocol, event, &mut pushes);
+                }
                 if waiting.stream.write_all(&pushes).await.is_err() {
                     break true;
                 }
@@ -234,15 +294,14 @@ async fn block(
     };
     let reply = leave(shared, &mut ticket).await;
     if client_left {
-        if let Value::Array(popped) = &reply {
-            blocking::unpop(shared, db, popped).await;
-        }
+        blocking::unpop(shared, db, &command, &reply).await;
         return None;
     }
     Some(reply)
 }
 
-/// Leaves the queue: a null array, or the element that was handed over just before.
+/// Leaves the queue: a null array (what every blocking list command answers on timeout),
+/// or the reply that was handed over just before.
 async fn leave(shared: &Shared, ticket: &mut Ticket) -> Value {
     if shared.blocked.leave(ticket).await {
         return Value::NilArray;

@@ -16,7 +16,9 @@
 
 mod blocking;
 mod client;
+mod clients;
 mod commands;
+mod config;
 mod connection;
 mod lua;
 mod options;
@@ -25,6 +27,7 @@ mod reply;
 mod request;
 mod server;
 mod shared;
+mod stats;
 
 pub use commands::FAST_FORWARD;
 pub use commands::admin::REDIS_VERSION;

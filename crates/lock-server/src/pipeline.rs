@@ -68,9 +68,14 @@ impl Pipeline {
         // as Redis writes them.
         let mut events = Vec::new();
         let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
-        let ran = keyspace::batch(shared, self.db, &[], &commands, &mut observe).await?;
+        let ran = keyspace::batch(shared, self.db, &[], &commands, protocol, &mut observe).await?;
         match ran {
-            Value::Array(replies) => encode_with_events(protocol, &replies, &events, out),
+            Value::Array(replies) => {
+                for reply in &replies {
+                    shared.stats.command(reply);
+                }
+                encode_with_events(protocol, &replies, &events, out);
+            }
             // Faults were idle when the commands were gathered; one armed since fails
             // the whole step, and each command gets its error.
             error => {

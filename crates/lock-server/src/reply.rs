@@ -3,13 +3,13 @@
 
 use lock_core::{ErrorKind, Value};
 
+use crate::commands::numbers::format_double;
+
 /// A command's answer, with how the connection must write it.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Reply {
     /// A plain reply.
     Value(Value),
-    /// A flat `[key, value, …]` array, written as a map under RESP3 (HELLO).
-    Map(Vec<Value>),
     /// A pub/sub confirmation, written as a push under RESP3.
     Push(Vec<Value>),
     /// An array with the pub/sub events its commands caused, each written before the
@@ -46,7 +46,6 @@ pub(crate) fn from_store(result: lock_core::Result<Value>) -> Result<Value, Hang
 pub(crate) fn write(protocol: Protocol, reply: &Reply, out: &mut Vec<u8>) {
     match reply {
         Reply::Value(value) => encode_in(protocol, value, out),
-        Reply::Map(items) => encode_map(protocol, items, out),
         Reply::Push(items) => encode_push(protocol, items, out),
         Reply::WithEvents(items, events) => encode_interleaved(protocol, items, events, out),
         Reply::Block(_) => {}
@@ -71,21 +70,54 @@ pub(crate) fn encode(value: &Value, out: &mut Vec<u8>) {
 
 /// Appends `value` in `protocol`: RESP3 writes nil as its null type (`_`).
 pub(crate) fn encode_in(protocol: Protocol, value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Nil if protocol == Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
-        Value::Nil => out.extend_from_slice(b"$-1\r\n"),
-        Value::NilArray if protocol == Protocol::Resp3 => out.extend_from_slice(b"_\r\n"),
-        Value::NilArray => out.extend_from_slice(b"*-1\r\n"),
-        Value::Int(n) => header(b':', *n, out),
-        Value::Data(bytes) => {
-            header(b'$', bytes.len() as i64, out);
-            out.extend_from_slice(bytes);
-            out.extend_from_slice(b"\r\n");
+    let resp3 = protocol == Protocol::Resp3;
+    // Depth first with an explicit stack: a script may return arrays nested thousands
+    // deep, more than a thread's stack holds frames for.
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Nil | Value::NilArray if resp3 => out.extend_from_slice(b"_\r\n"),
+            Value::Nil => out.extend_from_slice(b"$-1\r\n"),
+            Value::NilArray => out.extend_from_slice(b"*-1\r\n"),
+            Value::Int(n) => header(b':', *n, out),
+            Value::Data(bytes) => bulk(bytes, out),
+            Value::Status(text) => line(b'+', text, out),
+            Value::Error(text) => line(b'-', text, out),
+            Value::Array(items) | Value::Set(items) => {
+                let kind = if resp3 && matches!(value, Value::Set(_)) {
+                    b'~'
+                } else {
+                    b'*'
+                };
+                header(kind, items.len() as i64, out);
+                pending.extend(items.iter().rev());
+            }
+            Value::Map(pairs) => {
+                if resp3 {
+                    header(b'%', pairs.len() as i64, out);
+                } else {
+                    header(b'*', 2 * pairs.len() as i64, out);
+                }
+                for (key, value) in pairs.iter().rev() {
+                    pending.push(value);
+                    pending.push(key);
+                }
+            }
+            Value::Bool(b) if resp3 => {
+                out.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" });
+            }
+            Value::Bool(b) => header(b':', i64::from(*b), out),
+            // Redis's addReplyDouble: a bulk string in RESP2, RESP3's double type after.
+            Value::Double(x) if resp3 => line(b',', &format_double(*x), out),
+            Value::Double(x) => bulk(format_double(*x).as_bytes(), out),
         }
-        Value::Status(text) => line(b'+', text, out),
-        Value::Error(text) => line(b'-', text, out),
-        Value::Array(items) => aggregate(protocol, b'*', items, out),
     }
+}
+
+fn bulk(bytes: &[u8], out: &mut Vec<u8>) {
+    header(b'$', bytes.len() as i64, out);
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// An array as a RESP3 push (`>`), as pub/sub events are sent after `HELLO 3`; a plain
@@ -138,18 +170,6 @@ pub(crate) fn encode_with_events(
     }
 }
 
-/// A flat `[key, value, …]` array as a RESP3 map (`%`, counting pairs); a plain array in
-/// RESP2.
-pub(crate) fn encode_map(protocol: Protocol, items: &[Value], out: &mut Vec<u8>) {
-    if protocol == Protocol::Resp2 {
-        return aggregate(protocol, b'*', items, out);
-    }
-    header(b'%', (items.len() / 2) as i64, out);
-    for item in items {
-        encode_in(protocol, item, out);
-    }
-}
-
 /// `<kind><number>\r\n`, formatted straight into `out` (no temporary string: this runs
 /// for every reply).
 fn header(kind: u8, number: i64, out: &mut Vec<u8>) {
@@ -193,5 +213,49 @@ mod tests {
             &mut out,
         );
         assert_eq!(out, b"*5\r\n:-3\r\n$-1\r\n$2\r\nab\r\n+OK\r\n-ERR x y\r\n");
+    }
+
+    #[test]
+    fn doubles_maps_and_sets_take_their_resp3_types_only_after_hello_3() {
+        let value = Value::Array(vec![
+            Value::Double(1.5),
+            Value::Double(f64::NEG_INFINITY),
+            Value::Map(vec![(Value::Data(b"k".to_vec()), Value::Int(1))]),
+            Value::Set(vec![Value::Int(2)]),
+        ]);
+        let mut resp2 = Vec::new();
+        encode_in(Protocol::Resp2, &value, &mut resp2);
+        assert_eq!(
+            resp2,
+            b"*4\r\n$3\r\n1.5\r\n$4\r\n-inf\r\n*2\r\n$1\r\nk\r\n:1\r\n*1\r\n:2\r\n"
+        );
+        let mut resp3 = Vec::new();
+        encode_in(Protocol::Resp3, &value, &mut resp3);
+        assert_eq!(
+            resp3,
+            b"*4\r\n,1.5\r\n,-inf\r\n%1\r\n$1\r\nk\r\n:1\r\n~1\r\n:2\r\n"
+        );
+    }
+
+    #[test]
+    fn replies_nested_thousands_deep_encode_on_a_worker_stack() {
+        // Tokio's worker threads have 2 MiB of stack.
+        let encoded = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let mut value = Value::Error("ERR reached lua stack limit".into());
+                for _ in 0..7995 {
+                    value = Value::Array(vec![value]);
+                }
+                let mut out = Vec::new();
+                encode(&value, &mut out);
+                out
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(encoded.starts_with(b"*1\r\n*1\r\n"));
+        assert!(encoded.ends_with(b"*1\r\n-ERR reached lua stack limit\r\n"));
+        assert_eq!(encoded.len(), 7995 * 4 + 30);
     }
 }

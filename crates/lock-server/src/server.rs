@@ -38,7 +38,7 @@ impl Server {
     pub async fn start(options: ServerOptions) -> std::io::Result<Server> {
         let listener = TcpListener::bind((options.bind, options.port)).await?;
         let addr = listener.local_addr()?;
-        let lua = Engine::new(options.script_time_limit).map_err(std::io::Error::other)?;
+        let lua = Engine::new().map_err(std::io::Error::other)?;
         let shared = Arc::new(Shared::new(options, addr.port(), lua));
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));
@@ -100,14 +100,14 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stopped: watch:
             accepted = listener.accept() => accepted,
             _ = stop.changed() => return,
         };
-        let Ok((stream, _)) = accepted else {
+        let Ok((stream, peer)) = accepted else {
             continue;
         };
         let _ = stream.set_nodelay(true);
         let (id, over_limit) = shared.connected();
         let (shared, stopped) = (shared.clone(), stopped.clone());
         tokio::spawn(async move {
-            connection::serve(stream, &shared, id, over_limit, stopped).await;
+            connection::serve(stream, peer, &shared, id, over_limit, stopped).await;
             shared.disconnected();
         });
     }

@@ -2,13 +2,17 @@
 //! engine, the clients blocked in BLPOP, and the client counts.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
 
 use lock_core::Clock;
 use lock_memory::MemoryBackend;
 
 use crate::blocking::Blocked;
+use crate::clients::Registry;
+use crate::config::Config;
 use crate::lua::Engine;
 use crate::options::{DATABASES, ServerOptions};
+use crate::stats::Stats;
 
 /// The state of one server, shared by its connections.
 #[derive(Debug)]
@@ -21,10 +25,20 @@ pub(crate) struct Shared {
     dbs: Vec<MemoryBackend>,
     /// The Lua interpreter and script cache, shared by all databases as in Redis.
     pub(crate) lua: Engine,
+    /// `CONFIG GET/SET`.
+    pub(crate) config: Config,
     /// Clients waiting in BLPOP.
     pub(crate) blocked: Blocked,
     clients: AtomicUsize,
     next_client_id: AtomicU64,
+    /// The open connections, for CLIENT LIST and KILL.
+    pub(crate) registry: Registry,
+    /// INFO's counters.
+    pub(crate) stats: Stats,
+    /// When the server started (INFO's uptime).
+    pub(crate) started: Instant,
+    /// INFO's `run_id`: random, different for every server.
+    pub(crate) run_id: String,
 }
 
 impl Shared {
@@ -37,6 +51,7 @@ impl Shared {
             .collect();
         dbs.insert(0, first);
         Self {
+            config: Config::new(&options, port),
             options,
             port,
             clock,
@@ -45,6 +60,12 @@ impl Shared {
             blocked: Blocked::default(),
             clients: AtomicUsize::new(0),
             next_client_id: AtomicU64::new(1),
+            registry: Registry::default(),
+            stats: Stats::default(),
+            started: Instant::now(),
+            run_id: (0..40)
+                .map(|_| char::from_digit(fastrand::u32(..16), 16).expect("a hex digit"))
+                .collect(),
         }
     }
 
@@ -71,7 +92,16 @@ impl Shared {
     pub(crate) fn connected(&self) -> (u64, bool) {
         let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
         let open = self.clients.fetch_add(1, Ordering::AcqRel);
-        (id, open >= self.options.max_clients)
+        let over_limit = open >= self.config.max_clients();
+        if over_limit {
+            self.stats.rejected_connection();
+        }
+        (id, over_limit)
+    }
+
+    /// Connections accepted since the server started.
+    pub(crate) fn connections_received(&self) -> u64 {
+        self.next_client_id.load(Ordering::Relaxed) - 1
     }
 
     /// Counts a connection gone.

@@ -2,7 +2,7 @@
 
 use lock_core::Result;
 
-use crate::store::{Data, Store};
+use crate::store::Store;
 
 impl Store {
     pub(crate) fn del(&mut self, keys: &[&[u8]]) -> Result<i64> {
@@ -16,11 +16,9 @@ impl Store {
     }
 
     pub(crate) fn key_type(&mut self, key: &[u8]) -> Result<&'static str> {
-        Ok(match self.live(key).map(|entry| &entry.value) {
-            None => "none",
-            Some(Data::String(_)) => "string",
-            Some(Data::List(_)) => "list",
-        })
+        Ok(self
+            .live(key)
+            .map_or("none", |entry| entry.value.type_name()))
     }
 
     pub(crate) fn keys(&mut self, pattern: &[u8]) -> Result<Vec<Vec<u8>>> {

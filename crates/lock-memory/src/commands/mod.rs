@@ -5,9 +5,6 @@
 mod expire;
 mod incr;
 mod keyspace;
-mod lists;
 mod pubsub;
 mod strings;
 mod ttl;
-
-pub(crate) use lists::End;

@@ -3,14 +3,13 @@
 //! server connections, each of which reads every channel and pattern it subscribed to
 //! from one queue, as a Redis client's messages all go to its one output buffer.
 
-mod glob;
 mod inbox;
 
+use crate::glob_match;
 use std::collections::{BTreeMap, HashMap};
 
 use lock_core::{Fanout, Message, Subscription};
 
-pub(crate) use glob::glob_match;
 pub use inbox::{Delivery, Inbox, InboxAddress};
 
 /// Below this many inbox entries, forgetting closed inboxes is not worth a scan.

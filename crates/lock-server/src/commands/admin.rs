@@ -1,4 +1,5 @@
-//! Server commands: INFO, DBSIZE, FLUSHDB, FLUSHALL, TIME and `NXLOCK.FASTFORWARD`.
+//! Server commands: INFO, CONFIG, COMMAND, DEBUG (refused, as Redis refuses it by
+//! default), FLUSHDB, FLUSHALL and `NXLOCK.FASTFORWARD`.
 
 use std::time::Duration;
 
@@ -15,18 +16,21 @@ pub const REDIS_VERSION: &str = "7.0.15";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Admin {
     Info,
-    DbSize,
+    Config,
+    Command,
+    Debug,
     FlushDb,
     FlushAll,
-    Time,
     FastForward,
 }
 
 /// Runs `which` (its arity already checked).
 pub(crate) fn run(shared: &Shared, client: &Client, which: Admin, args: &[Vec<u8>]) -> Value {
     match which {
-        Admin::Info => Value::Data(info(shared).into_bytes()),
-        Admin::DbSize => Value::Int(shared.db(client.db).dump().keys.len() as i64),
+        Admin::Info => Value::Data(super::info::info(shared, &args[1..]).into_bytes()),
+        Admin::Config => super::config_command::config(shared, args),
+        Admin::Command => super::introspection::command(args),
+        Admin::Debug => Value::Error(DEBUG_REFUSED.into()),
         Admin::FlushDb | Admin::FlushAll => {
             if !flush_mode_ok(args) {
                 return Value::Error(SYNTAX_ERROR.into());
@@ -39,13 +43,6 @@ pub(crate) fn run(shared: &Shared, client: &Client, which: Admin, args: &[Vec<u8
                 db.flush();
             }
             ok()
-        }
-        Admin::Time => {
-            let us = shared.clock.now_us();
-            Value::Array(vec![
-                Value::Data(us.div_euclid(1_000_000).to_string().into_bytes()),
-                Value::Data(us.rem_euclid(1_000_000).to_string().into_bytes()),
-            ])
         }
         Admin::FastForward => match integer(&args[1]) {
             Some(ms) if ms >= 0 => {
@@ -67,14 +64,5 @@ fn flush_mode_ok(args: &[Vec<u8>]) -> bool {
     }
 }
 
-fn info(shared: &Shared) -> String {
-    format!(
-        "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nnxlock_version:{}\r\nprocess_id:{}\r\ntcp_port:{}\r\n\r\n# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\n\r\n# Keyspace\r\n",
-        env!("CARGO_PKG_VERSION"),
-        std::process::id(),
-        shared.port,
-        shared.clients(),
-        shared.options.max_clients,
-        shared.blocked.len(),
-    )
-}
+/// Redis 7.0's answer while `enable-debug-command` is `no`, its default.
+const DEBUG_REFUSED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";

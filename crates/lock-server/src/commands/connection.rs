@@ -60,15 +60,14 @@ pub(crate) async fn run(
             Some(_) => Value::Error("ERR DB index is out of range".into()).into(),
         },
         Connection::Auth => auth(shared, client, args).into(),
-        Connection::Hello => match hello(shared, client, args) {
-            Value::Array(fields) => Reply::Map(fields),
-            refused => refused.into(),
-        },
-        Connection::Client => client_command(client, args).into(),
+        Connection::Hello => hello(shared, client, args).into(),
+        Connection::Client => super::client_command::run(shared, client, args).into(),
         Connection::Reset => {
             transaction::release_watches(shared, client, None).await?;
             client.subscriptions.clear(shared);
+            let kill = client.kill.clone();
             *client = Client::new(client.id, shared.requires_auth());
+            client.kill = kill;
             Value::Status("RESET".into()).into()
         }
     })
@@ -103,8 +102,7 @@ fn wrong_pass() -> Value {
     Value::Error("WRONGPASS invalid username-password pair or user is disabled.".into())
 }
 
-/// `HELLO [2|3 [AUTH user pass] [SETNAME name]]`: the reply is a map (a flat array in
-/// RESP2), written as such by the connection.
+/// `HELLO [2|3 [AUTH user pass] [SETNAME name]]`: a map (a flat array in RESP2).
 fn hello(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
     let mut i = 1;
     let mut protocol = client.protocol;
@@ -148,51 +146,16 @@ fn hello(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
     }
     client.protocol = protocol;
     let field = |s: &str| Value::Data(s.as_bytes().to_vec());
-    Value::Array(vec![
-        field("server"),
-        field("redis"),
-        field("version"),
-        field(REDIS_VERSION),
-        field("proto"),
-        Value::Int(if protocol == Protocol::Resp3 { 3 } else { 2 }),
-        field("id"),
-        Value::Int(client.id as i64),
-        field("mode"),
-        field("standalone"),
-        field("role"),
-        field("master"),
-        field("modules"),
-        Value::Array(Vec::new()),
+    Value::Map(vec![
+        (field("server"), field("redis")),
+        (field("version"), field(REDIS_VERSION)),
+        (
+            field("proto"),
+            Value::Int(if protocol == Protocol::Resp3 { 3 } else { 2 }),
+        ),
+        (field("id"), Value::Int(client.id as i64)),
+        (field("mode"), field("standalone")),
+        (field("role"), field("master")),
+        (field("modules"), Value::Array(Vec::new())),
     ])
-}
-
-/// `CLIENT SETNAME | GETNAME | ID`.
-fn client_command(client: &mut Client, args: &[Vec<u8>]) -> Value {
-    let sub = args[1].to_ascii_lowercase();
-    let arity_error = || wrong_arity(&format!("client|{}", text(&sub)));
-    match sub.as_slice() {
-        b"setname" => {
-            if args.len() != 3 {
-                return arity_error();
-            }
-            let name = &args[2];
-            if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
-                return Value::Error(
-                    "ERR Client names cannot contain spaces, newlines or special characters."
-                        .into(),
-                );
-            }
-            client.name = (!name.is_empty()).then(|| name.clone());
-            ok()
-        }
-        b"getname" if args.len() == 2 => client.name.clone().map_or(Value::Nil, Value::Data),
-        b"id" if args.len() == 2 => Value::Int(client.id as i64),
-        // Redis 7.0 has no CLIENT SETINFO (7.2 added it); clients that send it ignore the
-        // error, so the 7.0 reply below is what they get here too.
-        b"getname" | b"id" => arity_error(),
-        _ => Value::Error(format!(
-            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
-            text(&args[1])
-        )),
-    }
 }

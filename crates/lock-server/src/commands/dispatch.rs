@@ -12,7 +12,7 @@ use crate::reply::{Hangup, Reply};
 use crate::shared::Shared;
 
 /// Runs one request for `client`: most have one reply, (UN)SUBSCRIBE one per channel.
-/// A BLPOP that finds nothing answers [`Reply::Block`] when `may_block` (a client's own
+/// A blocking command that finds nothing answers [`Reply::Block`] when `may_block` (a client's own
 /// request, not one inside EXEC) and no MULTI is open.
 pub(crate) async fn execute(
     shared: &Shared,
@@ -53,8 +53,12 @@ pub(crate) async fn execute(
     let reply = match command.kind {
         Kind::Reply(_) if client.restricted() => pubsub::subscribed_ping(&args).into(),
         Kind::Keyspace(_) | Kind::Reply(_) => {
-            match keyspace::one(shared, db, command, &args).await? {
-                Value::NilArray if may_block && command.flags.has(Flags::BLOCKING) => {
+            match keyspace::one(shared, db, command, &args, client.protocol).await? {
+                reply
+                    if may_block
+                        && command.flags.has(Flags::BLOCKING)
+                        && crate::blocking::found_nothing(&reply) =>
+                {
                     Reply::Block(args)
                 }
                 value => value.into(),

@@ -1,35 +1,83 @@
-//! EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (with NX/XX/GT/LT), TTL, PTTL and PERSIST.
+//! EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (with NX/XX/GT/LT), TTL, PTTL, EXPIRETIME,
+//! PEXPIRETIME and PERSIST.
 
 use lock_core::{ExpireCondition, Value};
 use lock_memory::Keyspace;
 
+use super::Context;
 use super::{NOT_AN_INTEGER, integer, text};
 
-pub(crate) fn expire(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn expire(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     set_expiry(store, "expire", args)
 }
 
-pub(crate) fn pexpire(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn pexpire(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     set_expiry(store, "pexpire", args)
 }
 
-pub(crate) fn expireat(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn expireat(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     set_expiry(store, "expireat", args)
 }
 
-pub(crate) fn pexpireat(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn pexpireat(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     set_expiry(store, "pexpireat", args)
 }
 
-pub(crate) fn ttl(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn ttl(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     Ok(Value::Int(store.ttl(args[1]).map_err(text)?))
 }
 
-pub(crate) fn pttl(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn pttl(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     Ok(Value::Int(store.pttl(args[1]).map_err(text)?))
 }
 
-pub(crate) fn persist(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+/// `EXPIRETIME key`: when it expires, in Unix seconds; -1 without a TTL, -2 when missing.
+pub(crate) fn expiretime(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    Ok(Value::Int(expire_time(store, args[1], 1000)))
+}
+
+/// `PEXPIRETIME key`: as EXPIRETIME, in milliseconds.
+pub(crate) fn pexpiretime(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    Ok(Value::Int(expire_time(store, args[1], 1)))
+}
+
+fn expire_time(store: &mut dyn Keyspace, key: &[u8], unit_ms: i64) -> i64 {
+    match store.expires_at(key) {
+        None => -2,
+        Some(None) => -1,
+        Some(Some(at)) => at / unit_ms,
+    }
+}
+
+pub(crate) fn persist(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     Ok(Value::Int(store.persist(args[1]).map_err(text)?.into()))
 }
 

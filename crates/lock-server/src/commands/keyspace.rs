@@ -4,17 +4,22 @@
 use lock_core::Value;
 use lock_memory::{Keyspace, WatchMark};
 
-use super::{Command, Flags, Kind, lookup, wrong_arity};
-use crate::reply::{Hangup, from_store};
+use super::{Command, Context, Flags, Kind, lookup, wrong_arity};
+use crate::reply::{Hangup, Protocol, from_store};
 use crate::shared::Shared;
 
 /// Runs the keyspace command `command` (its name is `args[0]`) on `store`: its reply.
-pub(crate) fn run(store: &mut dyn Keyspace, command: &Command, args: &[&[u8]]) -> Value {
+pub(crate) fn run(
+    store: &mut dyn Keyspace,
+    command: &Command,
+    args: &[&[u8]],
+    context: Context,
+) -> Value {
     if !command.arity_ok(args.len()) {
         return wrong_arity(command.name);
     }
     let reply = match command.kind {
-        Kind::Keyspace(execute) => execute(store, args),
+        Kind::Keyspace(execute) => execute(store, args, context),
         Kind::Reply(answer) => answer(args),
         _ => return Value::Error("ERR unknown command".into()),
     };
@@ -22,27 +27,37 @@ pub(crate) fn run(store: &mut dyn Keyspace, command: &Command, args: &[&[u8]]) -
 }
 
 /// [`run`] for a command given by its arguments alone.
-fn run_args(store: &mut dyn Keyspace, args: &[Vec<u8>]) -> Value {
+fn run_args(store: &mut dyn Keyspace, args: &[Vec<u8>], context: Context) -> Value {
     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     match lookup(args[0]) {
-        Some(command) => run(store, command, &args),
+        Some(command) => run(store, command, &args, context),
         None => Value::Error("ERR unknown command".into()),
     }
 }
 
-/// A client's keyspace command in database `db`; clients blocked in BLPOP are served
-/// after one that writes.
+/// What a command run for a client in database `db`, speaking `protocol`, knows.
+pub(crate) fn context(shared: &Shared, db: usize, protocol: Protocol) -> Context {
+    Context {
+        protocol,
+        limits: shared.config.limits(),
+        db,
+    }
+}
+
+/// A client's keyspace command in database `db`; blocked clients are served after one
+/// that writes.
 pub(crate) async fn one(
     shared: &Shared,
     db: usize,
     command: &Command,
     args: &[Vec<u8>],
+    protocol: Protocol,
 ) -> Result<Value, Hangup> {
     if let Kind::Reply(answer) = command.kind {
         let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
         return Ok(answer(&args).unwrap_or_else(Value::Error));
     }
-    let reply = unserved(shared, db, args).await;
+    let reply = unserved(shared, db, args, protocol).await;
     if command.flags.has(Flags::WRITE) {
         crate::blocking::serve(shared, db).await;
     }
@@ -54,11 +69,13 @@ pub(crate) async fn unserved(
     shared: &Shared,
     db: usize,
     args: &[Vec<u8>],
+    protocol: Protocol,
 ) -> Result<Value, Hangup> {
+    let context = context(shared, db, protocol);
     from_store(
         shared
             .db(db)
-            .atomically(|store| run_args(store, args))
+            .atomically(|store| run_args(store, args, context))
             .await,
     )
 }
@@ -72,8 +89,10 @@ pub(crate) async fn batch(
     db: usize,
     watches: &[(&[u8], WatchMark)],
     commands: &[Vec<Vec<u8>>],
+    protocol: Protocol,
     after_each: &mut (dyn FnMut(usize) + Send),
 ) -> Result<Value, Hangup> {
+    let context = context(shared, db, protocol);
     let database = shared.db(db);
     let ran = database
         .atomically(|store| {
@@ -87,7 +106,7 @@ pub(crate) async fn batch(
             }
             let mut replies = Vec::with_capacity(commands.len());
             for (index, command) in commands.iter().enumerate() {
-                replies.push(run_args(store, command));
+                replies.push(run_args(store, command, context));
                 after_each(index);
             }
             Value::Array(replies)

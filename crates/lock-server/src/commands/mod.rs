@@ -3,22 +3,34 @@
 //! commands up here.
 
 pub(crate) mod admin;
+pub(crate) mod client_command;
+pub(crate) mod config_command;
 pub(crate) mod connection;
 pub(crate) mod dispatch;
 pub(crate) mod expiry;
+pub(crate) mod hashes;
+pub(crate) mod info;
+pub(crate) mod introspection;
 pub(crate) mod keys;
 pub(crate) mod keyspace;
 pub(crate) mod lists;
+pub(crate) mod numbers;
 pub(crate) mod pubsub;
 pub(crate) mod scripting;
+pub(crate) mod sets;
+pub(crate) mod sorted_sets;
 pub(crate) mod strings;
 pub(crate) mod transaction;
+pub(crate) mod values;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use lock_core::Value;
 use lock_memory::Keyspace;
+
+use crate::config::Limits;
+use crate::reply::Protocol;
 
 use admin::Admin as A;
 use connection::Connection as S;
@@ -28,7 +40,19 @@ use transaction::Transaction as T;
 
 /// A command that runs inside a database's atomic section, on its keyspace: from a
 /// client, a pipeline step, EXEC or `redis.call`. `Err` is the error reply's text.
-pub(crate) type KeyspaceFn = fn(&mut dyn Keyspace, &[&[u8]]) -> Result<Value, String>;
+pub(crate) type KeyspaceFn = fn(&mut dyn Keyspace, &[&[u8]], Context) -> Result<Value, String>;
+
+/// What a keyspace command knows besides its arguments.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Context {
+    /// The caller's protocol: as in Redis, a few replies differ in shape between RESP2
+    /// and RESP3.
+    pub(crate) protocol: Protocol,
+    /// The encoding thresholds (`CONFIG SET hash-max-listpack-entries`…).
+    pub(crate) limits: Limits,
+    /// The caller's database (`SELECT`).
+    pub(crate) db: usize,
+}
 
 /// A command whose reply depends on its arguments alone (PING, ECHO).
 pub(crate) type ReplyFn = fn(&[&[u8]]) -> Result<Value, String>;
@@ -62,10 +86,10 @@ impl Flags {
     /// May change the keyspace (or publish): refused in read-only scripts, and blocked
     /// clients are served after it.
     pub(crate) const WRITE: Flags = Flags(1);
-    /// May block the client (BLPOP): refused in scripts, answers at once inside MULTI.
+    /// May block the client (BLPOP): answers at once inside MULTI and in scripts.
     pub(crate) const BLOCKING: Flags = Flags(1 << 1);
-    /// Refused in scripts with "not allowed" (others that do not run on the keyspace are
-    /// unknown there).
+    /// Refused in scripts with "not allowed" (other commands that do not run on the
+    /// keyspace are unknown there).
     pub(crate) const NOSCRIPT: Flags = Flags(1 << 2);
     /// Allowed on a RESP2 connection in subscribed mode.
     pub(crate) const PUBSUB: Flags = Flags(1 << 3);
@@ -133,6 +157,7 @@ pub const FAST_FORWARD: &str = "nxlock.fastforward";
 const W: Flags = Flags::WRITE;
 const R: Flags = Flags::NONE;
 const NS: Flags = Flags::NOSCRIPT;
+const WB: Flags = Flags::WRITE.with(Flags::BLOCKING);
 
 /// Every command.
 pub(crate) static TABLE: &[Command] = &[
@@ -169,39 +194,139 @@ pub(crate) static TABLE: &[Command] = &[
     ),
     // Server.
     command("info", -1, R, Kind::Admin(A::Info)),
-    command("dbsize", 1, R, Kind::Admin(A::DbSize)),
+    command("config", -2, R, Kind::Admin(A::Config)),
+    command("command", -1, R, Kind::Admin(A::Command)),
+    command("debug", -2, NS, Kind::Admin(A::Debug)),
+    keyspace("dbsize", 1, R, keys::dbsize),
     command("flushdb", -1, W, Kind::Admin(A::FlushDb)),
     command("flushall", -1, W, Kind::Admin(A::FlushAll)),
-    command("time", 1, R, Kind::Admin(A::Time)),
+    keyspace("time", 1, R, keys::time),
     command(FAST_FORWARD, 2, R, Kind::Admin(A::FastForward)),
     // Strings.
     keyspace("get", 2, R, strings::get),
     keyspace("set", -3, W, strings::set),
     keyspace("setnx", 3, W, strings::setnx),
+    keyspace("setex", 4, W, strings::setex),
+    keyspace("psetex", 4, W, strings::psetex),
     keyspace("getset", 3, W, strings::getset),
     keyspace("getdel", 2, W, strings::getdel),
+    keyspace("getex", -2, W, strings::getex),
+    keyspace("mget", -2, R, strings::mget),
+    keyspace("mset", -3, W, strings::mset),
+    keyspace("msetnx", -3, W, strings::msetnx),
     keyspace("incr", 2, W, strings::incr),
     keyspace("incrby", 3, W, strings::incrby),
+    keyspace("incrbyfloat", 3, W, strings::incrbyfloat),
     keyspace("decr", 2, W, strings::decr),
     keyspace("decrby", 3, W, strings::decrby),
-    // Keys and expiry.
+    keyspace("append", 3, W, strings::append),
+    keyspace("strlen", 2, R, strings::strlen),
+    keyspace("getrange", 4, R, strings::getrange),
+    keyspace("setrange", 4, W, strings::setrange),
+    // Keys.
     keyspace("del", -2, W, keys::del),
+    keyspace("unlink", -2, W, keys::del),
     keyspace("exists", -2, R, keys::exists),
+    keyspace("touch", -2, R, keys::exists),
     keyspace("type", 2, R, keys::key_type),
     keyspace("keys", 2, R, keys::keys),
+    keyspace("rename", 3, W, keys::rename),
+    keyspace("renamenx", 3, W, keys::renamenx),
+    keyspace("copy", -3, W, keys::copy),
+    keyspace("randomkey", 1, R, keys::randomkey),
+    keyspace("scan", -2, R, keys::scan),
+    keyspace("object", -2, R, keys::object),
+    // Expiry.
     keyspace("expire", -3, W, expiry::expire),
     keyspace("pexpire", -3, W, expiry::pexpire),
     keyspace("expireat", -3, W, expiry::expireat),
     keyspace("pexpireat", -3, W, expiry::pexpireat),
     keyspace("ttl", 2, R, expiry::ttl),
     keyspace("pttl", 2, R, expiry::pttl),
+    keyspace("expiretime", 2, R, expiry::expiretime),
+    keyspace("pexpiretime", 2, R, expiry::pexpiretime),
     keyspace("persist", 2, W, expiry::persist),
     // Lists.
     keyspace("lpush", -3, W, lists::lpush),
     keyspace("rpush", -3, W, lists::rpush),
+    keyspace("lpushx", -3, W, lists::lpushx),
+    keyspace("rpushx", -3, W, lists::rpushx),
     keyspace("lpop", -2, W, lists::lpop),
+    keyspace("rpop", -2, W, lists::rpop),
     keyspace("llen", 2, R, lists::llen),
-    keyspace("blpop", -3, W.with(Flags::BLOCKING), lists::blpop),
+    keyspace("lrange", 4, R, lists::lrange),
+    keyspace("lindex", 3, R, lists::lindex),
+    keyspace("lset", 4, W, lists::lset),
+    keyspace("ltrim", 4, W, lists::ltrim),
+    keyspace("lrem", 4, W, lists::lrem),
+    keyspace("linsert", 5, W, lists::linsert),
+    keyspace("lpos", -3, R, lists::lpos),
+    keyspace("lmove", 5, W, lists::lmove),
+    keyspace("rpoplpush", 3, W, lists::rpoplpush),
+    keyspace("lmpop", -4, W, lists::lmpop),
+    keyspace("blpop", -3, WB.with(NS), lists::blpop),
+    keyspace("brpop", -3, WB.with(NS), lists::brpop),
+    keyspace("blmove", 6, WB.with(NS), lists::blmove),
+    keyspace("brpoplpush", 4, WB.with(NS), lists::brpoplpush),
+    // Unlike the others, BLMPOP may run in a script, where it does not wait.
+    keyspace("blmpop", -5, WB, lists::blmpop),
+    // Hashes.
+    keyspace("hset", -4, W, hashes::hset),
+    keyspace("hmset", -4, W, hashes::hmset),
+    keyspace("hsetnx", 4, W, hashes::hsetnx),
+    keyspace("hget", 3, R, hashes::hget),
+    keyspace("hmget", -3, R, hashes::hmget),
+    keyspace("hdel", -3, W, hashes::hdel),
+    keyspace("hexists", 3, R, hashes::hexists),
+    keyspace("hlen", 2, R, hashes::hlen),
+    keyspace("hstrlen", 3, R, hashes::hstrlen),
+    keyspace("hgetall", 2, R, hashes::hgetall),
+    keyspace("hkeys", 2, R, hashes::hkeys),
+    keyspace("hvals", 2, R, hashes::hvals),
+    keyspace("hincrby", 4, W, hashes::hincrby),
+    keyspace("hincrbyfloat", 4, W, hashes::hincrbyfloat),
+    keyspace("hscan", -3, R, keys::hscan),
+    // Sets.
+    keyspace("sadd", -3, W, sets::sadd),
+    keyspace("srem", -3, W, sets::srem),
+    keyspace("sismember", 3, R, sets::sismember),
+    keyspace("smismember", -3, R, sets::smismember),
+    keyspace("smembers", 2, R, sets::smembers),
+    keyspace("scard", 2, R, sets::scard),
+    keyspace("smove", 4, W, sets::smove),
+    keyspace("sinter", -2, R, sets::sinter),
+    keyspace("sunion", -2, R, sets::sunion),
+    keyspace("sdiff", -2, R, sets::sdiff),
+    keyspace("sinterstore", -3, W, sets::sinterstore),
+    keyspace("sunionstore", -3, W, sets::sunionstore),
+    keyspace("sdiffstore", -3, W, sets::sdiffstore),
+    keyspace("sintercard", -3, R, sets::sintercard),
+    keyspace("spop", -2, W, sets::spop),
+    keyspace("srandmember", -2, R, sets::srandmember),
+    keyspace("sscan", -3, R, keys::sscan),
+    // Sorted sets.
+    keyspace("zadd", -4, W, sorted_sets::zadd),
+    keyspace("zincrby", 4, W, sorted_sets::zincrby),
+    keyspace("zrem", -3, W, sorted_sets::zrem),
+    keyspace("zscore", 3, R, sorted_sets::zscore),
+    keyspace("zmscore", -3, R, sorted_sets::zmscore),
+    keyspace("zcard", 2, R, sorted_sets::zcard),
+    keyspace("zcount", 4, R, sorted_sets::zcount),
+    keyspace("zlexcount", 4, R, sorted_sets::zlexcount),
+    keyspace("zrank", 3, R, sorted_sets::zrank),
+    keyspace("zrevrank", 3, R, sorted_sets::zrevrank),
+    keyspace("zrange", -4, R, sorted_sets::zrange),
+    keyspace("zrevrange", -4, R, sorted_sets::zrevrange),
+    keyspace("zrangebyscore", -4, R, sorted_sets::zrangebyscore),
+    keyspace("zrevrangebyscore", -4, R, sorted_sets::zrevrangebyscore),
+    keyspace("zrangebylex", -4, R, sorted_sets::zrangebylex),
+    keyspace("zrevrangebylex", -4, R, sorted_sets::zrevrangebylex),
+    keyspace("zremrangebyscore", 4, W, sorted_sets::zremrangebyscore),
+    keyspace("zremrangebyrank", 4, W, sorted_sets::zremrangebyrank),
+    keyspace("zremrangebylex", 4, W, sorted_sets::zremrangebylex),
+    keyspace("zpopmin", -2, W, sorted_sets::zpopmin),
+    keyspace("zpopmax", -2, W, sorted_sets::zpopmax),
+    keyspace("zscan", -3, R, keys::zscan),
     // Pub/sub.
     keyspace("publish", 3, W, pubsub::publish),
     command(

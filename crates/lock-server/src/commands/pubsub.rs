@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use lock_core::Value;
 use lock_memory::{Delivery, Inbox, Keyspace};
 
+use super::Context;
 use super::{text, wrong_arity};
 use crate::client::Client;
 use crate::reply::Reply;
@@ -29,7 +30,11 @@ pub(crate) enum PubSub {
 
 /// `PUBLISH channel message`, inside the keyspace's atomic section: a connection that
 /// published to its own subscriptions finds the message delivered when the command ends.
-pub(crate) fn publish(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn publish(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     Ok(Value::Int(store.publish(args[1], args[2]).map_err(text)?))
 }
 
@@ -68,6 +73,11 @@ impl Subscriptions {
     /// Whether the connection is in subscribed mode.
     pub(crate) fn active(&self) -> bool {
         self.count() > 0
+    }
+
+    /// How many channels and patterns (CLIENT LIST's `sub` and `psub`).
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (self.channels.len(), self.patterns.len())
     }
 
     /// Channels and patterns together: the count Redis reports in every confirmation.

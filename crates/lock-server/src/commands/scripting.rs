@@ -2,8 +2,9 @@
 
 use lock_core::Value;
 
-use super::{NOT_AN_INTEGER, integer, wrong_arity};
+use super::{NOT_AN_INTEGER, integer, keyspace, wrong_arity};
 use crate::client::Client;
+use crate::lua::RunOptions;
 use crate::reply::{Hangup, from_store};
 use crate::shared::Shared;
 
@@ -57,12 +58,22 @@ pub(crate) async fn run(
             Err(text) => return Ok(Value::Error(text)),
         }
     };
+    if read_only && shared.lua.refuses_read_only(&sha) {
+        return Ok(Value::Error(
+            "ERR Can not execute a script with write flag using *_ro command.".into(),
+        ));
+    }
     let keys: Vec<&[u8]> = args[3..3 + numkeys].iter().map(Vec::as_slice).collect();
     let argv: Vec<&[u8]> = args[3 + numkeys..].iter().map(Vec::as_slice).collect();
     let db = client.db;
+    let options = RunOptions {
+        read_only,
+        time_limit: shared.config.script_time_limit(),
+        context: keyspace::context(shared, db, client.protocol),
+    };
     let ran = shared
         .db(db)
-        .atomically(|store| shared.lua.run(store, &sha, &keys, &argv, read_only))
+        .atomically(|store| shared.lua.run(store, &sha, &keys, &argv, options))
         .await;
     crate::blocking::serve(shared, db).await;
     from_store(ran)

@@ -1,42 +1,61 @@
 //! GET, SET (every option), SETNX, GETSET, GETDEL, INCR, INCRBY, DECR, DECRBY.
 
 use lock_core::{SetOptions, SetReply, Value};
-use lock_memory::Keyspace;
+use lock_memory::{Data, Keyspace};
 
+use super::Context;
+use super::numbers::LongDouble;
+use super::values::WRONGTYPE;
 use super::{NOT_AN_INTEGER, SYNTAX_ERROR, bulk, integer, ok, text};
 
-pub(crate) fn get(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn get(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     Ok(bulk(store.get(args[1]).map_err(text)?))
 }
 
-pub(crate) fn setnx(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn setnx(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     Ok(Value::Int(
         store.setnx(args[1], args[2]).map_err(text)?.into(),
     ))
 }
 
-pub(crate) fn getset(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn getset(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     Ok(bulk(store.getset(args[1], args[2]).map_err(text)?))
 }
 
-pub(crate) fn getdel(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn getdel(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     Ok(bulk(store.getdel(args[1]).map_err(text)?))
 }
 
-pub(crate) fn incr(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn incr(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     Ok(Value::Int(store.incr(args[1]).map_err(text)?))
 }
 
-pub(crate) fn decr(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn decr(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     increment(store, args[1], -1)
 }
 
-pub(crate) fn incrby(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn incrby(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     let by = integer(args[2]).ok_or(NOT_AN_INTEGER)?;
     increment(store, args[1], by)
 }
 
-pub(crate) fn decrby(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn decrby(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
     let by = integer(args[2]).ok_or(NOT_AN_INTEGER)?;
     let by = by.checked_neg().ok_or("ERR decrement would overflow")?;
     increment(store, args[1], by)
@@ -60,7 +79,7 @@ fn increment(store: &mut dyn Keyspace, key: &[u8], by: i64) -> Result<Value, Str
 
 /// SET's options, parsed in the order and with the conflicts of Redis 7.0's
 /// `parseExtendedStringArgumentsOrReply`.
-pub(crate) fn set(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn set(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     let mut options = SetOptions::new();
     let (mut condition_set, mut expiry): (Option<&str>, Option<(&str, &[u8])>) = (None, None);
     let mut keep_ttl = false;
@@ -114,4 +133,257 @@ pub(crate) fn set(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<Value, Str
         SetReply::NotApplied => Value::Nil,
         SetReply::OldValue(old) => bulk(old),
     })
+}
+
+/// An INCRBYFLOAT increment: `string2ld`'s rules, and infinity refused as Redis refuses
+/// its result.
+pub(crate) fn float_increment(arg: &[u8]) -> Result<LongDouble, String> {
+    let lower = arg.to_ascii_lowercase();
+    let unsigned = lower
+        .strip_prefix(b"-")
+        .or(lower.strip_prefix(b"+"))
+        .unwrap_or(&lower);
+    if unsigned.starts_with(b"inf") {
+        return Err(NAN_OR_INFINITY.into());
+    }
+    LongDouble::parse(arg).ok_or_else(|| NOT_A_FLOAT.into())
+}
+
+const NOT_A_FLOAT: &str = "ERR value is not a valid float";
+const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
+
+/// The live string at `key` (`None` when absent), or WRONGTYPE.
+fn string(store: &mut dyn Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    match store.value(key) {
+        None => Ok(None),
+        Some(Data::String(bytes)) => Ok(Some(bytes.clone())),
+        Some(_) => Err(WRONGTYPE.into()),
+    }
+}
+
+/// Writes `value` at `key` keeping its TTL (what INCRBYFLOAT, APPEND and SETRANGE do).
+fn replace_keeping_ttl(store: &mut dyn Keyspace, key: &[u8], value: Vec<u8>) {
+    let expires_at = store.expires_at(key).flatten();
+    store.put(key, Data::String(value), expires_at);
+}
+
+pub(crate) fn incrbyfloat(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    let by = float_increment(args[2])?;
+    let current = match string(store, args[1])? {
+        None => LongDouble::parse(b"0").expect("zero parses"),
+        Some(value) => LongDouble::parse(&value).ok_or(NOT_A_FLOAT)?,
+    };
+    let next = current.add(&by).ok_or(NAN_OR_INFINITY)?.to_human();
+    replace_keeping_ttl(store, args[1], next.clone().into_bytes());
+    Ok(Value::Data(next.into_bytes()))
+}
+
+/// SETEX and PSETEX: SET with EX or PX, the error naming the command.
+fn set_with_expiry(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    name: &str,
+    milliseconds: bool,
+) -> Result<Value, String> {
+    let amount = integer(args[2]).ok_or(NOT_AN_INTEGER)?;
+    let options = if milliseconds {
+        SetOptions::new().px(amount)
+    } else {
+        SetOptions::new().ex(amount)
+    };
+    store.set(args[1], args[3], options).map_err(|e| {
+        if e.message().starts_with("ERR invalid expire time") {
+            format!("ERR invalid expire time in '{name}' command")
+        } else {
+            text(e)
+        }
+    })?;
+    Ok(ok())
+}
+
+pub(crate) fn setex(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    set_with_expiry(store, args, "setex", false)
+}
+
+pub(crate) fn psetex(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    set_with_expiry(store, args, "psetex", true)
+}
+
+/// `GETEX key [EX seconds|PX ms|EXAT unix-s|PXAT unix-ms|PERSIST]`.
+pub(crate) fn getex(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    let invalid = || "ERR invalid expire time in 'getex' command".to_string();
+    let mut change: Option<Option<i64>> = None; // Some(None): persist
+    let mut j = 2;
+    while j < args.len() {
+        let option = args[j].to_ascii_lowercase();
+        match option.as_slice() {
+            b"persist" if change.is_none() => change = Some(None),
+            b"ex" | b"px" | b"exat" | b"pxat" if change.is_none() && j + 1 < args.len() => {
+                let amount = integer(args[j + 1]).ok_or(NOT_AN_INTEGER)?;
+                if amount <= 0 {
+                    return Err(invalid());
+                }
+                let ms = match option.as_slice() {
+                    b"ex" | b"exat" => amount.checked_mul(1000).ok_or_else(invalid)?,
+                    _ => amount,
+                };
+                let at = if option.ends_with(b"at") {
+                    ms
+                } else {
+                    store.now_ms().checked_add(ms).ok_or_else(invalid)?
+                };
+                change = Some(Some(at));
+                j += 1;
+            }
+            _ => return Err(SYNTAX_ERROR.into()),
+        }
+        j += 1;
+    }
+    let Some(value) = string(store, args[1])? else {
+        return Ok(Value::Nil);
+    };
+    match change {
+        None => {}
+        Some(None) => {
+            store.persist(args[1]).map_err(text)?;
+        }
+        Some(Some(at)) if at <= store.now_ms() => {
+            store.del(&[args[1]]).map_err(text)?;
+        }
+        Some(Some(at)) => {
+            store.put(args[1], Data::String(value.clone()), Some(at));
+        }
+    }
+    Ok(Value::Data(value))
+}
+
+pub(crate) fn mget(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    Ok(Value::Array(
+        args[1..]
+            .iter()
+            .map(|key| match store.value(key) {
+                Some(Data::String(bytes)) => Value::Data(bytes.clone()),
+                _ => Value::Nil,
+            })
+            .collect(),
+    ))
+}
+
+pub(crate) fn mset(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    if args.len() % 2 != 1 {
+        return Err(super::wrong_arity_text("mset"));
+    }
+    for pair in args[1..].chunks(2) {
+        store
+            .set(pair[0], pair[1], SetOptions::new())
+            .map_err(text)?;
+    }
+    Ok(ok())
+}
+
+pub(crate) fn msetnx(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    if args.len() % 2 != 1 {
+        return Err(super::wrong_arity_text("msetnx"));
+    }
+    if args[1..]
+        .chunks(2)
+        .any(|pair| store.value(pair[0]).is_some())
+    {
+        return Ok(Value::Int(0));
+    }
+    for pair in args[1..].chunks(2) {
+        store
+            .set(pair[0], pair[1], SetOptions::new())
+            .map_err(text)?;
+    }
+    Ok(Value::Int(1))
+}
+
+pub(crate) fn append(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    let mut value = string(store, args[1])?.unwrap_or_default();
+    value.extend_from_slice(args[2]);
+    let length = value.len();
+    replace_keeping_ttl(store, args[1], value);
+    Ok(Value::Int(length as i64))
+}
+
+pub(crate) fn strlen(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    Ok(Value::Int(
+        string(store, args[1])?.map_or(0, |v| v.len() as i64),
+    ))
+}
+
+pub(crate) fn getrange(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    let start = integer(args[2]).ok_or(NOT_AN_INTEGER)?;
+    let end = integer(args[3]).ok_or(NOT_AN_INTEGER)?;
+    let value = string(store, args[1])?.unwrap_or_default();
+    let len = value.len() as i64;
+    // Redis's getrangeCommand: both negative and start > end is empty.
+    if start < 0 && end < 0 && start > end {
+        return Ok(Value::Data(Vec::new()));
+    }
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let end = if end < 0 { (len + end).max(0) } else { end }.min(len - 1);
+    if start > end || len == 0 {
+        return Ok(Value::Data(Vec::new()));
+    }
+    Ok(Value::Data(value[start as usize..=end as usize].to_vec()))
+}
+
+/// The largest string Redis builds (`proto-max-bulk-len`, 512 MB).
+const MAX_STRING: i64 = 512 * 1024 * 1024;
+
+pub(crate) fn setrange(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    let offset = integer(args[2]).ok_or(NOT_AN_INTEGER)?;
+    if offset < 0 {
+        return Err("ERR offset is out of range".into());
+    }
+    let current = string(store, args[1])?;
+    if args[3].is_empty() {
+        return Ok(Value::Int(current.map_or(0, |v| v.len() as i64)));
+    }
+    if offset + args[3].len() as i64 > MAX_STRING {
+        return Err("ERR string exceeds maximum allowed size (proto-max-bulk-len)".into());
+    }
+    let mut value = current.unwrap_or_default();
+    let end = offset as usize + args[3].len();
+    if value.len() < end {
+        value.resize(end, 0);
+    }
+    value[offset as usize..end].copy_from_slice(args[3]);
+    let length = value.len();
+    replace_keeping_ttl(store, args[1], value);
+    Ok(Value::Int(length as i64))
 }

@@ -82,7 +82,7 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
     let watches = marks_of(&here, db);
     if queued.refused || broken_elsewhere {
         if !watches.is_empty() {
-            keyspace::batch(shared, db, &watches, &[], &mut |_| {}).await?;
+            keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await?;
         }
         return Ok(if queued.refused {
             Value::Error("EXECABORT Transaction discarded because of previous errors.".into())
@@ -99,11 +99,20 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
     if all_keyspace {
         let subscriptions = &mut client.subscriptions;
         let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
-        let reply = keyspace::batch(shared, db, &watches, &queued.commands, &mut observe).await?;
+        let reply = keyspace::batch(
+            shared,
+            db,
+            &watches,
+            &queued.commands,
+            client.protocol,
+            &mut observe,
+        )
+        .await?;
         return Ok(with_events(reply, events));
     }
     if !watches.is_empty()
-        && keyspace::batch(shared, db, &watches, &[], &mut |_| {}).await? == Value::NilArray
+        && keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await?
+            == Value::NilArray
     {
         return Ok(Value::NilArray.into());
     }
@@ -113,9 +122,7 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
         client.subscriptions.drain_into(replies.len(), &mut events);
         replies.extend(ran.into_iter().map(|reply| match reply {
             Reply::Value(value) => value,
-            Reply::Map(items) | Reply::Push(items) | Reply::WithEvents(items, _) => {
-                Value::Array(items)
-            }
+            Reply::Push(items) | Reply::WithEvents(items, _) => Value::Array(items),
             Reply::Block(_) => Value::NilArray,
         }));
     }
@@ -166,7 +173,7 @@ pub(crate) async fn release_watches(
             continue;
         }
         // Each batch ends its watches even when a fault fails it: go on with the others.
-        match keyspace::batch(shared, db, &watches, &[], &mut |_| {}).await {
+        match keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await {
             Ok(Value::NilArray) => released = released.map(|_| true),
             Ok(_) => {}
             Err(hangup) => released = Err(hangup),

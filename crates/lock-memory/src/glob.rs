@@ -5,7 +5,7 @@
 /// This follows Redis 7.0's `stringmatchlen` exactly, including its lenient corners: an
 /// unterminated `[` set ends at the end of the pattern, a reversed range `[z-a]` is
 /// swapped, and a trailing `\` matches itself.
-pub(crate) fn glob_match(pattern: &[u8], subject: &[u8]) -> bool {
+pub fn glob_match(pattern: &[u8], subject: &[u8]) -> bool {
     let mut skip_longer = false;
     matches_from(pattern, subject, &mut skip_longer)
 }

@@ -1,0 +1,239 @@
+//! Every open connection as `CLIENT LIST` shows it, and how `CLIENT KILL` reaches one.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+use crate::client::Client;
+use crate::reply::Protocol;
+
+/// What `CLIENT LIST` reports of one connection.
+#[derive(Debug)]
+struct Entry {
+    addr: SocketAddr,
+    laddr: SocketAddr,
+    fd: i32,
+    created: Instant,
+    last_command: Instant,
+    name: Option<Vec<u8>>,
+    db: usize,
+    channels: usize,
+    patterns: usize,
+    /// Commands queued since MULTI, or -1.
+    multi: i64,
+    blocked: bool,
+    no_evict: bool,
+    /// The last command (`client|list` for a subcommand), `NULL` before the first.
+    command: String,
+    resp: u8,
+    kill: Arc<Notify>,
+}
+
+/// Which connections a `CLIENT KILL` or `CLIENT LIST` selects.
+#[derive(Debug, Default)]
+pub(crate) struct Filter {
+    pub(crate) ids: Option<Vec<u64>>,
+    pub(crate) addr: Option<String>,
+    pub(crate) laddr: Option<String>,
+    /// `Some(true)`: subscribers only (TYPE pubsub); `Some(false)`: the others (normal).
+    pub(crate) pubsub: Option<bool>,
+    /// TYPE master or replica: there are none.
+    pub(crate) nobody: bool,
+    /// This connection, left out unless SKIPME no.
+    pub(crate) skip: Option<u64>,
+}
+
+/// The open connections.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    entries: Mutex<BTreeMap<u64, Entry>>,
+}
+
+impl Registry {
+    fn entries(&self) -> MutexGuard<'_, BTreeMap<u64, Entry>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Lists a new connection; `kill` is notified when a CLIENT KILL picks it.
+    pub(crate) fn open(
+        &self,
+        id: u64,
+        addr: SocketAddr,
+        laddr: SocketAddr,
+        fd: i32,
+        kill: Arc<Notify>,
+    ) {
+        let now = Instant::now();
+        self.entries().insert(
+            id,
+            Entry {
+                addr,
+                laddr,
+                fd,
+                created: now,
+                last_command: now,
+                name: None,
+                db: 0,
+                channels: 0,
+                patterns: 0,
+                multi: -1,
+                blocked: false,
+                no_evict: false,
+                command: "NULL".into(),
+                resp: 2,
+                kill,
+            },
+        );
+    }
+
+    pub(crate) fn close(&self, id: u64) {
+        self.entries().remove(&id);
+    }
+
+    /// Records what `client` looks like after running `args`.
+    pub(crate) fn record(&self, client: &Client, args: &[Vec<u8>]) {
+        let mut entries = self.entries();
+        let Some(entry) = entries.get_mut(&client.id) else {
+            return;
+        };
+        entry.last_command = Instant::now();
+        entry.command = command_name(args);
+        entry.name.clone_from(&client.name);
+        entry.db = client.db;
+        (entry.channels, entry.patterns) = client.subscriptions.counts();
+        entry.multi = client
+            .transaction
+            .as_ref()
+            .map_or(-1, |queued| queued.commands.len() as i64);
+        entry.no_evict = client.no_evict;
+        entry.resp = if client.protocol == Protocol::Resp3 {
+            3
+        } else {
+            2
+        };
+    }
+
+    /// Marks `id` as blocked in a blocking command, or no longer.
+    pub(crate) fn set_blocked(&self, id: u64, blocked: bool) {
+        if let Some(entry) = self.entries().get_mut(&id) {
+            entry.blocked = blocked;
+        }
+    }
+
+    /// `CLIENT LIST` lines of the connections `filter` selects, oldest first.
+    pub(crate) fn list(&self, filter: &Filter) -> String {
+        let entries = self.entries();
+        entries
+            .iter()
+            .filter(|(id, entry)| filter.selects(**id, entry))
+            .map(|(id, entry)| line(*id, entry))
+            .collect()
+    }
+
+    /// `CLIENT INFO`: the line of connection `id`.
+    pub(crate) fn info(&self, id: u64) -> String {
+        self.entries()
+            .get(&id)
+            .map(|entry| line(id, entry))
+            .unwrap_or_default()
+    }
+
+    /// Closes the connections `filter` selects (but not `me`, which the caller closes
+    /// after its reply): how many were selected, and whether `me` was one.
+    pub(crate) fn kill(&self, filter: &Filter, me: u64) -> (usize, bool) {
+        let entries = self.entries();
+        let mut killed = 0;
+        let mut myself = false;
+        for (id, entry) in entries.iter() {
+            if !filter.selects(*id, entry) {
+                continue;
+            }
+            killed += 1;
+            if *id == me {
+                myself = true;
+            } else {
+                entry.kill.notify_one();
+            }
+        }
+        (killed, myself)
+    }
+}
+
+impl Filter {
+    fn selects(&self, id: u64, entry: &Entry) -> bool {
+        let subscriber = entry.channels + entry.patterns > 0;
+        !self.nobody
+            && self.skip != Some(id)
+            && self.ids.as_ref().is_none_or(|ids| ids.contains(&id))
+            && self
+                .addr
+                .as_ref()
+                .is_none_or(|a| *a == entry.addr.to_string())
+            && self
+                .laddr
+                .as_ref()
+                .is_none_or(|a| *a == entry.laddr.to_string())
+            && self.pubsub.is_none_or(|pubsub| pubsub == subscriber)
+    }
+}
+
+/// How Redis names a command in CLIENT LIST: `get`, or `client|list` for a subcommand.
+fn command_name(args: &[Vec<u8>]) -> String {
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    let container = matches!(
+        name.as_str(),
+        "client" | "config" | "object" | "script" | "command" | "debug" | "pubsub" | "memory"
+    );
+    match args.get(1) {
+        Some(sub) if container => format!(
+            "{name}|{}",
+            String::from_utf8_lossy(sub).to_ascii_lowercase()
+        ),
+        _ => name,
+    }
+}
+
+/// One `CLIENT LIST` line, fields in Redis 7.0's order. Buffer and memory sizes are not
+/// tracked and read 0.
+fn line(id: u64, entry: &Entry) -> String {
+    let mut flags = String::new();
+    if entry.channels + entry.patterns > 0 {
+        flags.push('P');
+    }
+    if entry.multi >= 0 {
+        flags.push('x');
+    }
+    if entry.blocked {
+        flags.push('b');
+    }
+    if entry.no_evict {
+        flags.push('e');
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    let name = entry
+        .name
+        .as_deref()
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    format!(
+        "id={id} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}\n",
+        entry.addr,
+        entry.laddr,
+        entry.fd,
+        entry.created.elapsed().as_secs(),
+        entry.last_command.elapsed().as_secs(),
+        entry.db,
+        entry.channels,
+        entry.patterns,
+        entry.multi,
+        entry.command,
+        entry.resp,
+    )
+}

@@ -1,0 +1,311 @@
+//! The set commands. Members come back as Redis sends them for a small set of integers
+//! (an intset: in numeric order), and otherwise in insertion order, where Redis's
+//! hash-table order is arbitrary anyway.
+
+use lock_core::Value;
+use lock_memory::{Data, Keyspace, Set};
+
+use super::Context;
+use super::values::{WRONGTYPE, check_type, set, set_or_new};
+use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer};
+use crate::config::Limits;
+
+/// Whether Redis would keep `members` as an intset: integers only, at most
+/// `set-max-intset-entries` of them.
+pub(crate) fn is_intset(members: &Set, limits: &Limits) -> bool {
+    members.len() <= limits.set_max_intset_entries && members.iter().all(|m| integer(m).is_some())
+}
+
+/// `members` in the order Redis answers with.
+fn ordered(members: &Set, limits: &Limits) -> Vec<Vec<u8>> {
+    let mut list: Vec<Vec<u8>> = members.iter().cloned().collect();
+    if is_intset(members, limits) {
+        list.sort_by_key(|m| integer(m));
+    }
+    list
+}
+
+fn reply(members: &Set, limits: &Limits) -> Value {
+    Value::Set(
+        ordered(members, limits)
+            .into_iter()
+            .map(Value::Data)
+            .collect(),
+    )
+}
+
+pub(crate) fn sadd(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    let target = set_or_new(store, args[1])?;
+    let added = args[2..]
+        .iter()
+        .filter(|member| target.insert(member.to_vec()))
+        .count();
+    store.changed(args[1]);
+    Ok(Value::Int(added as i64))
+}
+
+pub(crate) fn srem(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    let Some(target) = set(store, args[1])? else {
+        return Ok(Value::Int(0));
+    };
+    let removed = args[2..]
+        .iter()
+        .filter(|member| target.shift_remove(**member))
+        .count();
+    store.changed(args[1]);
+    Ok(Value::Int(removed as i64))
+}
+
+pub(crate) fn sismember(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    let found = set(store, args[1])?.is_some_and(|s| s.contains(args[2]));
+    Ok(Value::Int(found.into()))
+}
+
+pub(crate) fn smismember(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    let source = set(store, args[1])?;
+    Ok(Value::Array(
+        args[2..]
+            .iter()
+            .map(|m| Value::Int(source.as_ref().is_some_and(|s| s.contains(*m)).into()))
+            .collect(),
+    ))
+}
+
+pub(crate) fn smembers(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    Ok(set(store, args[1])?.map_or(Value::Set(Vec::new()), |s| reply(s, &context.limits)))
+}
+
+pub(crate) fn scard(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    Ok(Value::Int(
+        set(store, args[1])?.map_or(0, |s| s.len() as i64),
+    ))
+}
+
+pub(crate) fn smove(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    let (source, destination, member) = (args[1], args[2], args[3]);
+    let Some(from) = set(store, source)? else {
+        check_type(store, destination, "set")?;
+        return Ok(Value::Int(0));
+    };
+    let present = from.contains(member);
+    check_type(store, destination, "set")?;
+    if !present {
+        return Ok(Value::Int(0));
+    }
+    if source == destination {
+        return Ok(Value::Int(1));
+    }
+    set(store, source)?.expect("checked").shift_remove(member);
+    store.changed(source);
+    set_or_new(store, destination)?.insert(member.to_vec());
+    store.changed(destination);
+    Ok(Value::Int(1))
+}
+
+/// The sets at `keys` (an empty one for a missing key), after checking every type.
+fn sets_of(store: &mut dyn Keyspace, keys: &[&[u8]]) -> Result<Vec<Set>, String> {
+    keys.iter()
+        .map(|key| match store.value(key) {
+            None => Ok(Set::default()),
+            Some(Data::Set(members)) => Ok(members.clone()),
+            Some(_) => Err(WRONGTYPE.to_string()),
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Inter,
+    Union,
+    Diff,
+}
+
+fn combine(sets: Vec<Set>, op: Op) -> Set {
+    let mut sets = sets.into_iter();
+    let mut result = sets.next().unwrap_or_default();
+    for other in sets {
+        match op {
+            Op::Inter => result.retain(|m| other.contains(m)),
+            Op::Union => result.extend(other),
+            Op::Diff => result.retain(|m| !other.contains(m)),
+        }
+    }
+    result
+}
+
+fn read_op(
+    store: &mut dyn Keyspace,
+    keys: &[&[u8]],
+    op: Op,
+    limits: &Limits,
+) -> Result<Value, String> {
+    let sets = sets_of(store, keys)?;
+    Ok(reply(&combine(sets, op), limits))
+}
+
+fn store_op(store: &mut dyn Keyspace, args: &[&[u8]], op: Op) -> Result<Value, String> {
+    let sets = sets_of(store, &args[2..])?;
+    let result = combine(sets, op);
+    let size = result.len();
+    store.take(args[1]);
+    if size > 0 {
+        store.put(args[1], Data::Set(result), None);
+    }
+    Ok(Value::Int(size as i64))
+}
+
+pub(crate) fn sinter(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    read_op(store, &args[1..], Op::Inter, &context.limits)
+}
+
+pub(crate) fn sunion(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    read_op(store, &args[1..], Op::Union, &context.limits)
+}
+
+pub(crate) fn sdiff(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    read_op(store, &args[1..], Op::Diff, &context.limits)
+}
+
+pub(crate) fn sinterstore(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    store_op(store, args, Op::Inter)
+}
+
+pub(crate) fn sunionstore(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    store_op(store, args, Op::Union)
+}
+
+pub(crate) fn sdiffstore(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    store_op(store, args, Op::Diff)
+}
+
+/// `SINTERCARD numkeys key [key ...] [LIMIT limit]`.
+pub(crate) fn sintercard(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    let numkeys = integer(args[1])
+        .filter(|n| *n > 0)
+        .ok_or("ERR numkeys should be greater than 0")? as usize;
+    if numkeys > args.len() - 2 {
+        return Err("ERR Number of keys can't be greater than number of args".into());
+    }
+    let mut limit = 0usize;
+    match &args[2 + numkeys..] {
+        [] => {}
+        [option, value] if option.eq_ignore_ascii_case(b"limit") => {
+            let value = integer(value).ok_or(NOT_AN_INTEGER)?;
+            limit = usize::try_from(value).map_err(|_| "ERR LIMIT can't be negative")?;
+        }
+        _ => return Err(SYNTAX_ERROR.into()),
+    }
+    let sets = sets_of(store, &args[2..2 + numkeys])?;
+    let size = combine(sets, Op::Inter).len();
+    Ok(Value::Int(
+        if limit > 0 { size.min(limit) } else { size } as i64
+    ))
+}
+
+/// `SPOP key [count]`: random members, removed.
+pub(crate) fn spop(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    let count = match args.get(2) {
+        None => None,
+        Some(count) => Some(
+            integer(count)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or("ERR value is out of range, must be positive")?,
+        ),
+    };
+    if args.len() > 3 {
+        return Err(SYNTAX_ERROR.into());
+    }
+    let Some(target) = set(store, args[1])? else {
+        return Ok(if count.is_some() {
+            Value::Set(Vec::new())
+        } else {
+            Value::Nil
+        });
+    };
+    let mut taken = Vec::new();
+    for _ in 0..count.unwrap_or(1) {
+        if target.is_empty() {
+            break;
+        }
+        let at = fastrand::usize(..target.len());
+        taken.push(Value::Data(target.swap_remove_index(at).expect("in range")));
+    }
+    store.changed(args[1]);
+    Ok(match count {
+        None => taken.pop().unwrap_or(Value::Nil),
+        Some(_) => Value::Set(taken),
+    })
+}
+
+/// `SRANDMEMBER key [count]`: random members; a negative count may repeat them.
+pub(crate) fn srandmember(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    let count = match args.get(2) {
+        None => None,
+        Some(count) => Some(integer(count).ok_or(NOT_AN_INTEGER)?),
+    };
+    if args.len() > 3 {
+        return Err(SYNTAX_ERROR.into());
+    }
+    let Some(source) = set(store, args[1])? else {
+        return Ok(if count.is_some() {
+            Value::Array(Vec::new())
+        } else {
+            Value::Nil
+        });
+    };
+    let pick = |s: &Set| Value::Data(s[fastrand::usize(..s.len())].clone());
+    Ok(match count {
+        None => pick(source),
+        Some(n) if n < 0 => Value::Array((0..n.unsigned_abs()).map(|_| pick(source)).collect()),
+        Some(n) => {
+            let mut members: Vec<Value> = source.iter().map(|m| Value::Data(m.clone())).collect();
+            fastrand::shuffle(&mut members);
+            members.truncate(n as usize);
+            Value::Array(members)
+        }
+    })
+}

@@ -1,0 +1,336 @@
+//! The parameters `CONFIG GET` reports and `CONFIG SET` changes: Redis's names and
+//! defaults for what a lock library or a test suite looks at. Only parameters the server
+//! honours can be changed; setting another to a new value is refused with a reason, so
+//! no setting is accepted and then silently ignored.
+
+use std::sync::RwLock;
+use std::time::Duration;
+
+use crate::options::ServerOptions;
+
+/// How `CONFIG SET` treats a parameter.
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    /// An integer in `min..=max`, honoured by the server.
+    Integer { min: i64, max: i64 },
+    /// Redis cannot change it at run time either.
+    Immutable,
+    /// Redis can change it, this server cannot: only its current value is accepted.
+    Fixed,
+}
+
+#[derive(Debug)]
+struct Param {
+    name: &'static str,
+    /// The pre-7.0 name Redis still answers to.
+    alias: Option<&'static str>,
+    change: Change,
+}
+
+const SIZE: Change = Change::Integer {
+    min: 0,
+    max: i64::MAX,
+};
+
+const fn param(name: &'static str, alias: Option<&'static str>, change: Change) -> Param {
+    Param {
+        name,
+        alias,
+        change,
+    }
+}
+
+/// Every parameter, in the order `CONFIG GET *` lists them.
+static PARAMS: &[Param] = &[
+    param(
+        "hash-max-listpack-entries",
+        Some("hash-max-ziplist-entries"),
+        SIZE,
+    ),
+    param(
+        "hash-max-listpack-value",
+        Some("hash-max-ziplist-value"),
+        SIZE,
+    ),
+    param(
+        "zset-max-listpack-entries",
+        Some("zset-max-ziplist-entries"),
+        SIZE,
+    ),
+    param(
+        "zset-max-listpack-value",
+        Some("zset-max-ziplist-value"),
+        SIZE,
+    ),
+    param("set-max-intset-entries", None, SIZE),
+    // Lists are always quicklists in Redis 7.0: the node size changes no reply.
+    param(
+        "list-max-listpack-size",
+        Some("list-max-ziplist-size"),
+        Change::Integer {
+            min: i32::MIN as i64,
+            max: i32::MAX as i64,
+        },
+    ),
+    param("busy-reply-threshold", Some("lua-time-limit"), SIZE),
+    param(
+        "maxclients",
+        None,
+        Change::Integer {
+            min: 1,
+            max: u32::MAX as i64,
+        },
+    ),
+    param("databases", None, Change::Immutable),
+    param("port", None, Change::Fixed),
+    param("bind", None, Change::Fixed),
+    param("requirepass", None, Change::Fixed),
+    param("cluster-enabled", None, Change::Immutable),
+    param("enable-debug-command", None, Change::Immutable),
+    param("appendonly", None, Change::Fixed),
+    param("save", None, Change::Fixed),
+    param("maxmemory", None, Change::Fixed),
+    param("maxmemory-policy", None, Change::Fixed),
+    param("notify-keyspace-events", None, Change::Fixed),
+    param("timeout", None, Change::Fixed),
+    param("tcp-keepalive", None, Change::Fixed),
+    param("protected-mode", None, Change::Fixed),
+    param("replica-read-only", Some("slave-read-only"), Change::Fixed),
+];
+
+/// The encoding thresholds `OBJECT ENCODING` (and a small integer set's order) follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub(crate) hash_max_listpack_entries: usize,
+    pub(crate) hash_max_listpack_value: usize,
+    pub(crate) zset_max_listpack_entries: usize,
+    pub(crate) zset_max_listpack_value: usize,
+    pub(crate) set_max_intset_entries: usize,
+}
+
+impl Default for Limits {
+    /// Redis 7.0's defaults.
+    fn default() -> Self {
+        Limits {
+            hash_max_listpack_entries: 512,
+            hash_max_listpack_value: 64,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
+            set_max_intset_entries: 512,
+        }
+    }
+}
+
+/// The server's parameters.
+#[derive(Debug)]
+pub(crate) struct Config {
+    /// One value per entry of [`PARAMS`].
+    values: RwLock<Vec<String>>,
+}
+
+impl Config {
+    /// Redis's defaults, with what `options` sets.
+    pub(crate) fn new(options: &ServerOptions, port: u16) -> Config {
+        let limits = Limits::default();
+        let values = PARAMS
+            .iter()
+            .map(|param| match param.name {
+                "hash-max-listpack-entries" => limits.hash_max_listpack_entries.to_string(),
+                "hash-max-listpack-value" => limits.hash_max_listpack_value.to_string(),
+                "zset-max-listpack-entries" => limits.zset_max_listpack_entries.to_string(),
+                "zset-max-listpack-value" => limits.zset_max_listpack_value.to_string(),
+                "set-max-intset-entries" => limits.set_max_intset_entries.to_string(),
+                "list-max-listpack-size" => "-2".into(),
+                "busy-reply-threshold" => options.script_time_limit.as_millis().to_string(),
+                "maxclients" => options.max_clients.to_string(),
+                "databases" => crate::options::DATABASES.to_string(),
+                "port" => port.to_string(),
+                "bind" => options.bind.to_string(),
+                "requirepass" => options.requirepass.clone().unwrap_or_default(),
+                "cluster-enabled" | "enable-debug-command" | "appendonly" | "protected-mode" => {
+                    "no".into()
+                }
+                "maxmemory-policy" => "noeviction".into(),
+                "timeout" | "maxmemory" => "0".into(),
+                "tcp-keepalive" => "300".into(),
+                "replica-read-only" => "yes".into(),
+                _ => String::new(),
+            })
+            .collect();
+        Config {
+            values: RwLock::new(values),
+        }
+    }
+
+    fn values(&self) -> std::sync::RwLockReadGuard<'_, Vec<String>> {
+        self.values
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn number(&self, name: &str) -> i64 {
+        let index = PARAMS
+            .iter()
+            .position(|p| p.name == name)
+            .expect("a known parameter");
+        self.values()[index].parse().unwrap_or(0)
+    }
+
+    /// The encoding thresholds now.
+    pub(crate) fn limits(&self) -> Limits {
+        let size = |name| usize::try_from(self.number(name)).unwrap_or(usize::MAX);
+        Limits {
+            hash_max_listpack_entries: size("hash-max-listpack-entries"),
+            hash_max_listpack_value: size("hash-max-listpack-value"),
+            zset_max_listpack_entries: size("zset-max-listpack-entries"),
+            zset_max_listpack_value: size("zset-max-listpack-value"),
+            set_max_intset_entries: size("set-max-intset-entries"),
+        }
+    }
+
+    /// How long a script may run (`busy-reply-threshold`).
+    pub(crate) fn script_time_limit(&self) -> Duration {
+        Duration::from_millis(self.number("busy-reply-threshold").max(0) as u64)
+    }
+
+    /// `maxclients`.
+    pub(crate) fn max_clients(&self) -> usize {
+        usize::try_from(self.number("maxclients")).unwrap_or(usize::MAX)
+    }
+
+    /// `CONFIG GET pattern…`: `[name, value, …]` for every parameter a glob matches
+    /// (case-insensitively, by either name), or the one named exactly.
+    pub(crate) fn get(&self, patterns: &[Vec<u8>]) -> Vec<(String, String)> {
+        let values = self.values();
+        let mut found: Vec<(String, String)> = Vec::new();
+        let mut add = |name: &str, value: &str| {
+            if !found
+                .iter()
+                .any(|(seen, _)| seen.eq_ignore_ascii_case(name))
+            {
+                found.push((name.to_string(), value.to_string()));
+            }
+        };
+        for pattern in patterns {
+            let literal = !pattern.iter().any(|b| b"[*?".contains(b));
+            for (param, value) in PARAMS.iter().zip(values.iter()) {
+                for name in std::iter::once(param.name).chain(param.alias) {
+                    if literal && pattern.eq_ignore_ascii_case(name.as_bytes()) {
+                        add(&String::from_utf8_lossy(pattern), value);
+                    } else if !literal
+                        && lock_memory::glob_match(&pattern.to_ascii_lowercase(), name.as_bytes())
+                    {
+                        add(name, value);
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// `CONFIG SET name value …`, all or nothing; Redis's error text on refusal.
+    pub(crate) fn set(&self, pairs: &[Vec<u8>]) -> Result<(), String> {
+        if pairs.is_empty() || pairs.len() % 2 != 0 {
+            return Err(super::commands::SYNTAX_ERROR.into());
+        }
+        let mut changes: Vec<(usize, String)> = Vec::new();
+        for pair in pairs.chunks(2) {
+            let (name, value) = (&pair[0], String::from_utf8_lossy(&pair[1]).into_owned());
+            let shown = String::from_utf8_lossy(name).into_owned();
+            let Some(index) = PARAMS.iter().position(|p| {
+                std::iter::once(p.name)
+                    .chain(p.alias)
+                    .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+            }) else {
+                return Err(format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
+                ));
+            };
+            let failed = |why: &str| {
+                format!("ERR CONFIG SET failed (possibly related to argument '{shown}') - {why}")
+            };
+            if changes.iter().any(|(seen, _)| *seen == index) {
+                return Err(failed("duplicate parameter"));
+            }
+            match PARAMS[index].change {
+                Change::Immutable => return Err(failed("can't set immutable config")),
+                Change::Fixed if self.values()[index] != value => {
+                    return Err(failed("nxlock serve cannot change this parameter"));
+                }
+                Change::Fixed => {}
+                Change::Integer { min, max } => {
+                    let number = super::commands::integer(value.as_bytes())
+                        .ok_or_else(|| failed("argument couldn't be parsed into an integer"))?;
+                    if !(min..=max).contains(&number) {
+                        return Err(failed(&format!(
+                            "argument must be between {min} and {max} inclusive"
+                        )));
+                    }
+                }
+            }
+            changes.push((index, value));
+        }
+        let mut values = self
+            .values
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (index, value) in changes {
+            values[index] = value;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Config {
+        Config::new(&ServerOptions::default(), 6379)
+    }
+
+    #[test]
+    fn limits_follow_config_set_under_either_name() {
+        let config = config();
+        assert_eq!(config.limits(), Limits::default());
+        config
+            .set(&[b"hash-max-ziplist-entries".to_vec(), b"3".to_vec()])
+            .unwrap();
+        assert_eq!(config.limits().hash_max_listpack_entries, 3);
+        assert_eq!(
+            config.get(&[b"hash-max-*-entries".to_vec()]),
+            [
+                ("hash-max-listpack-entries".to_string(), "3".to_string()),
+                ("hash-max-ziplist-entries".to_string(), "3".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn refused_changes_change_nothing() {
+        let config = config();
+        let pairs = |items: &[&str]| {
+            items
+                .iter()
+                .map(|s| s.as_bytes().to_vec())
+                .collect::<Vec<_>>()
+        };
+        let refused = config
+            .set(&pairs(&[
+                "set-max-intset-entries",
+                "7",
+                "appendonly",
+                "yes",
+            ]))
+            .unwrap_err();
+        assert!(refused.contains("'appendonly'"), "{refused}");
+        assert_eq!(config.limits().set_max_intset_entries, 512);
+        assert!(config.set(&pairs(&["appendonly", "no"])).is_ok());
+        assert!(
+            config
+                .set(&pairs(&["databases", "16"]))
+                .unwrap_err()
+                .contains("immutable")
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! `redis.call` and `redis.pcall`: a script's arguments as a command, checked against
+//! the server's command table and run on the keyspace, as from a client.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use lock_core::Value;
+use lock_memory::Keyspace;
+use mlua::{Lua, MultiValue, Value as LuaValue};
+
+use super::convert;
+use crate::commands::{Context, Flags, keyspace, lookup};
+use crate::reply::Protocol;
+
+/// One run's `redis.call`: the keyspace it reaches and what the script may do.
+pub(crate) struct Call<'a> {
+    pub(crate) store: &'a mut dyn Keyspace,
+    pub(crate) read_only: bool,
+    pub(crate) context: Context,
+    /// `redis.setresp`: the protocol replies reach the script in.
+    pub(crate) resp: Arc<AtomicU8>,
+}
+
+impl Call<'_> {
+    /// The reply as Lua sees it, and whether it is an error (which `redis.call`
+    /// raises and `redis.pcall` returns).
+    pub(crate) fn run(
+        &mut self,
+        lua: &Lua,
+        arguments: MultiValue,
+    ) -> mlua::Result<(LuaValue, bool)> {
+        let resp = self.resp.load(Ordering::Relaxed);
+        let reply = self.execute(arguments, resp);
+        let failed = matches!(reply, Value::Error(_));
+        Ok((convert::to_lua(lua, &reply, resp)?, failed))
+    }
+
+    fn execute(&mut self, arguments: MultiValue, resp: u8) -> Value {
+        if arguments.is_empty() {
+            return error("ERR Please specify at least one argument for this redis lib call");
+        }
+        let mut args: Vec<Vec<u8>> = Vec::with_capacity(arguments.len());
+        for argument in &arguments {
+            match convert::argument(argument) {
+                Some(bytes) => args.push(bytes),
+                None => {
+                    return error(
+                        "ERR Lua redis lib command arguments must be strings or integers",
+                    );
+                }
+            }
+        }
+        // The checks run in Redis's order: known, arity, allowed in scripts, writes.
+        let Some(command) = lookup(&args[0]) else {
+            return error("ERR Unknown Redis command called from script");
+        };
+        if !command.arity_ok(args.len()) {
+            return error("ERR Wrong number of args calling Redis command from script");
+        }
+        if command.flags.has(Flags::NOSCRIPT) {
+            return error("ERR This Redis command is not allowed from script");
+        }
+        if !command.on_keyspace() {
+            return Value::Error(format!(
+                "ERR nxlock serve cannot run '{}' from a script",
+                command.name
+            ));
+        }
+        if self.read_only && command.flags.has(Flags::WRITE) {
+            return error("ERR Write commands are not allowed from read-only scripts.");
+        }
+        let context = Context {
+            protocol: if resp == 3 {
+                Protocol::Resp3
+            } else {
+                Protocol::Resp2
+            },
+            ..self.context
+        };
+        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        keyspace::run(&mut *self.store, command, &args, context)
+    }
+}
+
+fn error(text: &str) -> Value {
+    Value::Error(text.into())
+}

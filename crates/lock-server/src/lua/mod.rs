@@ -1,0 +1,238 @@
+//! Scripting: EVAL and friends run real Lua 5.1 (vendored, as Redis embeds it) in the
+//! sandbox Redis 7.0 builds ([`sandbox`]), with `redis.call` reaching the double's
+//! keyspace inside the same atomic section, and the libraries Redis ships ([`libs`]).
+//!
+//! Conversions follow Redis 7.0 ([`convert`]); errors carry Redis's
+//! ` script: <sha>, on @user_script:<line>.` suffix, the position found the way Redis's
+//! `__redis__err__handler` finds it.
+
+mod call;
+mod convert;
+mod errors;
+mod libs;
+mod raise;
+mod redis_table;
+mod sandbox;
+mod shebang;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lock_core::Value;
+use lock_memory::Keyspace;
+use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
+
+use crate::commands::Context;
+use call::Call;
+use errors::ScriptError;
+use shebang::ScriptFlags;
+
+/// The server's one Lua interpreter and its script cache (shared by all databases, as in
+/// Redis).
+pub(crate) struct Engine {
+    state: Mutex<State>,
+}
+
+struct State {
+    lua: Lua,
+    sandbox: sandbox::Sandbox,
+    /// The RESP version `redis.setresp` chose for the running script.
+    resp: Arc<AtomicU8>,
+    scripts: HashMap<String, Script>,
+}
+
+struct Script {
+    function: Function,
+    flags: ScriptFlags,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").finish_non_exhaustive()
+    }
+}
+
+fn sha1_hex(bytes: &[u8]) -> String {
+    sha1_smol::Sha1::from(bytes).digest().to_string()
+}
+
+/// What a script may do while it runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunOptions {
+    /// EVAL_RO / EVALSHA_RO.
+    pub(crate) read_only: bool,
+    /// Redis would answer BUSY past this; a test double stops the script instead.
+    pub(crate) time_limit: Duration,
+    /// The caller's database and the encoding limits, for `redis.call`.
+    pub(crate) context: Context,
+}
+
+impl Engine {
+    /// A fresh interpreter with the sealed environment.
+    pub(crate) fn new() -> mlua::Result<Engine> {
+        let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
+        let lua = Lua::new_with(libs, LuaOptions::default())?;
+        let resp = Arc::new(AtomicU8::new(2));
+        libs::install(&lua)?;
+        redis_table::install(&lua, resp.clone())?;
+        let sandbox = sandbox::Sandbox::build(&lua)?;
+        Ok(Engine {
+            state: Mutex::new(State {
+                lua,
+                sandbox,
+                resp,
+                scripts: HashMap::new(),
+            }),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic inside Lua code cannot leave the cache half-updated.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Compiles and caches `body` (SCRIPT LOAD, EVAL); the SHA1, or Redis's error text.
+    pub(crate) fn load(&self, body: &[u8]) -> Result<String, String> {
+        let sha = sha1_hex(body);
+        let mut state = self.state();
+        if state.scripts.contains_key(&sha) {
+            return Ok(sha);
+        }
+        let (flags, source) = shebang::parse(body)?;
+        let function = state.sandbox.compile(&state.lua, &source)?;
+        state
+            .scripts
+            .insert(sha.clone(), Script { function, flags });
+        Ok(sha)
+    }
+
+    pub(crate) fn exists(&self, sha: &str) -> bool {
+        self.state().scripts.contains_key(&sha.to_ascii_lowercase())
+    }
+
+    /// How many scripts are cached (INFO's `number_of_cached_scripts`).
+    pub(crate) fn cached(&self) -> usize {
+        self.state().scripts.len()
+    }
+
+    /// How much memory the interpreter uses (INFO's `used_memory_lua`).
+    pub(crate) fn used_memory(&self) -> usize {
+        self.state().lua.used_memory()
+    }
+
+    pub(crate) fn flush(&self) {
+        self.state().scripts.clear();
+    }
+
+    /// Whether the cached script `sha` may run under EVAL_RO: Redis refuses a script that
+    /// declares flags without `no-writes` before running it.
+    pub(crate) fn refuses_read_only(&self, sha: &str) -> bool {
+        self.state()
+            .scripts
+            .get(sha)
+            .is_some_and(|script| script.flags.declared && !script.flags.no_writes)
+    }
+
+    /// Runs the cached script `sha` against `store`; the script's reply.
+    pub(crate) fn run(
+        &self,
+        store: &mut dyn Keyspace,
+        sha: &str,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        options: RunOptions,
+    ) -> Value {
+        let state = self.state();
+        let Some(script) = state.scripts.get(sha) else {
+            return Value::Error("NOSCRIPT No matching script. Please use EVAL.".into());
+        };
+        let read_only = options.read_only || script.flags.no_writes;
+        state.resp.store(2, Ordering::Relaxed);
+        let lua = &state.lua;
+        let call = std::cell::RefCell::new(Call {
+            store,
+            read_only,
+            context: options.context,
+            resp: state.resp.clone(),
+        });
+        let outcome = lua.scope(|scope| {
+            state.sandbox.set_arguments(lua, keys, args)?;
+            let call = &call;
+            state.sandbox.set_call(
+                lua,
+                scope.create_function_mut(move |lua, arguments| {
+                    call.borrow_mut().run(lua, arguments)
+                })?,
+            )?;
+            set_time_limit(lua, options.time_limit)?;
+            let result = state.sandbox.run(lua, &script.function);
+            lua.remove_hook();
+            state.sandbox.clear_call(lua)?;
+            result
+        });
+        let resp = state.resp.load(Ordering::Relaxed);
+        match outcome {
+            Ok(Ok(value)) => convert::from_lua(&value, resp),
+            Ok(Err(error)) => Value::Error(errors::reply(&error, sha)),
+            Err(error) => Value::Error(format!(
+                "{} script: {sha}, on @user_script:0.",
+                errors::text_of(&error)
+            )),
+        }
+    }
+}
+
+/// Redis lets a runaway script run on (answering BUSY to everyone else until SCRIPT
+/// KILL); a test double stops it instead, so one bad script cannot hold a database and
+/// a worker thread forever. Past the limit the hook fires on every line too, so that a
+/// script catching the error with pcall in a loop is stopped as well (as Redis does).
+fn set_time_limit(lua: &Lua, limit: Duration) -> mlua::Result<()> {
+    let deadline = Instant::now() + limit;
+    lua.set_hook(
+        HookTriggers::new().every_nth_instruction(10_000),
+        move |lua, _| {
+            if Instant::now() <= deadline {
+                return Ok(VmState::Continue);
+            }
+            lua.set_hook(
+                HookTriggers::new()
+                    .every_line()
+                    .every_nth_instruction(1_000),
+                move |_, _| Err(time_limit_error(limit)),
+            )?;
+            Err(time_limit_error(limit))
+        },
+    )
+}
+
+fn time_limit_error(limit: Duration) -> mlua::Error {
+    mlua::Error::external(ScriptError(format!(
+        "ERR nxlock serve stopped the script after its {} ms time limit",
+        limit.as_millis()
+    )))
+}
+
+/// `KEYS` or `ARGV`: a fresh table of strings.
+fn string_table(lua: &Lua, items: &[&[u8]]) -> mlua::Result<Table> {
+    let table = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, item) in items.iter().enumerate() {
+        table.raw_set(i + 1, lua.create_string(item)?)?;
+    }
+    Ok(table)
+}
+
+/// `tostring` of a Lua value, for error messages.
+fn display(value: &LuaValue) -> String {
+    match value {
+        LuaValue::String(s) => s.to_string_lossy(),
+        LuaValue::Nil => "nil".into(),
+        LuaValue::Boolean(b) => b.to_string(),
+        LuaValue::Integer(n) => n.to_string(),
+        LuaValue::Number(n) => crate::commands::numbers::format_lua_number(*n),
+        other => format!("{}: {:p}", other.type_name(), other.to_pointer()),
+    }
+}

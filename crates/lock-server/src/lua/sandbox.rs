@@ -1,0 +1,99 @@
+//! The sealed environment scripts run in ([`sandbox.lua`](./sandbox.lua) builds it), and
+//! running a script in it.
+
+use mlua::{Function, Lua, Table, Value as LuaValue};
+
+use super::raise::Raising;
+use super::{errors, string_table};
+
+/// The name of the sandbox's own chunk: its frames are skipped when an error's position
+/// is looked for.
+pub(crate) const CHUNK_NAME: &str = "=nxlock sandbox";
+
+const SOURCE: &str = include_str!("sandbox.lua");
+
+/// Handles on the sandbox: what a script sees, and the private tables behind it.
+pub(crate) struct Sandbox {
+    /// The sealed globals: every script's environment.
+    sealed: Table,
+    /// The real globals behind them, where KEYS and ARGV are set for each run.
+    globals: Table,
+    /// `xpcall(f, __redis__err__handler)`.
+    runner: Function,
+    handler: Function,
+}
+
+impl Sandbox {
+    pub(crate) fn build(lua: &Lua) -> mlua::Result<Sandbox> {
+        let handler = lua.create_function(errors::handler)?;
+        let (sealed, globals): (Table, Table) = lua
+            .load(SOURCE)
+            .set_name(CHUNK_NAME)
+            .call(handler.clone())?;
+        let runner = lua
+            .load("return function(f, handler) return xpcall(f, handler) end")
+            .set_name(CHUNK_NAME)
+            .eval()?;
+        Ok(Sandbox {
+            sealed,
+            globals,
+            runner,
+            handler,
+        })
+    }
+
+    /// Compiles a script body into a function of the sealed environment.
+    pub(crate) fn compile(&self, lua: &Lua, source: &[u8]) -> Result<Function, String> {
+        if source.first() == Some(&0x1b) {
+            // Redis's Lua reads a binary chunk as text.
+            return Err(
+                "ERR Error compiling script (new function): user_script:1: unexpected symbol near 'char(27)'"
+                    .into(),
+            );
+        }
+        lua.load(source)
+            .set_name("@user_script")
+            .set_environment(self.sealed.clone())
+            .into_function()
+            .map_err(|e| {
+                let message = match &e {
+                    mlua::Error::SyntaxError { message, .. } => message.clone(),
+                    other => other.to_string(),
+                };
+                format!("ERR Error compiling script (new function): {message}")
+            })
+    }
+
+    pub(crate) fn set_arguments(
+        &self,
+        lua: &Lua,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+    ) -> mlua::Result<()> {
+        self.globals.raw_set("KEYS", string_table(lua, keys)?)?;
+        self.globals.raw_set("ARGV", string_table(lua, args)?)
+    }
+
+    /// Sets what `redis.call` and `redis.pcall` run for this run.
+    pub(crate) fn set_call(&self, lua: &Lua, call: Function) -> mlua::Result<()> {
+        lua.set_named_registry_value(Raising::Call.key(), call)
+    }
+
+    pub(crate) fn clear_call(&self, lua: &Lua) -> mlua::Result<()> {
+        lua.set_named_registry_value(Raising::Call.key(), LuaValue::Nil)
+    }
+
+    /// Runs `function`: its return value, or the error table the handler built.
+    pub(crate) fn run(
+        &self,
+        lua: &Lua,
+        function: &Function,
+    ) -> mlua::Result<Result<LuaValue, Table>> {
+        let (ok, value): (bool, LuaValue) = self.runner.call((function, &self.handler))?;
+        Ok(match (ok, value) {
+            (true, value) => Ok(value),
+            (false, LuaValue::Table(table)) => Err(table),
+            (false, other) => Err(errors::handler(lua, other)?),
+        })
+    }
+}
