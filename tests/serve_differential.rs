@@ -3,90 +3,14 @@
 
 use std::time::Duration;
 
-use nxlock::server::{Server, ServerOptions};
-use nxlock::testing::RedisTarget;
 use tokio::io::AsyncWriteExt;
 
 mod support;
-use support::raw::{Raw, reply_end, request};
-
-/// The elements of an array reply, sorted: KEYS answers in hash-table order.
-fn sorted_elements(reply: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let header_end = reply.windows(2).position(|w| w == b"\r\n")? + 2;
-    let mut elements = Vec::new();
-    let mut at = header_end;
-    while at < reply.len() {
-        let end = reply_end(reply, at)?;
-        elements.push(reply[at..end].to_vec());
-        at = end;
-    }
-    elements.sort();
-    Some(elements)
-}
+use support::raw::{Raw, request};
+use support::side_by_side::{Servers, assert_same_transcripts, both_servers, same};
 
 /// What a transcript's last request echoes: the end of what the requests before it caused.
 const END: &str = "nxlock-test-end-of-transcript";
-
-/// nxlock serve and a real redis-server, side by side.
-struct Servers {
-    server: Server,
-    /// `host:port` of the redis-server.
-    redis_addr: String,
-    /// Keeps a spawned redis-server alive for the test.
-    _redis: RedisTarget,
-}
-
-/// Both servers, or `None` after a loud SKIPPED line when there is no redis-server.
-async fn both_servers(test: &str) -> Option<Servers> {
-    let redis = match RedisTarget::from_env() {
-        Ok(redis) => redis,
-        Err(why) => {
-            nxlock::testing::announce_skip(test, &why);
-            return None;
-        }
-    };
-    Some(Servers {
-        server: Server::start(ServerOptions::default()).await.unwrap(),
-        redis_addr: redis.url().trim_start_matches("redis://").to_string(),
-        _redis: redis,
-    })
-}
-
-/// Asserts that two transcripts (ours, then redis-server's) agree step by step.
-fn assert_same_transcripts(transcripts: &[Vec<Vec<u8>>], what: &str) {
-    assert_eq!(transcripts.len(), 2, "one transcript per server");
-    assert_eq!(transcripts[0].len(), transcripts[1].len());
-    for (i, (ours, redis)) in transcripts[0].iter().zip(&transcripts[1]).enumerate() {
-        assert_eq!(
-            String::from_utf8_lossy(ours),
-            String::from_utf8_lossy(redis),
-            "step {i} of the {what} transcript"
-        );
-    }
-}
-
-/// Replies that carry remaining times are compared with a tolerance, KEYS as a set.
-fn same(command: &[&str], ours: &[u8], redis: &[u8]) -> bool {
-    if command[0].eq_ignore_ascii_case("keys") && ours.first() == Some(&b'*') {
-        return ours.len() == redis.len() && sorted_elements(ours) == sorted_elements(redis);
-    }
-    let timing = matches!(command[0].to_ascii_lowercase().as_str(), "pttl" | "ttl");
-    if !timing || ours == redis {
-        return ours == redis;
-    }
-    let number = |r: &[u8]| {
-        std::str::from_utf8(r)
-            .ok()?
-            .trim()
-            .strip_prefix(':')?
-            .parse::<i64>()
-            .ok()
-    };
-    match (number(ours), number(redis)) {
-        (Some(a), Some(b)) if a >= 0 && b >= 0 => (a - b).abs() <= 100,
-        _ => false,
-    }
-}
 
 /// Scenarios: each starts from empty databases on both servers.
 fn scenarios() -> Vec<Vec<Vec<&'static str>>> {

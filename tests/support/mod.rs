@@ -4,6 +4,7 @@
 
 #[path = "../../crates/lock-server/tests/support/raw.rs"]
 pub mod raw;
+pub mod side_by_side;
 
 use nxlock::testing::RedisTarget;
 use nxlock::{Clock, KvBackend, MemoryBackend, RedisBackend};

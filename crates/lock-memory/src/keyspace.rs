@@ -46,6 +46,8 @@ pub trait Keyspace: ScriptContext {
     fn watch_broken(&mut self, key: &[u8], mark: WatchMark) -> bool;
     /// Ends one [`Keyspace::watch`] of `key`.
     fn unwatch(&mut self, key: &[u8]);
+    /// Removes every key (`FLUSHDB`); WATCH sees every key that was there.
+    fn flush(&mut self);
     /// The current command's time in Unix microseconds (`TIME`); it stands still inside
     /// a script, as [`ScriptContext::now_ms`] does.
     fn now_us(&self) -> i64;

@@ -114,4 +114,7 @@ impl Keyspace for Store {
     fn now_us(&self) -> i64 {
         Store::now_us(self)
     }
+    fn flush(&mut self) {
+        Store::flush(self);
+    }
 }

@@ -6,7 +6,6 @@ use std::time::Duration;
 use lock_core::Value;
 
 use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok};
-use crate::client::Client;
 use crate::shared::Shared;
 
 /// The version `INFO` and `HELLO` report: the Redis whose behaviour the server matches.
@@ -19,27 +18,22 @@ pub(crate) enum Admin {
     Config,
     Command,
     Debug,
-    FlushDb,
     FlushAll,
     FastForward,
 }
 
 /// Runs `which` (its arity already checked).
-pub(crate) fn run(shared: &Shared, client: &Client, which: Admin, args: &[Vec<u8>]) -> Value {
+pub(crate) fn run(shared: &Shared, which: Admin, args: &[Vec<u8>]) -> Value {
     match which {
         Admin::Info => Value::Data(super::info::info(shared, &args[1..]).into_bytes()),
         Admin::Config => super::config_command::config(shared, args),
         Admin::Command => super::introspection::command(args),
         Admin::Debug => Value::Error(DEBUG_REFUSED.into()),
-        Admin::FlushDb | Admin::FlushAll => {
+        Admin::FlushAll => {
             if !flush_mode_ok(args) {
                 return Value::Error(SYNTAX_ERROR.into());
             }
-            let flushed = match which {
-                Admin::FlushDb => std::slice::from_ref(shared.db(client.db)),
-                _ => shared.dbs(),
-            };
-            for db in flushed {
+            for db in shared.dbs() {
                 db.flush();
             }
             ok()
@@ -56,10 +50,13 @@ pub(crate) fn run(shared: &Shared, client: &Client, which: Admin, args: &[Vec<u8
 
 /// FLUSHDB and FLUSHALL take nothing, or one of ASYNC and SYNC (Redis's
 /// `getFlushCommandFlags`).
-fn flush_mode_ok(args: &[Vec<u8>]) -> bool {
+pub(crate) fn flush_mode_ok<A: AsRef<[u8]>>(args: &[A]) -> bool {
     match args {
         [_] => true,
-        [_, mode] => mode.eq_ignore_ascii_case(b"async") || mode.eq_ignore_ascii_case(b"sync"),
+        [_, mode] => {
+            mode.as_ref().eq_ignore_ascii_case(b"async")
+                || mode.as_ref().eq_ignore_ascii_case(b"sync")
+        }
         _ => false,
     }
 }

@@ -65,7 +65,7 @@ pub(crate) async fn execute(
             }
         }
         Kind::Connection(which) => connection::run(shared, client, which, &args).await?,
-        Kind::Admin(which) => admin::run(shared, client, which, &args).into(),
+        Kind::Admin(which) => admin::run(shared, which, &args).into(),
         Kind::Scripting(which) => scripting::run(shared, client, which, &args).await?.into(),
         Kind::PubSub(which) => return Ok(pubsub::run(shared, client, which, &args).await),
         Kind::Transaction(which) => transaction::run(shared, client, which, &args).await?,

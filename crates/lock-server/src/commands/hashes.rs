@@ -48,8 +48,8 @@ pub(crate) fn hsetnx(
     let added = !target.contains_key(args[2]);
     if added {
         target.insert(args[2].to_vec(), args[3].to_vec());
+        store.changed(args[1]);
     }
-    store.changed(args[1]);
     Ok(Value::Int(added.into()))
 }
 
@@ -77,7 +77,9 @@ pub(crate) fn hdel(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         .iter()
         .filter(|field| target.shift_remove(**field).is_some())
         .count();
-    store.changed(args[1]);
+    if removed > 0 {
+        store.changed(args[1]);
+    }
     Ok(Value::Int(removed as i64))
 }
 

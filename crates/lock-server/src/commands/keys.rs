@@ -36,6 +36,19 @@ pub(crate) fn keys(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
     Ok(Value::Array(keys.into_iter().map(Value::Data).collect()))
 }
 
+/// `FLUSHDB [ASYNC|SYNC]`: every key of the database goes.
+pub(crate) fn flushdb(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    if !super::admin::flush_mode_ok(args) {
+        return Err(SYNTAX_ERROR.into());
+    }
+    store.flush();
+    Ok(ok())
+}
+
 /// `DBSIZE`: how many live keys the database holds.
 pub(crate) fn dbsize(store: &mut dyn Keyspace, _: &[&[u8]], _: Context) -> Result<Value, String> {
     Ok(Value::Int(store.keys(b"*").map_err(text)?.len() as i64))
@@ -57,6 +70,13 @@ pub(crate) fn rename(
     args: &[&[u8]],
     _: Context,
 ) -> Result<Value, String> {
+    if args[1] == args[2] {
+        // Renamed to itself: nothing changes, and WATCH sees nothing.
+        return match store.value(args[1]) {
+            Some(_) => Ok(ok()),
+            None => Err("ERR no such key".into()),
+        };
+    }
     let (data, expires_at) = store.take(args[1]).ok_or("ERR no such key")?;
     store.put(args[2], data, expires_at);
     Ok(ok())

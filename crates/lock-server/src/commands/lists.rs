@@ -249,7 +249,9 @@ pub(crate) fn lrem(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         }
         *target = kept;
     }
-    store.changed(args[1]);
+    if removed > 0 {
+        store.changed(args[1]);
+    }
     Ok(Value::Int(removed as i64))
 }
 

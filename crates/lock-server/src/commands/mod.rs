@@ -198,7 +198,7 @@ pub(crate) static TABLE: &[Command] = &[
     command("command", -1, R, Kind::Admin(A::Command)),
     command("debug", -2, NS, Kind::Admin(A::Debug)),
     keyspace("dbsize", 1, R, keys::dbsize),
-    command("flushdb", -1, W, Kind::Admin(A::FlushDb)),
+    keyspace("flushdb", -1, W, keys::flushdb),
     command("flushall", -1, W, Kind::Admin(A::FlushAll)),
     keyspace("time", 1, R, keys::time),
     command(FAST_FORWARD, 2, R, Kind::Admin(A::FastForward)),

@@ -40,7 +40,9 @@ pub(crate) fn sadd(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         .iter()
         .filter(|member| target.insert(member.to_vec()))
         .count();
-    store.changed(args[1]);
+    if added > 0 {
+        store.changed(args[1]);
+    }
     Ok(Value::Int(added as i64))
 }
 
@@ -52,7 +54,9 @@ pub(crate) fn srem(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         .iter()
         .filter(|member| target.shift_remove(**member))
         .count();
-    store.changed(args[1]);
+    if removed > 0 {
+        store.changed(args[1]);
+    }
     Ok(Value::Int(removed as i64))
 }
 
@@ -268,9 +272,13 @@ pub(crate) fn spop(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
             break;
         }
         let at = fastrand::usize(..target.len());
-        taken.push(Value::Data(target.swap_remove_index(at).expect("in range")));
+        taken.push(Value::Data(
+            target.shift_remove_index(at).expect("in range"),
+        ));
     }
-    store.changed(args[1]);
+    if !taken.is_empty() {
+        store.changed(args[1]);
+    }
     Ok(match count {
         None => taken.pop().unwrap_or(Value::Nil),
         Some(_) => Value::Set(taken),

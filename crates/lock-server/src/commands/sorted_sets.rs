@@ -5,7 +5,7 @@ use lock_memory::{Keyspace, SortedSet};
 
 use super::Context;
 use super::numbers::parse_double;
-use super::values::{sorted_set, sorted_set_or_new};
+use super::values::{settle, sorted_set, sorted_set_or_new};
 use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer};
 use crate::reply::Protocol;
 
@@ -155,7 +155,7 @@ pub(crate) fn zadd(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
                 }
                 let next = if incr { current + score } else { score };
                 if next.is_nan() {
-                    store.changed(args[1]);
+                    settle(store, args[1], added + updated > 0);
                     return Err("ERR resulting score is not a number (NaN)".into());
                 }
                 if (gt && next <= current) || (lt && next >= current) {
@@ -177,7 +177,7 @@ pub(crate) fn zadd(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
             }
         }
     }
-    store.changed(args[1]);
+    settle(store, args[1], added + updated > 0);
     if incr {
         return Ok(incremented.map_or(Value::Nil, Value::Double));
     }
@@ -191,13 +191,14 @@ pub(crate) fn zincrby(
 ) -> Result<Value, String> {
     let by = parse_double(args[2]).ok_or(NOT_A_FLOAT)?;
     let target = sorted_set_or_new(store, args[1])?;
-    let next = target.score(args[3]).unwrap_or(0.0) + by;
+    let current = target.score(args[3]);
+    let next = current.unwrap_or(0.0) + by;
     if next.is_nan() {
-        store.changed(args[1]);
+        settle(store, args[1], false);
         return Err("ERR resulting score is not a number (NaN)".into());
     }
     target.insert(args[3], next);
-    store.changed(args[1]);
+    settle(store, args[1], current != Some(next));
     Ok(Value::Double(next))
 }
 
@@ -206,7 +207,7 @@ pub(crate) fn zrem(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         return Ok(Value::Int(0));
     };
     let removed = args[2..].iter().filter(|m| target.remove(m)).count();
-    store.changed(args[1]);
+    settle(store, args[1], removed > 0);
     Ok(Value::Int(removed as i64))
 }
 
@@ -557,7 +558,7 @@ fn remove_selected(store: &mut dyn Keyspace, key: &[u8], by: &By) -> Result<Valu
     for (member, _) in &chosen {
         target.remove(member);
     }
-    store.changed(key);
+    settle(store, key, !chosen.is_empty());
     Ok(Value::Int(chosen.len() as i64))
 }
 
@@ -618,7 +619,7 @@ fn pop(
     for (member, _) in &chosen {
         target.remove(member);
     }
-    store.changed(args[1]);
+    settle(store, args[1], !chosen.is_empty());
     if count.is_none() || protocol == Protocol::Resp2 {
         return Ok(Value::Array(
             chosen

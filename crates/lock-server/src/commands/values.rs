@@ -47,6 +47,19 @@ typed! {
     sorted_set, sorted_set_or_new, SortedSet, SortedSet;
 }
 
+/// Ends a command that may have changed the collection at `key`: WATCH sees it only if
+/// it did, and a collection the command created but left empty is removed.
+pub(crate) fn settle(store: &mut dyn Keyspace, key: &[u8], changed: bool) {
+    if changed {
+        store.changed(key);
+    } else if store
+        .value(key)
+        .is_some_and(|data| data.is_empty_collection())
+    {
+        store.take(key);
+    }
+}
+
 /// Whether `key` holds no value of another type than `kind` would: for commands that
 /// must check every key before changing any.
 pub(crate) fn check_type(

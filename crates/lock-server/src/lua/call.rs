@@ -57,6 +57,16 @@ impl Call<'_> {
         if !command.arity_ok(args.len()) {
             return error("ERR Wrong number of args calling Redis command from script");
         }
+        // Redis looks subcommands up as commands of their own.
+        if let Some(arity) = subcommand_arity(command.name, &args) {
+            match arity {
+                None => return error("ERR Unknown Redis command called from script"),
+                Some(arity) if arity != args.len() => {
+                    return error("ERR Wrong number of args calling Redis command from script");
+                }
+                Some(_) => {}
+            }
+        }
         if command.flags.has(Flags::NOSCRIPT) {
             return error("ERR This Redis command is not allowed from script");
         }
@@ -80,6 +90,20 @@ impl Call<'_> {
         let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
         keyspace::run(&mut *self.store, command, &args, context)
     }
+}
+
+/// For a command with subcommands that runs in scripts (OBJECT): the subcommand's
+/// arity, `None` inside when there is no such subcommand.
+fn subcommand_arity(name: &str, args: &[Vec<u8>]) -> Option<Option<usize>> {
+    if name != "object" {
+        return None;
+    }
+    let sub = args[1].to_ascii_lowercase();
+    Some(match sub.as_slice() {
+        b"help" => Some(2),
+        b"encoding" | b"refcount" | b"idletime" | b"freq" => Some(3),
+        _ => None,
+    })
 }
 
 fn error(text: &str) -> Value {
