@@ -137,6 +137,7 @@ async fn converse(
                     if !silent {
                         reply::write(client.protocol, &reply, &mut out);
                     }
+                    reply.release();
                     continue;
                 };
                 // Everything before this reply must reach the client first.

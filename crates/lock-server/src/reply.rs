@@ -26,6 +26,35 @@ impl From<Value> for Reply {
     }
 }
 
+impl Reply {
+    /// Drops this reply without recursing into it: a script may return arrays nested
+    /// thousands deep, and dropping those the ordinary way needs a frame per level.
+    pub(crate) fn release(self) {
+        let mut pending = match self {
+            Reply::Value(value) => vec![value],
+            Reply::Push(items) => items,
+            Reply::WithEvents(items, events) => {
+                let mut all = items;
+                all.extend(events.into_iter().map(|(_, event)| event));
+                all
+            }
+            Reply::Block(_) => return,
+        };
+        while let Some(value) = pending.pop() {
+            match value {
+                Value::Array(items) | Value::Set(items) => pending.extend(items),
+                Value::Map(pairs) => {
+                    for (key, value) in pairs {
+                        pending.push(key);
+                        pending.push(value);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 /// An injected connection fault: the connection closes where the reply would be, after
 /// the replies before it, as with a server whose connection was reset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

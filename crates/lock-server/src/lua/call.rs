@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use lock_core::Value;
 use lock_memory::Keyspace;
-use mlua::{Lua, MultiValue, Value as LuaValue};
+use mlua::{Lua, Table, Value as LuaValue};
 
 use super::convert;
 use crate::commands::{Context, Flags, keyspace, lookup};
@@ -27,29 +27,23 @@ impl Call<'_> {
     pub(crate) fn run(
         &mut self,
         lua: &Lua,
-        arguments: MultiValue,
+        arguments: Table,
+        count: usize,
     ) -> mlua::Result<(LuaValue, bool)> {
         let resp = self.resp.load(Ordering::Relaxed);
-        let reply = self.execute(arguments, resp);
+        let reply = self.execute(&arguments, count, resp)?;
         let failed = matches!(reply, Value::Error(_));
         Ok((convert::to_lua(lua, &reply, resp)?, failed))
     }
 
-    fn execute(&mut self, arguments: MultiValue, resp: u8) -> Value {
-        if arguments.is_empty() {
-            return error("ERR Please specify at least one argument for this redis lib call");
-        }
-        let mut args: Vec<Vec<u8>> = Vec::with_capacity(arguments.len());
-        for argument in &arguments {
-            match convert::argument(argument) {
-                Some(bytes) => args.push(bytes),
-                None => {
-                    return error(
-                        "ERR Lua redis lib command arguments must be strings or integers",
-                    );
-                }
-            }
-        }
+    fn execute(&mut self, arguments: &Table, count: usize, resp: u8) -> mlua::Result<Value> {
+        Ok(match arguments_of(arguments, count)? {
+            Ok(args) => self.command(&args, resp),
+            Err(refused) => refused,
+        })
+    }
+
+    fn command(&mut self, args: &[Vec<u8>], resp: u8) -> Value {
         // The checks run in Redis's order: known, arity, allowed in scripts, writes.
         let Some(command) = lookup(&args[0]) else {
             return error("ERR Unknown Redis command called from script");
@@ -104,6 +98,28 @@ fn subcommand_arity(name: &str, args: &[Vec<u8>]) -> Option<Option<usize>> {
         b"encoding" | b"refcount" | b"idletime" | b"freq" => Some(3),
         _ => None,
     })
+}
+
+/// The arguments as bytes, read one at a time (a script may pass thousands), or the
+/// error for a call without any or with one of the wrong type.
+fn arguments_of(arguments: &Table, count: usize) -> mlua::Result<Result<Vec<Vec<u8>>, Value>> {
+    if count == 0 {
+        return Ok(Err(error(
+            "ERR Please specify at least one argument for this redis lib call",
+        )));
+    }
+    let mut args = Vec::with_capacity(count);
+    for i in 1..=count {
+        match convert::argument(&arguments.raw_get::<LuaValue>(i)?) {
+            Some(bytes) => args.push(bytes),
+            None => {
+                return Ok(Err(error(
+                    "ERR Lua redis lib command arguments must be strings or integers",
+                )));
+            }
+        }
+    }
+    Ok(Ok(args))
 }
 
 fn error(text: &str) -> Value {

@@ -11,13 +11,9 @@
 //! `{double=…}`, `{map=…}`, `{set=…}`, or arrays that stop at their first nil.
 
 use lock_core::Value;
-use mlua::{Lua, Table, Value as LuaValue};
+use mlua::{Function, Lua, Table, Value as LuaValue};
 
 use crate::commands::numbers::format_double;
-
-/// How deep returned tables may nest: Redis runs out of Lua stack (`lua_checkstack`)
-/// below this, and answers an error in place of the table that did not fit.
-const MAX_NESTING: usize = 7995;
 
 /// A `redis.call` argument: a string as is, a number as `%.17g` (Redis 7.0's
 /// formatting, so `0.1` arrives as `0.10000000000000001`); `None` for other types.
@@ -77,126 +73,92 @@ pub(crate) fn to_lua(lua: &Lua, value: &Value, resp: u8) -> mlua::Result<LuaValu
     })
 }
 
-/// A script's return value as Redis replies with it, `resp` being the script's
-/// protocol when it returned. Nested tables are walked with an explicit stack: a script
-/// may return a table nested thousands deep (or one that contains itself).
-pub(crate) fn from_lua(value: &LuaValue, resp: u8) -> Value {
-    let mut stack: Vec<Node> = Vec::new();
-    let mut done = match step(value, resp, &mut stack) {
-        Some(value) => return value,
-        None => None,
-    };
-    loop {
-        let top = stack.last_mut().expect("a table is being converted");
-        if let Some(value) = done.take() {
-            top.converted.push(value);
-        }
-        let top = stack.last_mut().expect("a table is being converted");
-        if top.converted.len() < top.children.len() {
-            let child = top.children[top.converted.len()].clone();
-            done = step(&child, resp, &mut stack);
-            continue;
-        }
-        let node = stack.pop().expect("checked above");
-        let value = node.finish();
-        if stack.is_empty() {
-            return value;
-        }
-        done = Some(value);
+/// A script's return value as Redis replies with it, `resp` being the script's protocol
+/// when it returned. A table is first flattened by `flatten` (`flatten.lua`), then built
+/// here without recursion.
+pub(crate) fn from_lua(value: &LuaValue, resp: u8, flatten: &Function) -> mlua::Result<Value> {
+    if !matches!(value, LuaValue::Table(_)) {
+        return Ok(scalar(value, resp));
     }
-}
-
-/// A table being converted: its children in reply order, and those converted so far.
-struct Node {
-    shape: Shape,
-    children: Vec<LuaValue>,
-    converted: Vec<Value>,
-}
-
-#[derive(Clone, Copy)]
-enum Shape {
-    Array,
-    /// Children are key, value, key, value…
-    Map,
-    Set,
-}
-
-impl Node {
-    fn finish(self) -> Value {
-        match self.shape {
-            Shape::Array => Value::Array(self.converted),
-            Shape::Set => Value::Set(self.converted),
-            Shape::Map => {
-                let mut items = self.converted.into_iter();
-                let mut pairs = Vec::new();
-                while let (Some(key), Some(value)) = (items.next(), items.next()) {
-                    pairs.push((key, value));
-                }
-                Value::Map(pairs)
+    let (kinds, out, count): (Table, Table, usize) = flatten.call(value)?;
+    // Aggregates being filled: their kind, how many elements they still expect, and
+    // those read so far.
+    let mut open: Vec<(u8, usize, Vec<Value>)> = Vec::new();
+    for i in 1..=count {
+        let kind: mlua::LuaString = kinds.raw_get(i)?;
+        let item: LuaValue = out.raw_get(i)?;
+        let text = || match &item {
+            LuaValue::String(s) => s.to_string_lossy(),
+            _ => String::new(),
+        };
+        let mut done = match kind.as_bytes()[0] {
+            b'v' => Some(scalar(&item, resp)),
+            b'e' => Some(Value::Error(text())),
+            b'o' => Some(Value::Status(text())),
+            b'd' => Some(Value::Double(number(&item))),
+            b'g' => Some(Value::Data(text().into_bytes())),
+            aggregate => {
+                let pairs = if aggregate == b'm' { 2 } else { 1 };
+                let elements = number(&item) as usize * pairs;
+                open.push((aggregate, elements, Vec::with_capacity(elements.min(1024))));
+                // An empty one is complete at once.
+                close(&mut open)
             }
+        };
+        while let Some(value) = done {
+            match open.last_mut() {
+                None => return Ok(value),
+                Some((_, _, items)) => items.push(value),
+            }
+            done = close(&mut open);
         }
+    }
+    Ok(Value::Nil)
+}
+
+/// Pops the innermost aggregate if it has all its elements.
+fn close(open: &mut Vec<(u8, usize, Vec<Value>)>) -> Option<Value> {
+    let (_, expected, items) = open.last()?;
+    if items.len() < *expected {
+        return None;
+    }
+    let (kind, _, items) = open.pop()?;
+    Some(aggregate(kind, items))
+}
+
+fn aggregate(kind: u8, items: Vec<Value>) -> Value {
+    match kind {
+        b's' => Value::Set(items),
+        b'm' => {
+            let mut items = items.into_iter();
+            let mut pairs = Vec::new();
+            while let (Some(key), Some(value)) = (items.next(), items.next()) {
+                pairs.push((key, value));
+            }
+            Value::Map(pairs)
+        }
+        _ => Value::Array(items),
     }
 }
 
-/// Converts `value` at once, or (for an aggregate table) pushes it to be converted and
-/// answers `None`.
-fn step(value: &LuaValue, resp: u8, stack: &mut Vec<Node>) -> Option<Value> {
-    let table = match value {
-        LuaValue::Boolean(b) if resp == 3 => return Some(Value::Bool(*b)),
-        LuaValue::Boolean(true) => return Some(Value::Int(1)),
-        LuaValue::Integer(n) => return Some(Value::Int(*n)),
-        LuaValue::Number(n) => return Some(Value::Int(c_cast(*n))),
-        LuaValue::String(s) => return Some(Value::Data(s.as_bytes().to_vec())),
-        LuaValue::Table(table) => table,
-        _ => return Some(Value::Nil),
-    };
-    if stack.len() >= MAX_NESTING {
-        return Some(Value::Error("ERR reached lua stack limit".into()));
+fn number(value: &LuaValue) -> f64 {
+    match value {
+        LuaValue::Integer(n) => *n as f64,
+        LuaValue::Number(n) => *n,
+        _ => 0.0,
     }
-    let get = |name: &str| table.raw_get::<LuaValue>(name).unwrap_or(LuaValue::Nil);
-    if let LuaValue::String(text) = get("err") {
-        return Some(Value::Error(text.to_string_lossy()));
+}
+
+/// A value that is not a table.
+fn scalar(value: &LuaValue, resp: u8) -> Value {
+    match value {
+        LuaValue::Boolean(b) if resp == 3 => Value::Bool(*b),
+        LuaValue::Boolean(true) => Value::Int(1),
+        LuaValue::Integer(n) => Value::Int(*n),
+        LuaValue::Number(n) => Value::Int(c_cast(*n)),
+        LuaValue::String(s) => Value::Data(s.as_bytes().to_vec()),
+        _ => Value::Nil,
     }
-    if let LuaValue::String(text) = get("ok") {
-        return Some(Value::Status(text.to_string_lossy()));
-    }
-    match get("double") {
-        LuaValue::Integer(n) => return Some(Value::Double(n as f64)),
-        LuaValue::Number(n) => return Some(Value::Double(n)),
-        _ => {}
-    }
-    if let LuaValue::String(digits) = get("big_number") {
-        return Some(Value::Data(digits.as_bytes().to_vec()));
-    }
-    let pairs = |t: &Table| -> Vec<(LuaValue, LuaValue)> {
-        t.pairs::<LuaValue, LuaValue>()
-            .filter_map(Result::ok)
-            .collect()
-    };
-    let (shape, children) = if let LuaValue::Table(map) = get("map") {
-        let children = pairs(&map).into_iter().flat_map(|(k, v)| [k, v]).collect();
-        (Shape::Map, children)
-    } else if let LuaValue::Table(set) = get("set") {
-        (
-            Shape::Set,
-            pairs(&set).into_iter().map(|(k, _)| k).collect(),
-        )
-    } else {
-        let mut items = Vec::new();
-        for i in 1.. {
-            match table.raw_get::<LuaValue>(i) {
-                Ok(LuaValue::Nil) | Err(_) => break,
-                Ok(item) => items.push(item),
-            }
-        }
-        (Shape::Array, items)
-    };
-    stack.push(Node {
-        shape,
-        children,
-        converted: Vec::new(),
-    });
-    None
 }
 
 /// C's `(long long)` cast on x86-64: NaN and values out of range give `LLONG_MIN`.

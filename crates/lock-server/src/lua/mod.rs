@@ -164,8 +164,8 @@ impl Engine {
             let call = &call;
             state.sandbox.set_call(
                 lua,
-                scope.create_function_mut(move |lua, arguments| {
-                    call.borrow_mut().run(lua, arguments)
+                scope.create_function_mut(move |lua, (arguments, count)| {
+                    call.borrow_mut().run(lua, arguments, count)
                 })?,
             )?;
             set_time_limit(lua, options.time_limit)?;
@@ -175,8 +175,12 @@ impl Engine {
             result
         });
         let resp = state.resp.load(Ordering::Relaxed);
+        let outcome = outcome.and_then(|result| match result {
+            Ok(value) => convert::from_lua(&value, resp, &state.sandbox.flatten).map(Ok),
+            Err(error) => Ok(Err(error)),
+        });
         match outcome {
-            Ok(Ok(value)) => convert::from_lua(&value, resp),
+            Ok(Ok(value)) => value,
             Ok(Err(error)) => Value::Error(errors::reply(&error, sha)),
             Err(error) => Value::Error(format!(
                 "{} script: {sha}, on @user_script:0.",

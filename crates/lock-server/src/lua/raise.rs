@@ -5,8 +5,9 @@
 //! tail-called by `return redis.call(…)`, losing the script's frame and so the line
 //! Redis reports. A C function keeps the frame (Lua 5.1 runs a tail-called C function
 //! as an ordinary call) and can raise any value, so each raising function is a tiny C
-//! function: it calls its Rust implementation, which answers `(reply, failed)`, and
-//! raises the reply when it failed.
+//! function: it calls its Rust implementation with the arguments in a table, the
+//! implementation answers `(reply, failed)`, and the C function raises the reply when it
+//! failed.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
@@ -41,40 +42,56 @@ impl Raising {
     }
 }
 
-/// Calls the implementation registered under `KEYS[K]` with the caller's arguments:
-/// returns its reply, or raises it when it reports failure.
+/// Calls the implementation registered under `KEYS[K]` with the caller's arguments
+/// packed in a table (and their count), so that thousands of them (`unpack(t)`) never
+/// need a Rust reference each: returns its reply, or raises it when it reports failure
+/// and `RAISE` is set.
 ///
 /// # Safety
-/// Called by Lua as a C function, with a valid state. It uses at most two stack slots
-/// beyond its arguments (Lua guarantees `LUA_MINSTACK`, 20, to a C function), pops
-/// what it pushes, and holds nothing that needs dropping, so Lua's error jump may pass
-/// through it.
-unsafe extern "C-unwind" fn raising<const K: usize>(state: *mut ffi::lua_State) -> c_int {
+/// Called by Lua as a C function, with a valid state. It uses at most four stack slots
+/// beyond its arguments (Lua guarantees `LUA_MINSTACK`, 20, to a C function), and holds
+/// nothing that needs dropping, so Lua's error jump may pass through it.
+unsafe extern "C-unwind" fn forward<const K: usize, const RAISE: bool>(
+    state: *mut ffi::lua_State,
+) -> c_int {
     // SAFETY: as documented above; every call below is on `state`, within its stack.
     unsafe {
         let args = ffi::lua_gettop(state);
+        ffi::lua_createtable(state, args, 0);
+        for i in 1..=args {
+            ffi::lua_pushvalue(state, i);
+            ffi::lua_rawseti(state, -2, ffi::lua_Integer::from(i));
+        }
         ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, KEYS[K].as_ptr());
-        ffi::lua_insert(state, 1);
-        ffi::lua_call(state, args, 2);
+        ffi::lua_insert(state, -2);
+        ffi::lua_pushinteger(state, ffi::lua_Integer::from(args));
+        ffi::lua_call(state, 2, 2);
         let failed = ffi::lua_toboolean(state, -1) != 0;
         ffi::lua_settop(state, -2);
-        if failed {
+        if failed && RAISE {
             ffi::lua_error(state);
         }
         1
     }
 }
 
-/// The C function for `which`.
-pub(crate) fn function(lua: &Lua, which: Raising) -> mlua::Result<Function> {
-    let c_function: ffi::lua_CFunction = match which {
-        Raising::Call => raising::<0>,
-        Raising::Sha1hex => raising::<1>,
-        Raising::Setresp => raising::<2>,
-        Raising::SetRepl => raising::<3>,
-        Raising::Log => raising::<4>,
-        Raising::AclCheckCmd => raising::<5>,
+/// The C function for `which`: raising its failures (`redis.call`) or returning them
+/// (`redis.pcall`, with `raise` false).
+pub(crate) fn function(lua: &Lua, which: Raising, raise: bool) -> mlua::Result<Function> {
+    let c_function: ffi::lua_CFunction = match (which, raise) {
+        (Raising::Call, true) => forward::<0, true>,
+        (Raising::Call, false) => forward::<0, false>,
+        (Raising::Sha1hex, _) => forward::<1, true>,
+        (Raising::Setresp, _) => forward::<2, true>,
+        (Raising::SetRepl, _) => forward::<3, true>,
+        (Raising::Log, _) => forward::<4, true>,
+        (Raising::AclCheckCmd, _) => forward::<5, true>,
     };
-    // SAFETY: `raising` is a sound C function for Lua (see its documentation).
+    // SAFETY: `forward` is a sound C function for Lua (see its documentation).
     unsafe { lua.create_c_function(c_function) }
+}
+
+/// The arguments a forwarded call received, read from their table one at a time.
+pub(crate) fn arguments(args: &mlua::Table, count: usize) -> mlua::Result<Vec<mlua::Value>> {
+    (1..=count).map(|i| args.raw_get(i)).collect()
 }

@@ -24,7 +24,7 @@ fn install_raising(
     implementation: Function,
 ) -> mlua::Result<()> {
     lua.set_named_registry_value(which.key(), implementation)?;
-    redis.raw_set(name, raise::function(lua, which)?)
+    redis.raw_set(name, raise::function(lua, which, true)?)
 }
 
 /// An error table `{err = "ERR <text>"}`, and the flag that makes the sandbox raise it.
@@ -70,7 +70,8 @@ pub(crate) fn install(lua: &Lua, resp: Arc<AtomicU8>) -> mlua::Result<()> {
         &redis,
         "sha1hex",
         Raising::Sha1hex,
-        lua.create_function(|lua, args: Variadic<LuaValue>| {
+        lua.create_function(|lua, (args, count): (Table, usize)| {
+            let args = raise::arguments(&args, count)?;
             let [value] = args.as_slice() else {
                 return raise(lua, "wrong number of arguments");
             };
@@ -83,15 +84,8 @@ pub(crate) fn install(lua: &Lua, resp: Arc<AtomicU8>) -> mlua::Result<()> {
             ))
         })?,
     )?;
-    redis.raw_set("call", raise::function(lua, Raising::Call)?)?;
-    redis.raw_set(
-        "pcall",
-        lua.create_function(|lua, args: Variadic<LuaValue>| {
-            let call: Function = lua.named_registry_value(Raising::Call.key())?;
-            let (reply, _failed): (LuaValue, bool) = call.call(args)?;
-            Ok(reply)
-        })?,
-    )?;
+    redis.raw_set("call", raise::function(lua, Raising::Call, true)?)?;
+    redis.raw_set("pcall", raise::function(lua, Raising::Call, false)?)?;
     redis.raw_set("error_reply", lua.create_function(error_reply)?)?;
     redis.raw_set("status_reply", lua.create_function(status_reply)?)?;
     install_raising(
@@ -99,7 +93,8 @@ pub(crate) fn install(lua: &Lua, resp: Arc<AtomicU8>) -> mlua::Result<()> {
         &redis,
         "log",
         Raising::Log,
-        lua.create_function(|lua, args: Variadic<LuaValue>| {
+        lua.create_function(|lua, (args, count): (Table, usize)| {
+            let args = raise::arguments(&args, count)?;
             if args.len() < 2 {
                 return raise(lua, "redis.log() requires two arguments or more.");
             }
@@ -116,7 +111,8 @@ pub(crate) fn install(lua: &Lua, resp: Arc<AtomicU8>) -> mlua::Result<()> {
         &redis,
         "setresp",
         Raising::Setresp,
-        lua.create_function(move |lua, args: Variadic<LuaValue>| {
+        lua.create_function(move |lua, (args, count): (Table, usize)| {
+            let args = raise::arguments(&args, count)?;
             let [value] = args.as_slice() else {
                 return raise(lua, "redis.setresp() requires one argument.");
             };
@@ -134,7 +130,8 @@ pub(crate) fn install(lua: &Lua, resp: Arc<AtomicU8>) -> mlua::Result<()> {
         &redis,
         "set_repl",
         Raising::SetRepl,
-        lua.create_function(|lua, args: Variadic<LuaValue>| {
+        lua.create_function(|lua, (args, count): (Table, usize)| {
+            let args = raise::arguments(&args, count)?;
             let [value] = args.as_slice() else {
                 return raise(lua, "redis.set_repl() requires one argument.");
             };
@@ -155,7 +152,8 @@ pub(crate) fn install(lua: &Lua, resp: Arc<AtomicU8>) -> mlua::Result<()> {
         &redis,
         "acl_check_cmd",
         Raising::AclCheckCmd,
-        lua.create_function(|lua, args: Variadic<LuaValue>| {
+        lua.create_function(|lua, (args, count): (Table, usize)| {
+            let args = raise::arguments(&args, count)?;
             let name = args.first().and_then(super::convert::argument);
             match name.and_then(|name| lookup(&name)) {
                 Some(_) => fine(LuaValue::Boolean(true)),

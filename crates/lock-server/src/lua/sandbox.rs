@@ -20,6 +20,8 @@ pub(crate) struct Sandbox {
     globals: Table,
     /// `xpcall(f, __redis__err__handler)`.
     runner: Function,
+    /// `flatten.lua`: a returned table as flat lists.
+    pub(crate) flatten: Function,
     handler: Function,
 }
 
@@ -34,10 +36,15 @@ impl Sandbox {
             .load("return function(f, handler) return xpcall(f, handler) end")
             .set_name(CHUNK_NAME)
             .eval()?;
+        let flatten = lua
+            .load(include_str!("flatten.lua"))
+            .set_name(CHUNK_NAME)
+            .eval()?;
         Ok(Sandbox {
             sealed,
             globals,
             runner,
+            flatten,
             handler,
         })
     }

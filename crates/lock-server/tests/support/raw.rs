@@ -25,33 +25,38 @@ pub fn request<S: AsRef<[u8]>>(args: &[S]) -> Vec<u8> {
 }
 
 /// Where the reply starting at `at` ends, once all of it is in `buffer` (RESP2 and the
-/// RESP3 types a server sends here: null, push, map).
-pub fn reply_end(buffer: &[u8], at: usize) -> Option<usize> {
-    let line_end = at + buffer.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
-    let header = std::str::from_utf8(&buffer[at + 1..line_end]).ok()?;
-    match buffer[at] {
-        b'+' | b'-' | b':' | b'_' => Some(line_end + 2),
-        b'$' => {
-            let length: i64 = header.parse().ok()?;
-            if length < 0 {
-                return Some(line_end + 2);
+/// RESP3 types a server sends here). Read without recursion: a script's reply may nest
+/// thousands of arrays deep.
+pub fn reply_end(buffer: &[u8], mut at: usize) -> Option<usize> {
+    let mut pending: u64 = 1;
+    while pending > 0 {
+        pending -= 1;
+        let line_end = at + buffer.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
+        let header = std::str::from_utf8(&buffer[at + 1..line_end]).ok()?;
+        at = match buffer[at] {
+            b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => line_end + 2,
+            b'$' | b'=' => {
+                let length: i64 = header.parse().ok()?;
+                if length < 0 {
+                    line_end + 2
+                } else {
+                    let end = line_end + 2 + length as usize + 2;
+                    if buffer.len() < end {
+                        return None;
+                    }
+                    end
+                }
             }
-            let end = line_end + 2 + length as usize + 2;
-            (buffer.len() >= end).then_some(end)
-        }
-        b'*' | b'>' | b'%' => {
-            let mut count: i64 = header.parse().ok()?;
-            if buffer[at] == b'%' {
-                count *= 2;
+            b'*' | b'>' | b'%' | b'~' => {
+                let count: i64 = header.parse().ok()?;
+                let per = if buffer[at] == b'%' { 2 } else { 1 };
+                pending += count.max(0) as u64 * per;
+                line_end + 2
             }
-            let mut end = line_end + 2;
-            for _ in 0..count.max(0) {
-                end = reply_end(buffer, end)?;
-            }
-            Some(end)
-        }
-        _ => None,
+            _ => return None,
+        };
     }
+    Some(at)
 }
 
 /// A raw connection that sends requests and reads back whole replies.
