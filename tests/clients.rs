@@ -1,6 +1,8 @@
-//! Lock libraries of other languages against `nxlock serve`: redis-py's `Lock` and node
-//! `redlock` with ioredis run their scripts (tests/clients/) against the server, and against
-//! a real redis-server as the control that the scripts themselves are right.
+//! Lock libraries of other languages against `nxlock serve`: redis-py's `Lock` (and
+//! redis-py's own lock tests, conftest included), pottery (Redlock and containers on
+//! hashes, lists and sets), node `redlock` and `redis-semaphore` (sorted sets) with ioredis
+//! run their scripts (tests/clients/) against the server, and against a real redis-server
+//! as the control that the scripts themselves are right.
 //!
 //! A client that is not installed is SKIPPED loudly; with `NXLOCK_REQUIRE_CLIENTS=1` (set
 //! by `.ci/run` once it has installed them) that is a failure.
@@ -91,4 +93,78 @@ async fn node_redlock_with_ioredis_works_against_nxlock_serve() {
         return;
     }
     against_both("node", "redlock.mjs").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pottery_works_against_nxlock_serve() {
+    let probe = works("python3", &["-c", "import pottery"]);
+    if installed("pottery", probe, "pip install pottery").is_none() {
+        return;
+    }
+    against_both("python3", "pottery_check.py").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_redis_semaphore_works_against_nxlock_serve() {
+    let probe = works(
+        "node",
+        &["-e", "require('redis-semaphore'); require('ioredis')"],
+    );
+    if installed("node redis-semaphore", probe, "npm ci in tests/clients").is_none() {
+        return;
+    }
+    against_both("node", "redis_semaphore.mjs").await;
+}
+
+/// redis-py's own test suite (its sources, as `.ci/run` unpacks them into
+/// tests/clients/redis-py), unmodified: its conftest reads INFO when the session starts,
+/// then its lock tests run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_py_own_lock_tests_pass_against_nxlock_serve() {
+    let suite = clients_dir().join("redis-py");
+    let probe = suite.join("tests/conftest.py").exists()
+        && works("python3", &["-c", "import pytest, packaging, redis"]);
+    let how = "pip install pytest packaging, and redis-py's sources in tests/clients/redis-py";
+    if installed("redis-py's test suite", probe, how).is_none() {
+        return;
+    }
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    pytest(&suite, server.url()).await;
+    server.stop().await;
+    match RedisTarget::from_env() {
+        Ok(target) => pytest(&suite, target.url()).await,
+        Err(why) => nxlock::testing::announce_skip("redis-py's suite against redis-server", &why),
+    }
+}
+
+async fn pytest(suite: &Path, url: String) {
+    let suite = suite.to_path_buf();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("python3")
+            .args([
+                "-m",
+                "pytest",
+                "tests/test_lock.py",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ])
+            .arg(format!("--redis-url={url}"))
+            .current_dir(suite)
+            .output()
+            .expect("run pytest")
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "redis-py's tests failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = stdout.lines().rev().find(|l| l.contains("passed"));
+    println!(
+        "redis-py tests/test_lock.py: {}",
+        summary.unwrap_or("passed")
+    );
 }
