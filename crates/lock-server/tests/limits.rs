@@ -137,3 +137,24 @@ async fn a_runaway_script_is_stopped_at_the_time_limit() {
     assert_eq!(client.command(&["SET", "k", "v"]).await, b"+OK\r\n");
     server.stop().await;
 }
+
+/// A script that catches the time-limit error with pcall, in a loop, is stopped too; the
+/// limit is `busy-reply-threshold`, which CONFIG SET changes.
+#[tokio::test]
+async fn a_runaway_script_catching_the_error_is_stopped_too() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    let set = client
+        .command(&["CONFIG", "SET", "busy-reply-threshold", "100"])
+        .await;
+    assert_eq!(set, b"+OK\r\n");
+    let script = "while true do pcall(function() while true do end end) end";
+    let reply = client.command(&["EVAL", script, "0"]).await;
+    let text = String::from_utf8_lossy(&reply);
+    assert!(
+        text.starts_with("-ERR nxlock serve stopped the script after its 100 ms time limit"),
+        "{text}"
+    );
+    assert_eq!(client.command(&["EVAL", "return 1", "0"]).await, b":1\r\n");
+    server.stop().await;
+}

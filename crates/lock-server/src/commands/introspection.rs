@@ -81,9 +81,9 @@ fn key_positions(command: &Command) -> (i64, i64, i64) {
         "rename" | "renamenx" | "copy" | "smove" | "lmove" | "rpoplpush" | "blmove"
         | "brpoplpush" => (1, 2, 1),
         "blpop" | "brpop" => (1, -2, 1),
-        "object" => (2, 2, 1),
-        "keys" | "scan" | "randomkey" | "dbsize" | "time" | "publish" | "lmpop" | "blmpop"
-        | "sintercard" => (0, 0, 0),
+        "keys" | "scan" | "randomkey" | "dbsize" | "time" | "publish" | "flushdb" | "lmpop"
+        | "blmpop" | "sintercard" => (0, 0, 0),
+        name if CONTAINERS.contains(&name) => (0, 0, 0),
         _ if matches!(command.kind, Kind::Keyspace(_)) => (1, 1, 1),
         _ => (0, 0, 0),
     }
@@ -96,12 +96,21 @@ fn movable(command: &Command) -> bool {
     )
 }
 
+/// Commands made of subcommands: Redis describes them without flags or keys (their
+/// subcommands have those).
+const CONTAINERS: &[&str] = &["client", "command", "config", "object", "script"];
+
 /// One command's `COMMAND INFO` entry.
 fn info(command: &Command) -> Value {
     let mut flags = Vec::new();
-    if command.flags.has(Flags::WRITE) {
+    if CONTAINERS.contains(&command.name) {
+        return entry(command, flags);
+    }
+    // PUBLISH changes nothing stored; TIME and OBJECT read no key's value.
+    let reads_nothing = matches!(command.name, "publish" | "time" | "object");
+    if command.flags.has(Flags::WRITE) && !reads_nothing {
         flags.push(status("write"));
-    } else if matches!(command.kind, Kind::Keyspace(_)) {
+    } else if matches!(command.kind, Kind::Keyspace(_)) && !reads_nothing {
         flags.push(status("readonly"));
     }
     if command.flags.has(Flags::NOSCRIPT) {
@@ -110,7 +119,7 @@ fn info(command: &Command) -> Value {
     if command.flags.has(Flags::BLOCKING) {
         flags.push(status("blocking"));
     }
-    if command.flags.has(Flags::PUBSUB) {
+    if matches!(command.kind, Kind::PubSub(_)) || command.name == "publish" {
         flags.push(status("pubsub"));
     }
     if command.flags.has(Flags::NO_AUTH) {
@@ -119,6 +128,10 @@ fn info(command: &Command) -> Value {
     if movable(command) {
         flags.push(status("movablekeys"));
     }
+    entry(command, flags)
+}
+
+fn entry(command: &Command, flags: Vec<Value>) -> Value {
     let (first, last, step) = key_positions(command);
     Value::Array(vec![
         Value::Data(command.name.into()),

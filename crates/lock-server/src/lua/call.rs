@@ -52,7 +52,7 @@ impl Call<'_> {
             return error("ERR Wrong number of args calling Redis command from script");
         }
         // Redis looks subcommands up as commands of their own.
-        if let Some(arity) = subcommand_arity(command.name, &args) {
+        if let Some(arity) = subcommand_arity(command.name, args) {
             match arity {
                 None => return error("ERR Unknown Redis command called from script"),
                 Some(arity) if arity != args.len() => {
