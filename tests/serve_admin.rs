@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 mod support;
 use support::raw::Raw;
-use support::side_by_side::{Resp, both_servers, same};
+use support::side_by_side::{Resp, both_servers, mismatch, same};
 
 fn bulk_text(reply: &[u8]) -> String {
     match Resp::parse(reply) {
@@ -207,13 +207,7 @@ async fn config_get_and_set_answer_like_redis() {
     redis.command(&["FLUSHALL"]).await;
     for command in commands {
         let (a, b) = (ours.command(command).await, redis.command(command).await);
-        assert!(
-            same(command, &a, &b),
-            "{}\n  nxlock serve: {:?}\n  redis-server: {:?}",
-            command.join(" "),
-            String::from_utf8_lossy(&a),
-            String::from_utf8_lossy(&b)
-        );
+        assert!(same(command, &a, &b), "{}", mismatch("", command, &a, &b));
     }
     // A parameter Redis may change but the double cannot is refused, not ignored.
     let refused = ours.command(&["CONFIG", "SET", "appendonly", "yes"]).await;

@@ -4,13 +4,11 @@
 //! `redis.pcall` in a script. Errors (WRONGTYPE, arity, options) included; which writes
 //! WATCH sees, too.
 
-use tokio::io::AsyncWriteExt;
-
 mod support;
-use support::raw::{Raw, request};
-use support::side_by_side::{Servers, assert_same_transcripts, both_servers, same};
-
-type Scenario = Vec<Vec<&'static str>>;
+use support::raw::Raw;
+use support::side_by_side::{
+    Scenario, assert_same_transcripts, both_servers, compare_one_by_one, compare_pipelined,
+};
 
 fn s(lines: &[&'static str]) -> Scenario {
     lines.iter().map(|line| line.split(' ').collect()).collect()
@@ -576,38 +574,12 @@ fn all() -> Vec<Scenario> {
     [lists(), hashes(), sets(), sorted_sets(), strings_and_keys()].concat()
 }
 
-fn mismatch(how: &str, command: &[&str], ours: &[u8], redis: &[u8]) -> String {
-    format!(
-        "{how} {}\n  nxlock serve: {:?}\n  redis-server: {:?}",
-        command.join(" "),
-        String::from_utf8_lossy(ours),
-        String::from_utf8_lossy(redis)
-    )
-}
-
-/// Runs each scenario from empty databases on both servers, one command at a time.
-async fn one_by_one(servers: &Servers, scenarios: &[Scenario], how: &str) -> usize {
-    let mut compared = 0;
-    for scenario in scenarios {
-        let mut ours = Raw::connect(&servers.ours()).await;
-        let mut redis = Raw::connect(&servers.redis_addr).await;
-        ours.command(&["FLUSHALL"]).await;
-        redis.command(&["FLUSHALL"]).await;
-        for command in scenario {
-            let (a, b) = (ours.command(command).await, redis.command(command).await);
-            assert!(same(command, &a, &b), "{}", mismatch(how, command, &a, &b));
-            compared += 1;
-        }
-    }
-    compared
-}
-
 #[tokio::test]
 async fn data_type_commands_reply_like_redis() {
     let Some(servers) = both_servers("data_type_commands_reply_like_redis").await else {
         return;
     };
-    let compared = one_by_one(&servers, &all(), "").await;
+    let compared = compare_one_by_one(&servers, &all(), "").await;
     println!("{compared} commands answered like redis-server");
 }
 
@@ -617,27 +589,7 @@ async fn data_type_commands_reply_like_redis_when_pipelined() {
     else {
         return;
     };
-    for scenario in all() {
-        let mut replies = Vec::new();
-        for addr in [servers.ours(), servers.redis_addr.clone()] {
-            let mut client = Raw::connect(&addr).await;
-            client.command(&["FLUSHALL"]).await;
-            let pipeline: Vec<u8> = scenario.iter().flat_map(|c| request(c)).collect();
-            client.stream.write_all(&pipeline).await.unwrap();
-            let mut answered = Vec::new();
-            for _ in &scenario {
-                answered.push(client.read_reply().await);
-            }
-            replies.push(answered);
-        }
-        for (command, (a, b)) in scenario.iter().zip(replies[0].iter().zip(&replies[1])) {
-            assert!(
-                same(command, a, b),
-                "{}",
-                mismatch("pipelined", command, a, b)
-            );
-        }
-    }
+    compare_pipelined(&servers, &all()).await;
 }
 
 /// Each command run by a script, `redis.pcall(unpack(ARGV))`: the same command table,
@@ -661,7 +613,7 @@ async fn data_type_commands_reply_like_redis_from_scripts() {
                 .collect()
         })
         .collect();
-    let compared = one_by_one(&servers, &scripted, "from a script:").await;
+    let compared = compare_one_by_one(&servers, &scripted, "from a script:").await;
     println!("{compared} scripted commands answered like redis-server");
 }
 
@@ -672,7 +624,7 @@ async fn writes_that_change_nothing_are_invisible_to_watch_like_redis() {
     else {
         return;
     };
-    one_by_one(&servers, &watched_writes(), "watched:").await;
+    compare_one_by_one(&servers, &watched_writes(), "watched:").await;
 }
 
 /// BRPOP, BLMOVE and BLMPOP wait, in line, for pushes; each push serves the oldest

@@ -7,13 +7,15 @@ use tokio::io::AsyncWriteExt;
 
 mod support;
 use support::raw::{Raw, request};
-use support::side_by_side::{Servers, assert_same_transcripts, both_servers, same};
+use support::side_by_side::{
+    Scenario, Servers, assert_same_transcripts, both_servers, compare_one_by_one, compare_pipelined,
+};
 
 /// What a transcript's last request echoes: the end of what the requests before it caused.
 const END: &str = "nxlock-test-end-of-transcript";
 
 /// Scenarios: each starts from empty databases on both servers.
-fn scenarios() -> Vec<Vec<Vec<&'static str>>> {
+fn scenarios() -> Vec<Scenario> {
     let s = |lines: &[&'static str]| -> Vec<Vec<&'static str>> {
         lines.iter().map(|l| l.split(' ').collect()).collect()
     };
@@ -436,77 +438,21 @@ fn scripting() -> Vec<Vec<&'static str>> {
 
 #[tokio::test]
 async fn every_command_replies_like_redis() {
-    let Some(Servers {
-        server,
-        redis_addr,
-        _redis,
-    }) = both_servers("every_command_replies_like_redis").await
-    else {
+    let Some(servers) = both_servers("every_command_replies_like_redis").await else {
         return;
     };
-    let ours_addr = server.addr().to_string();
-    let mut compared = 0;
-    for scenario in scenarios() {
-        let mut ours = Raw::connect(&ours_addr).await;
-        let mut redis = Raw::connect(&redis_addr).await;
-        ours.command(&["FLUSHALL"]).await;
-        redis.command(&["FLUSHALL"]).await;
-        for command in &scenario {
-            let (a, b) = (ours.command(command).await, redis.command(command).await);
-            assert!(
-                same(command, &a, &b),
-                "{}\n  nxlock serve: {:?}\n  redis-server: {:?}",
-                command.join(" "),
-                String::from_utf8_lossy(&a),
-                String::from_utf8_lossy(&b)
-            );
-            compared += 1;
-        }
-    }
+    let compared = compare_one_by_one(&servers, &scenarios(), "").await;
     println!("{compared} commands answered byte for byte like redis-server");
-    server.stop().await;
 }
 
 /// The same scenarios, each sent as one pipeline (a single write): consecutive keyspace
 /// commands then run as one step, and the replies must still be Redis's, in order.
 #[tokio::test]
 async fn pipelined_scenarios_reply_like_redis() {
-    let Some(Servers {
-        server,
-        redis_addr,
-        _redis,
-    }) = both_servers("pipelined_scenarios_reply_like_redis").await
-    else {
+    let Some(servers) = both_servers("pipelined_scenarios_reply_like_redis").await else {
         return;
     };
-    let ours_addr = server.addr().to_string();
-    for scenario in scenarios() {
-        let mut replies = Vec::new();
-        for addr in [&ours_addr, &redis_addr] {
-            let mut client = Raw::connect(addr).await;
-            client.command(&["FLUSHALL"]).await;
-            let mut pipeline = Vec::new();
-            for command in &scenario {
-                pipeline.extend_from_slice(&request(command));
-            }
-            client.stream.write_all(&pipeline).await.unwrap();
-            let mut answered = Vec::new();
-            for _ in &scenario {
-                answered.push(client.read_reply().await);
-            }
-            replies.push(answered);
-        }
-        for (command, (a, b)) in scenario.iter().zip(replies[0].iter().zip(&replies[1])) {
-            assert!(
-                same(command, a, b),
-                "pipelined {}\n  nxlock serve: {:?}\n  redis-server: {:?}",
-                command.join(" "),
-                String::from_utf8_lossy(a),
-                String::from_utf8_lossy(b)
-            );
-        }
-    }
-    server.stop().await;
+    compare_pipelined(&servers, &scenarios()).await;
 }
 
 /// Malformed requests: the same `ERR Protocol error: …` and the connection closes.

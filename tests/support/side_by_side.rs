@@ -6,7 +6,9 @@
 use nxlock::server::{Server, ServerOptions};
 use nxlock::testing::RedisTarget;
 
-use super::raw::reply_end;
+use tokio::io::AsyncWriteExt;
+
+use super::raw::{Raw, reply_end, request};
 
 /// nxlock serve and a real redis-server, side by side.
 pub struct Servers {
@@ -50,6 +52,62 @@ pub fn assert_same_transcripts(transcripts: &[Vec<Vec<u8>>], what: &str) {
             String::from_utf8_lossy(redis),
             "step {i} of the {what} transcript"
         );
+    }
+}
+
+/// Requests run in order from empty databases, each a command's arguments.
+pub type Scenario = Vec<Vec<&'static str>>;
+
+/// How a reply that differs is reported.
+pub fn mismatch(how: &str, command: &[&str], ours: &[u8], redis: &[u8]) -> String {
+    format!(
+        "{how}{}\n  nxlock serve: {:?}\n  redis-server: {:?}",
+        command.join(" "),
+        String::from_utf8_lossy(ours),
+        String::from_utf8_lossy(redis)
+    )
+}
+
+/// Runs each scenario from empty databases on both servers, one command at a time, and
+/// asserts the same replies: how many commands were compared.
+pub async fn compare_one_by_one(servers: &Servers, scenarios: &[Scenario], how: &str) -> usize {
+    let mut compared = 0;
+    for scenario in scenarios {
+        let mut ours = Raw::connect(&servers.ours()).await;
+        let mut redis = Raw::connect(&servers.redis_addr).await;
+        ours.command(&["FLUSHALL"]).await;
+        redis.command(&["FLUSHALL"]).await;
+        for command in scenario {
+            let (a, b) = (ours.command(command).await, redis.command(command).await);
+            assert!(same(command, &a, &b), "{}", mismatch(how, command, &a, &b));
+            compared += 1;
+        }
+    }
+    compared
+}
+
+/// Each scenario sent as one pipelined write: the replies must be Redis's, in order.
+pub async fn compare_pipelined(servers: &Servers, scenarios: &[Scenario]) {
+    for scenario in scenarios {
+        let mut replies = Vec::new();
+        for addr in [servers.ours(), servers.redis_addr.clone()] {
+            let mut client = Raw::connect(&addr).await;
+            client.command(&["FLUSHALL"]).await;
+            let pipeline: Vec<u8> = scenario.iter().flat_map(|c| request(c)).collect();
+            client.stream.write_all(&pipeline).await.unwrap();
+            let mut answered = Vec::new();
+            for _ in scenario {
+                answered.push(client.read_reply().await);
+            }
+            replies.push(answered);
+        }
+        for (command, (a, b)) in scenario.iter().zip(replies[0].iter().zip(&replies[1])) {
+            assert!(
+                same(command, a, b),
+                "{}",
+                mismatch("pipelined ", command, a, b)
+            );
+        }
     }
 }
 

@@ -4,8 +4,7 @@
 use lock_core::{ExpireCondition, Value};
 use lock_memory::Keyspace;
 
-use super::Context;
-use super::{NOT_AN_INTEGER, integer, text};
+use super::{Context, NOT_AN_INTEGER, integer, text};
 
 pub(crate) fn expire(
     store: &mut dyn Keyspace,

@@ -4,10 +4,9 @@
 use lock_core::Value;
 use lock_memory::Keyspace;
 
-use super::Context;
 use super::numbers::LongDouble;
 use super::values::{hash, hash_or_new};
-use super::{NOT_AN_INTEGER, bulk, integer, ok, wrong_arity_text};
+use super::{Context, NOT_AN_INTEGER, bulk, integer, ok, wrong_arity_text};
 
 /// `HSET key field value [field value ...]`: how many fields are new.
 pub(crate) fn hset(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {

@@ -5,9 +5,8 @@
 use lock_core::Value;
 use lock_memory::{Keyspace, List};
 
-use super::Context;
 use super::values::{check_type, list, list_or_new};
-use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok};
+use super::{Context, NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, pop_count};
 
 /// Which end of a list.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -93,14 +92,7 @@ fn pop(store: &mut dyn Keyspace, args: &[&[u8]], end: End, name: &str) -> Result
     if args.len() > 3 {
         return Err(super::wrong_arity_text(name));
     }
-    let count = match args.get(2) {
-        None => None,
-        Some(count) => Some(
-            integer(count)
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or("ERR value is out of range, must be positive")?,
-        ),
-    };
+    let count = pop_count(args.get(2))?;
     let Some(source) = list(store, args[1])? else {
         return Ok(if count.is_some() {
             Value::NilArray

@@ -454,6 +454,16 @@ pub(crate) fn integer(bytes: &[u8]) -> Option<i64> {
     }
 }
 
+/// The optional count of LPOP, SPOP, ZPOPMIN and the like: a non-negative integer.
+pub(crate) fn pop_count(arg: Option<&&[u8]>) -> Result<Option<usize>, String> {
+    arg.map(|count| {
+        integer(count)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| "ERR value is out of range, must be positive".to_string())
+    })
+    .transpose()
+}
+
 pub(crate) const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";
 pub(crate) const SYNTAX_ERROR: &str = "ERR syntax error";
 

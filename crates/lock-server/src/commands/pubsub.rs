@@ -13,8 +13,7 @@ use std::collections::BTreeSet;
 use lock_core::Value;
 use lock_memory::{Delivery, Inbox, Keyspace};
 
-use super::Context;
-use super::{text, wrong_arity};
+use super::{Context, text, wrong_arity};
 use crate::client::Client;
 use crate::reply::Reply;
 use crate::shared::Shared;

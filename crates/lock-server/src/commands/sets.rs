@@ -5,9 +5,8 @@
 use lock_core::Value;
 use lock_memory::{Data, Keyspace, Set};
 
-use super::Context;
 use super::values::{WRONGTYPE, check_type, set, set_or_new};
-use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer};
+use super::{Context, NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
 use crate::config::Limits;
 
 /// Whether Redis would keep `members` as an intset: integers only, at most
@@ -248,14 +247,7 @@ pub(crate) fn sintercard(
 
 /// `SPOP key [count]`: random members, removed.
 pub(crate) fn spop(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
-    let count = match args.get(2) {
-        None => None,
-        Some(count) => Some(
-            integer(count)
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or("ERR value is out of range, must be positive")?,
-        ),
-    };
+    let count = pop_count(args.get(2))?;
     if args.len() > 3 {
         return Err(SYNTAX_ERROR.into());
     }

@@ -3,10 +3,9 @@
 use lock_core::Value;
 use lock_memory::{Keyspace, SortedSet};
 
-use super::Context;
 use super::numbers::parse_double;
 use super::values::{settle, sorted_set, sorted_set_or_new};
-use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer};
+use super::{Context, NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
 use crate::reply::Protocol;
 
 const NOT_A_FLOAT: &str = "ERR value is not a valid float";
@@ -598,14 +597,7 @@ fn pop(
     if args.len() > 3 {
         return Err(SYNTAX_ERROR.into());
     }
-    let count = match args.get(2) {
-        None => None,
-        Some(count) => Some(
-            integer(count)
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or("ERR value is out of range, must be positive")?,
-        ),
-    };
+    let count = pop_count(args.get(2))?;
     let Some(target) = sorted_set(store, args[1])? else {
         return Ok(Value::Array(Vec::new()));
     };

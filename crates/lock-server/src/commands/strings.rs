@@ -3,10 +3,9 @@
 use lock_core::{SetOptions, SetReply, Value};
 use lock_memory::{Data, Keyspace};
 
-use super::Context;
 use super::numbers::LongDouble;
 use super::values::WRONGTYPE;
-use super::{NOT_AN_INTEGER, SYNTAX_ERROR, bulk, integer, ok, text};
+use super::{Context, NOT_AN_INTEGER, SYNTAX_ERROR, bulk, integer, ok, text};
 
 pub(crate) fn get(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     Ok(bulk(store.get(args[1]).map_err(text)?))
