@@ -2,7 +2,9 @@
 
 use std::future::Future;
 
-use crate::{Clock, Error, ErrorKind, Result, Script, Subscription, Value};
+use crate::{
+    Clock, Error, ErrorKind, Replicated, Replication, Result, Script, Subscription, Value,
+};
 
 /// SET's existence condition.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -225,6 +227,28 @@ pub trait KvBackend: Send + Sync {
         keys: &[&[u8]],
         args: &[&[u8]],
     ) -> impl Future<Output = Result<Value>> + Send;
+
+    /// Runs `script` like [`KvBackend::eval`], then waits for replicas to acknowledge its
+    /// writes (`WAIT replicas timeout`, or `WAITAOF 0 replicas timeout` with
+    /// [`Replication::fsync`]), on the same connection: the script's reply, and how many
+    /// replicas acknowledged.
+    ///
+    /// `WAIT` counts the writes of the connection it is sent on, and blocks that
+    /// connection while it waits, so a network backend must run both on a connection of
+    /// their own, never on one other commands share. A backend without replicas answers
+    /// as a lone Redis does: 0 acknowledgements once the timeout has passed.
+    ///
+    /// The default answers [`ErrorKind::Unsupported`].
+    fn eval_replicated(
+        &self,
+        script: &Script,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        replication: &Replication,
+    ) -> impl Future<Output = Result<Replicated<Value>>> + Send {
+        let _ = (script, keys, args, replication);
+        async { Err(unsupported("WAIT")) }
+    }
 
     /// `PUBLISH channel message`: how many subscriptions received it.
     ///

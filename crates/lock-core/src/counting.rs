@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{
-    Clock, ExpireCondition, KvBackend, Result, Script, SetOptions, SetReply, Subscription, Value,
+    Clock, ExpireCondition, KvBackend, Replicated, Replication, Result, Script, SetOptions,
+    SetReply, Subscription, Value,
 };
 
 /// Wraps a backend and counts every command sent through it (a script counts as one), so
@@ -101,6 +102,20 @@ impl<B: KvBackend> KvBackend for CountingBackend<B> {
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
         self.count();
         self.inner.eval(script, keys, args).await
+    }
+    async fn eval_replicated(
+        &self,
+        script: &Script,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        replication: &Replication,
+    ) -> Result<Replicated<Value>> {
+        // The script and the WAIT: two commands.
+        self.count();
+        self.count();
+        self.inner
+            .eval_replicated(script, keys, args, replication)
+            .await
     }
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
         self.count();

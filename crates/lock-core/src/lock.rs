@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::outcome::lossy;
-use crate::{AcquirePolicy, Attempt, Clock, Error, LockError, Wait};
+use crate::{AcquirePolicy, Attempt, Clock, Error, LockError, Replication, Wait};
 
 /// The longest TTL a lock accepts: 2^52 ms (about 142,000 years).
 ///
@@ -32,6 +32,10 @@ pub struct LockOptions {
     /// [`TokenLock`](crate::TokenLock) accepts [`Wait::Notify`] (see
     /// [`FairLock`](crate::FairLock) for first-come first-served).
     pub wait: Wait,
+    /// Replicas that must acknowledge every acquire and extend before it counts (see
+    /// [`Replication`]). `None` (the default) trusts the primary's reply alone, as plain
+    /// Redis locks do. Token, fenced and reentrant locks accept it.
+    pub replication: Option<Replication>,
 }
 
 impl Default for LockOptions {
@@ -41,6 +45,7 @@ impl Default for LockOptions {
             policy: AcquirePolicy::default(),
             clock: None,
             wait: Wait::Poll,
+            replication: None,
         }
     }
 }
@@ -71,16 +76,38 @@ impl LockOptions {
         self
     }
 
+    /// Asks `replication` to acknowledge every acquire and extend.
+    pub fn replication(mut self, replication: Replication) -> Self {
+        self.replication = Some(replication);
+        self
+    }
+
     /// Checks these options for `algorithm`, which honours [`Wait::Notify`] only if
-    /// `notify` is true. Returns the TTL in whole milliseconds.
-    pub(crate) fn validate(&self, algorithm: &str, notify: bool) -> Result<i64, LockError> {
-        if self.wait == Wait::Notify && !notify {
+    /// `support.notify` and [`LockOptions::replication`] only if `support.replication`.
+    /// Returns the TTL in whole milliseconds.
+    pub(crate) fn validate(&self, algorithm: &str, support: Supports) -> Result<i64, LockError> {
+        if self.wait == Wait::Notify && !support.notify {
             return Err(LockError::InvalidConfig(format!(
                 "{algorithm} locks do not support Wait::Notify (only token locks do)"
             )));
         }
+        if let Some(replication) = &self.replication {
+            if !support.replication {
+                return Err(LockError::InvalidConfig(format!(
+                    "{algorithm} locks do not support replication (token, fenced and reentrant locks do)"
+                )));
+            }
+            replication.validate()?;
+        }
         ttl_ms(self.ttl)
     }
+}
+
+/// Which optional behaviours an algorithm honours (see [`LockOptions::validate`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Supports {
+    pub(crate) notify: bool,
+    pub(crate) replication: bool,
 }
 
 /// A TTL in whole milliseconds: [`LockError::InvalidConfig`] unless it is between 1 ms and

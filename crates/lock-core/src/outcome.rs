@@ -70,6 +70,19 @@ pub enum LockError {
         /// The operation asked for.
         operation: &'static str,
     },
+    /// The lock was written, but fewer replicas acknowledged it than
+    /// [`LockOptions::replication`](crate::LockOptions::replication) asks: a failover could
+    /// lose it. An acquire has been undone (the caller does not hold the lock); an extend
+    /// stands on the primary alone.
+    #[error("lock {key:?} reached {acknowledged} of the {required} replicas it needs")]
+    NotReplicated {
+        /// The lock key, lossily decoded for display.
+        key: String,
+        /// How many replicas acknowledged in time.
+        acknowledged: i64,
+        /// How many the options ask for.
+        required: u32,
+    },
     /// A lock name or option that cannot work (an empty name, a TTL of zero, …).
     #[error("invalid lock configuration: {0}")]
     InvalidConfig(String),

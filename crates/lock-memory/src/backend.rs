@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::{
-    Clock, Error, ErrorKind, ExpireCondition, KvBackend, Result, Script, SetOptions, SetReply,
-    Subscription, Value,
+    Clock, Error, ErrorKind, ExpireCondition, KvBackend, Replicated, Replication, Result, Script,
+    SetOptions, SetReply, Subscription, Value,
 };
 use parking_lot::Mutex;
 
@@ -16,6 +16,7 @@ use crate::faults::{Faults, Phase};
 use crate::interrupted::Interrupted;
 use crate::keyspace::Keyspace;
 use crate::pubsub::InboxAddress;
+use crate::replication::{Effect, Stream, lone_wait, no_waitaof};
 use crate::store::Store;
 
 /// An in-process Redis double with exact Redis 7 semantics for the lock command set.
@@ -35,6 +36,9 @@ use crate::store::Store;
 #[derive(Clone, Debug)]
 pub struct MemoryBackend {
     shared: Arc<Shared>,
+    /// For a connection of a replicated primary's own: the replication offset of its
+    /// last write, what `WAIT` counts (see [`crate::replication`]).
+    last_write: Option<Arc<AtomicU64>>,
 }
 
 #[derive(Debug)]
@@ -81,7 +85,46 @@ impl MemoryBackend {
                 faults: Faults::default(),
                 commands_on_arrival: AtomicU64::new(0),
             }),
+            last_write: None,
         }
+    }
+
+    /// This backend as a connection of its own, which remembers the replication offset
+    /// of its last write ([`MemoryBackend::last_write`]).
+    pub(crate) fn connection(&self) -> MemoryBackend {
+        MemoryBackend {
+            shared: self.shared.clone(),
+            last_write: Some(Arc::new(AtomicU64::new(0))),
+        }
+    }
+
+    /// The replication offset of this connection's last write (0 before any).
+    pub(crate) fn last_write(&self) -> u64 {
+        self.last_write
+            .as_ref()
+            .map_or(0, |offset| offset.load(Ordering::Acquire))
+    }
+
+    /// Ships this store's writes to `stream` from now on (it became a primary), or
+    /// stops shipping them (`None`).
+    pub(crate) fn replicate_to(&self, stream: Option<Arc<Stream>>) {
+        self.shared.store.lock().replication = stream;
+    }
+
+    /// Applies writes a primary shipped.
+    pub(crate) fn apply(&self, effects: &[Effect]) {
+        let mut store = self.shared.store.lock();
+        store.begin(self.shared.clock.now_us());
+        store.apply(effects);
+    }
+
+    /// Replaces this store's keyspace with `primary`'s (a full resynchronisation).
+    pub(crate) fn copy_from(&self, primary: &MemoryBackend) {
+        if Arc::ptr_eq(&self.shared, &primary.shared) {
+            return;
+        }
+        let source = primary.shared.store.lock();
+        self.shared.store.lock().copy_from(&source);
     }
 
     /// An empty backend on `clock` that shares pub/sub with `other`: a message published
@@ -180,7 +223,9 @@ impl MemoryBackend {
 
     /// Removes every key (FLUSHALL).
     pub fn flush(&self) {
-        self.shared.store.lock().flush();
+        let mut store = self.shared.store.lock();
+        store.flush();
+        store.ship();
     }
 
     /// Runs one command: latency, then injected faults, then the command under the lock.
@@ -208,7 +253,11 @@ impl MemoryBackend {
                 store.commands += 1;
             }
             store.begin(shared.clock.now_us());
-            f(&mut store)
+            let reply = f(&mut store);
+            if let (Some(offset), Some(last_write)) = (store.ship(), &self.last_write) {
+                last_write.store(offset, Ordering::Release);
+            }
+            reply
         };
         match armed.then(|| shared.faults.take(command, Phase::After)) {
             Some(Some(lost)) => Err(lost),
@@ -296,6 +345,25 @@ impl KvBackend for MemoryBackend {
             reply.map_err(raised_in_script)
         })
         .await
+    }
+    /// A lone double has no replicas: as a lone Redis, `WAIT` answers 0 once its timeout
+    /// has passed.
+    async fn eval_replicated(
+        &self,
+        script: &Script,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        replication: &Replication,
+    ) -> Result<Replicated<Value>> {
+        if replication.fsync {
+            return Err(no_waitaof());
+        }
+        let reply = self.eval(script, keys, args).await?;
+        lone_wait(&self.shared.clock, replication.timeout).await;
+        Ok(Replicated {
+            reply,
+            acknowledged: 0,
+        })
     }
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
         self.run("PUBLISH", |s| s.publish(channel, message)).await

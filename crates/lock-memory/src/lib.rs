@@ -35,6 +35,7 @@ mod harness;
 mod interrupted;
 mod keyspace;
 mod pubsub;
+mod replication;
 mod script_context;
 mod store;
 
@@ -47,3 +48,4 @@ pub use glob::glob_match;
 pub use harness::MemoryHarness;
 pub use keyspace::{Keyspace, WatchMark};
 pub use pubsub::{Delivery, Inbox, InboxAddress};
+pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role};

@@ -9,6 +9,7 @@ use lock_core::{Error, Result};
 use crate::data::Data;
 use crate::keyspace::WatchMark;
 use crate::pubsub::Channels;
+use crate::replication::{Effect, Stream};
 use parking_lot::Mutex;
 
 /// hashbrown with foldhash instead of std's SipHash map: the double is not exposed to
@@ -85,6 +86,10 @@ pub(crate) struct Store {
     /// writes; FLUSHALL leaves it alone, as in Redis. Several stores may share one table
     /// (Redis's databases share pub/sub).
     pub(crate) channels: Arc<Mutex<Channels>>,
+    /// Where this store's writes are shipped when it is a replicated primary (see
+    /// [`crate::replication`]), and the keys the current command wrote.
+    pub(crate) replication: Option<Arc<Stream>>,
+    written: Vec<Vec<u8>>,
 }
 
 impl Default for Store {
@@ -99,6 +104,8 @@ impl Default for Store {
             commands_since_sweep: 0,
             sweep_every: MIN_SWEEP_INTERVAL,
             channels: Arc::default(),
+            replication: None,
+            written: Vec::new(),
         }
     }
 }
@@ -167,8 +174,12 @@ impl Store {
         Some(entry)
     }
 
-    /// Records a write to `key` for WATCH; free when nothing is watched.
+    /// Records a write to `key` for WATCH, and for replication; free when nothing is
+    /// watched and nothing replicated.
     pub(crate) fn touch(&mut self, key: &[u8]) {
+        if self.replication.is_some() {
+            self.written.push(key.to_vec());
+        }
         if self.watched.is_empty() {
             return;
         }
@@ -212,12 +223,59 @@ impl Store {
     }
 
     /// Slots the map has allocated.
+    /// Ships what the current command wrote to the replication stream, if this store
+    /// has one: the offset of the entry it became, or `None` when nothing was written.
+    /// Called at the end of every command, under the store's lock, so the stream is in
+    /// the order the writes happened.
+    pub(crate) fn ship(&mut self) -> Option<u64> {
+        let stream = self.replication.clone()?;
+        if self.written.is_empty() {
+            return None;
+        }
+        let mut keys = std::mem::take(&mut self.written);
+        keys.sort_unstable();
+        keys.dedup();
+        let effects = keys
+            .into_iter()
+            .map(|key| {
+                let state = self.live(&key).cloned();
+                Effect { key, state }
+            })
+            .collect();
+        Some(stream.append(self.now, effects))
+    }
+
+    /// Applies a replicated write: each key takes the state the primary gave it.
+    pub(crate) fn apply(&mut self, effects: &[Effect]) {
+        for effect in effects {
+            match &effect.state {
+                Some(entry) => self.insert(&effect.key, entry.clone()),
+                None => {
+                    self.map.remove(&effect.key[..]);
+                    self.touch(&effect.key);
+                }
+            }
+        }
+    }
+
+    /// Replaces the whole keyspace with `other`'s (a replica's full resynchronisation).
+    pub(crate) fn copy_from(&mut self, other: &Store) {
+        self.map = other.map.clone();
+        let keys: Vec<Vec<u8>> = self.watched.keys().cloned().collect();
+        for key in keys {
+            self.touch(&key);
+        }
+    }
+
     pub(crate) fn capacity(&self) -> usize {
         self.map.capacity()
     }
 
     pub(crate) fn flush(&mut self) {
         let flushed = std::mem::take(&mut self.map);
+        if self.replication.is_some() {
+            self.written.extend(flushed.keys().cloned());
+        }
         for (key, watched) in &mut self.watched {
             if flushed.contains_key(key) {
                 self.stamp += 1;

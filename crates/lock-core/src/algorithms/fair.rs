@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::token::TokenGuard;
 use super::{Binding, Hold, int_reply, ms_arg, unexpected};
+use crate::lock::Supports;
 use crate::lock::{Budget, ReleaseError, run_in_background};
 use crate::scripts::{COMPARE_AND_PEXPIRE, FAIR_ACQUIRE, FAIR_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
@@ -132,7 +133,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
             patience: Duration::ZERO,
         };
         Ok(Self {
-            binding: Binding::new(backend, name, options, "fair", false)?,
+            binding: Binding::new(backend, name, options, "fair", Supports::default())?,
             line: Arc::new(line),
             subscription: SubscriptionSlot::default(),
         }

@@ -4,7 +4,8 @@ use std::fmt;
 use std::time::Duration;
 
 use super::token::TokenGuard;
-use super::{Binding, Hold, ms_arg, pair_reply, refused};
+use super::{Binding, Hold, ms_arg, pair_reply, refused, replicated_enough, write};
+use crate::lock::Supports;
 use crate::lock::{ReleaseError, acquire_with_policy};
 use crate::scripts::FENCED_ACQUIRE;
 use crate::{
@@ -46,7 +47,16 @@ impl<B: KvBackend + Clone + 'static> FencedLock<B> {
         options: LockOptions,
     ) -> Result<Self, LockError> {
         Ok(Self {
-            binding: Binding::new(backend, name, options, "fenced", false)?,
+            binding: Binding::new(
+                backend,
+                name,
+                options,
+                "fenced",
+                Supports {
+                    notify: false,
+                    replication: true,
+                },
+            )?,
             fence_key: name.key("fence"),
         })
     }
@@ -59,23 +69,30 @@ impl<B: KvBackend + Clone + 'static> FencedLock<B> {
             key,
             ttl_ms,
             clock,
+            options,
             ..
         } = &self.binding;
         let started = clock.now_ms();
-        let reply = backend
-            .eval(
-                &FENCED_ACQUIRE,
-                &[key, &self.fence_key],
-                &[token.as_bytes(), &ms_arg(*ttl_ms)],
-            )
-            .await?;
+        let replication = options.replication.as_ref();
+        let (reply, acknowledged) = write(
+            backend,
+            replication,
+            &FENCED_ACQUIRE,
+            &[key, &self.fence_key],
+            &[token.as_bytes(), &ms_arg(*ttl_ms)],
+        )
+        .await?;
         match pair_reply(&FENCED_ACQUIRE, reply)? {
             (1, fence) => {
                 let hold = Hold::new(clock.clone(), started, *ttl_ms);
-                Ok(Attempt::Acquired(FencedGuard {
-                    inner: TokenGuard::held(backend.clone(), key.clone(), token.to_owned(), hold),
-                    fence,
-                }))
+                let inner = TokenGuard::held(backend.clone(), key.clone(), token.to_owned(), hold)
+                    .replicated(options.replication);
+                if let Err(not_replicated) = replicated_enough(key, replication, acknowledged) {
+                    // Undone; the fence it took stays spent, which fencing allows.
+                    let _ = inner.release().await;
+                    return Err(not_replicated);
+                }
+                Ok(Attempt::Acquired(FencedGuard { inner, fence }))
             }
             (_, pttl) => Ok(refused(pttl)),
         }

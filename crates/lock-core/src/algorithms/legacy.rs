@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, Hold, ms_arg};
+use crate::lock::Supports;
 use crate::lock::{ReleaseError, run_in_background};
 use crate::scripts::parse_integer;
 use crate::{
@@ -63,7 +64,7 @@ impl<B: KvBackend + Clone + 'static> LegacyLock<B> {
         options: LockOptions,
     ) -> Result<Self, LockError> {
         Ok(Self {
-            binding: Binding::new(backend, name, options, "legacy", false)?,
+            binding: Binding::new(backend, name, options, "legacy", Supports::default())?,
         })
     }
 

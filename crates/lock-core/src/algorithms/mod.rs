@@ -46,7 +46,10 @@ pub use token::{TokenGuard, TokenLock};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{Attempt, Clock, KvBackend, LockError, LockName, LockOptions, Script, Value};
+use crate::lock::Supports;
+use crate::{
+    Attempt, Clock, KvBackend, LockError, LockName, LockOptions, Replication, Script, Value,
+};
 
 /// What every algorithm is bound to: a backend, a name, checked options and the resolved
 /// clock.
@@ -63,16 +66,16 @@ struct Binding<B> {
 }
 
 impl<B: KvBackend> Binding<B> {
-    /// Binds `algorithm` (which honours [`Wait::Notify`](crate::Wait::Notify) only if
-    /// `notify`) to `name`, checking `options` now rather than at the first acquire.
+    /// Binds `algorithm` (which honours what `supports` says) to `name`, checking
+    /// `options` now rather than at the first acquire.
     fn new(
         backend: B,
         name: &LockName,
         options: LockOptions,
         algorithm: &str,
-        notify: bool,
+        supports: Supports,
     ) -> Result<Self, LockError> {
-        let ttl_ms = options.validate(algorithm, notify)?;
+        let ttl_ms = options.validate(algorithm, supports)?;
         let clock = options.clock.clone().unwrap_or_else(|| backend.clock());
         Ok(Self {
             backend,
@@ -99,6 +102,47 @@ impl Hold {
             clock,
             valid_until_ms: started_ms.saturating_add(ttl_ms),
         }
+    }
+}
+
+/// Writes the lock with `script`; with `replication`, through
+/// [`KvBackend::eval_replicated`], and then also how many replicas acknowledged.
+async fn write<B: KvBackend>(
+    backend: &B,
+    replication: Option<&Replication>,
+    script: &Script,
+    keys: &[&[u8]],
+    args: &[&[u8]],
+) -> Result<(Value, Option<i64>), LockError> {
+    match replication {
+        None => Ok((backend.eval(script, keys, args).await?, None)),
+        Some(replication) => {
+            let written = backend
+                .eval_replicated(script, keys, args, replication)
+                .await?;
+            Ok((written.reply, Some(written.acknowledged)))
+        }
+    }
+}
+
+/// [`LockError::NotReplicated`] when `replication` asks for more acknowledgements than
+/// the write got.
+fn replicated_enough(
+    key: &[u8],
+    replication: Option<&Replication>,
+    acknowledged: Option<i64>,
+) -> Result<(), LockError> {
+    match (replication, acknowledged) {
+        (Some(replication), Some(acknowledged))
+            if acknowledged < i64::from(replication.replicas) =>
+        {
+            Err(LockError::NotReplicated {
+                key: crate::outcome::lossy(key),
+                acknowledged,
+                required: replication.replicas,
+            })
+        }
+        _ => Ok(()),
     }
 }
 

@@ -4,11 +4,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, Hold, int_reply, ms_arg, refused, unexpected};
+use super::{Binding, Hold, int_reply, ms_arg, refused, replicated_enough, unexpected, write};
+use crate::lock::Supports;
 use crate::lock::{ReleaseError, run_in_background, ttl_ms};
 use crate::scripts::{REENTRANT_ACQUIRE, REENTRANT_EXTEND, REENTRANT_RELEASE};
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, Value,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
+    Replication, Value,
 };
 
 /// Who holds a reentrant lock: a handle, not an OS thread (tokio tasks move between
@@ -80,7 +82,16 @@ impl<B: KvBackend + Clone + 'static> ReentrantLock<B> {
         options: LockOptions,
     ) -> Result<Self, LockError> {
         Ok(Self {
-            binding: Binding::new(backend, name, options, "reentrant", false)?,
+            binding: Binding::new(
+                backend,
+                name,
+                options,
+                "reentrant",
+                Supports {
+                    notify: false,
+                    replication: true,
+                },
+            )?,
             owner,
             fence_key: None,
         })
@@ -113,6 +124,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
             key,
             ttl_ms,
             clock,
+            options,
             ..
         } = &self.binding;
         let started = clock.now_ms();
@@ -120,13 +132,15 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
             Some(fence) => &[key, fence],
             None => &[key],
         };
-        let reply = backend
-            .eval(
-                &REENTRANT_ACQUIRE,
-                keys,
-                &[self.owner.id().as_bytes(), &ms_arg(*ttl_ms)],
-            )
-            .await?;
+        let replication = options.replication.as_ref();
+        let (reply, acknowledged) = write(
+            backend,
+            replication,
+            &REENTRANT_ACQUIRE,
+            keys,
+            &[self.owner.id().as_bytes(), &ms_arg(*ttl_ms)],
+        )
+        .await?;
         let (code, depth_or_pttl, fence) = match &reply {
             Value::Array(items) => match items.as_slice() {
                 [Value::Int(1), Value::Int(depth), Value::Int(fence)] => (1, *depth, Some(*fence)),
@@ -135,6 +149,13 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
             },
             _ => return Err(unexpected(&REENTRANT_ACQUIRE, &reply)),
         };
+        if code == 1 {
+            if let Err(not_replicated) = replicated_enough(key, replication, acknowledged) {
+                // Undo this one hold; holds the owner had before stay.
+                leave_once(backend, key, &self.owner).await?;
+                return Err(not_replicated);
+            }
+        }
         match (code, depth_or_pttl) {
             (1, depth) => Ok(Attempt::Acquired(ReentrantGuard {
                 backend: backend.clone(),
@@ -142,6 +163,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
                 owner: self.owner.clone(),
                 depth,
                 fence,
+                replication: options.replication,
                 hold: Hold::new(clock.clone(), started, *ttl_ms),
                 armed: true,
             })),
@@ -157,6 +179,8 @@ pub struct ReentrantGuard<B: KvBackend + Clone + 'static> {
     owner: LockOwner,
     depth: i64,
     fence: Option<i64>,
+    /// Replicas every extend must reach ([`LockOptions::replication`]).
+    replication: Option<Replication>,
     hold: Hold,
     armed: bool,
 }
@@ -216,17 +240,18 @@ impl<B: KvBackend + Clone + 'static> LockGuard for ReentrantGuard<B> {
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
         let ttl_ms = ttl_ms(ttl)?;
         let started = self.hold.clock.now_ms();
-        let reply = self
-            .backend
-            .eval(
-                &REENTRANT_EXTEND,
-                &[&*self.key],
-                &[self.owner.id().as_bytes(), &ms_arg(ttl_ms)],
-            )
-            .await?;
+        let (reply, acknowledged) = write(
+            &self.backend,
+            self.replication.as_ref(),
+            &REENTRANT_EXTEND,
+            &[&*self.key],
+            &[self.owner.id().as_bytes(), &ms_arg(ttl_ms)],
+        )
+        .await?;
         let extended = int_reply(&REENTRANT_EXTEND, reply)? == 1;
         if extended {
             self.hold = Hold::new(self.hold.clock.clone(), started, ttl_ms);
+            replicated_enough(&self.key, self.replication.as_ref(), acknowledged)?;
         }
         Ok(extended)
     }

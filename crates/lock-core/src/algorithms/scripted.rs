@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, Hold, int_reply, ms_arg, pair_reply, safety_ttl_ms};
+use crate::lock::Supports;
 use crate::lock::{ReleaseError, run_in_background, ttl_ms};
 use crate::scripts::{LEGACY_ACQUIRE, LEGACY_EXTEND, LEGACY_RELEASE};
 use crate::{
@@ -45,7 +46,7 @@ impl<B: KvBackend + Clone + 'static> ScriptedLock<B> {
         options: LockOptions,
     ) -> Result<Self, LockError> {
         Ok(Self {
-            binding: Binding::new(backend, name, options, "scripted", false)?,
+            binding: Binding::new(backend, name, options, "scripted", Supports::default())?,
         })
     }
 }

@@ -4,13 +4,16 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, Hold, holder_ttl, int_reply, ms_arg, pair_reply, refused};
+use super::{
+    Binding, Hold, holder_ttl, int_reply, ms_arg, pair_reply, refused, replicated_enough, write,
+};
+use crate::lock::Supports;
 use crate::lock::{Before, Budget, ReleaseError, acquire_with_policy, run_in_background, ttl_ms};
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE, NOTIFY_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
-    SetOptions, SetReply, Wait,
+    Replication, SetOptions, SetReply, Wait,
 };
 
 /// The token lock (seed 000): a fresh random UUID v4 per acquire call is the value, so
@@ -58,7 +61,11 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
         name: &LockName,
         options: LockOptions,
     ) -> Result<Self, LockError> {
-        let binding = Binding::new(backend, name, options, "token", true)?;
+        let supports = Supports {
+            notify: true,
+            replication: true,
+        };
+        let binding = Binding::new(backend, name, options, "token", supports)?;
         let channel = (binding.options.wait == Wait::Notify).then(|| name.key("wake").into());
         Ok(Self {
             binding,
@@ -70,9 +77,39 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
     fn guard(&self, token: String, started_ms: i64) -> TokenGuard<B> {
         let binding = &self.binding;
         let hold = Hold::new(binding.clock.clone(), started_ms, binding.ttl_ms);
-        let mut guard = TokenGuard::held(binding.backend.clone(), binding.key.clone(), token, hold);
+        let mut guard = TokenGuard::held(binding.backend.clone(), binding.key.clone(), token, hold)
+            .replicated(binding.options.replication);
         guard.channel = self.channel.clone();
         guard
+    }
+
+    /// [`ACQUIRE_OR_PTTL`] with `token`, waiting for the replicas when the options ask:
+    /// `(acquired, pttl)`. An acquire fewer replicas acknowledged is undone and reported
+    /// as [`LockError::NotReplicated`].
+    async fn acquire_or_pttl(&self, token: &str, ttl_ms: &[u8]) -> Result<(bool, i64), LockError> {
+        let Binding {
+            backend,
+            key,
+            options,
+            ..
+        } = &self.binding;
+        let replication = options.replication.as_ref();
+        let (reply, acknowledged) = write(
+            backend,
+            replication,
+            &ACQUIRE_OR_PTTL,
+            &[&**key],
+            &[token.as_bytes(), ttl_ms],
+        )
+        .await?;
+        let (code, pttl) = pair_reply(&ACQUIRE_OR_PTTL, reply)?;
+        if code == 1 {
+            if let Err(not_replicated) = replicated_enough(key, replication, acknowledged) {
+                TokenGuard::<B>::release_by(backend, key, token, None).await?;
+                return Err(not_replicated);
+            }
+        }
+        Ok((code == 1, pttl))
     }
 
     /// One attempt with `token`: `SET NX PX` then `PTTL`, or, when an earlier attempt's
@@ -90,17 +127,12 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
             ..
         } = &self.binding;
         let started = clock.now_ms();
-        if before == Before::Unknown {
-            let reply = backend
-                .eval(
-                    &ACQUIRE_OR_PTTL,
-                    &[&**key],
-                    &[token.as_bytes(), &ms_arg(*ttl_ms)],
-                )
-                .await?;
-            return match pair_reply(&ACQUIRE_OR_PTTL, reply)? {
-                (1, _) => Ok(Attempt::Acquired(self.guard(token.to_owned(), started))),
-                (_, pttl) => Ok(refused(pttl)),
+        // The script recognises our own token: a retry after a lost reply, or any attempt
+        // whose write must also reach the replicas, is safe to repeat.
+        if before == Before::Unknown || self.binding.options.replication.is_some() {
+            return match self.acquire_or_pttl(token, &ms_arg(*ttl_ms)).await? {
+                (true, _) => Ok(Attempt::Acquired(self.guard(token.to_owned(), started))),
+                (false, pttl) => Ok(refused(pttl)),
             };
         }
         match backend
@@ -131,14 +163,11 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
         loop {
             budget.count_attempt();
             let started = clock.now_ms();
-            let reply = backend
-                .eval(&ACQUIRE_OR_PTTL, &[&**key], &[token.as_bytes(), &ttl_ms])
-                .await
-                .map_err(LockError::from)
-                .and_then(|reply| pair_reply(&ACQUIRE_OR_PTTL, reply));
+            let reply = self.acquire_or_pttl(&token, &ttl_ms).await;
             let holder = match reply {
-                Ok((1, _)) => return Ok(self.guard(token, started)),
-                Ok((_, pttl)) => holder_ttl(pttl),
+                Ok((true, _)) => return Ok(self.guard(token, started)),
+                Err(error @ LockError::NotReplicated { .. }) => return Err(error),
+                Ok((false, pttl)) => holder_ttl(pttl),
                 Err(error) => {
                     budget.absorb(error)?;
                     None
@@ -185,6 +214,8 @@ pub struct TokenGuard<B: KvBackend + Clone + 'static> {
     token: String,
     /// Where the release publishes ([`Wait::Notify`]).
     channel: Option<Arc<[u8]>>,
+    /// Replicas every extend must reach ([`LockOptions::replication`]).
+    replication: Option<Replication>,
     hold: Hold,
     armed: bool,
 }
@@ -203,9 +234,16 @@ impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
             key,
             token,
             channel: None,
+            replication: None,
             hold,
             armed: true,
         }
+    }
+
+    /// This guard, its extends acknowledged by `replication`.
+    pub(super) fn replicated(mut self, replication: Option<Replication>) -> Self {
+        self.replication = replication;
+        self
     }
 
     /// Release, publishing a wake-up when the lock was built with [`Wait::Notify`]: true
@@ -273,17 +311,18 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
         let ttl_ms = ttl_ms(ttl)?;
         let started = self.hold.clock.now_ms();
-        let reply = self
-            .backend
-            .eval(
-                &COMPARE_AND_PEXPIRE,
-                &[&*self.key],
-                &[self.token.as_bytes(), &ms_arg(ttl_ms)],
-            )
-            .await?;
+        let (reply, acknowledged) = write(
+            &self.backend,
+            self.replication.as_ref(),
+            &COMPARE_AND_PEXPIRE,
+            &[&*self.key],
+            &[self.token.as_bytes(), &ms_arg(ttl_ms)],
+        )
+        .await?;
         let extended = int_reply(&COMPARE_AND_PEXPIRE, reply)? == 1;
         if extended {
             self.hold = Hold::new(self.hold.clock.clone(), started, ttl_ms);
+            replicated_enough(&self.key, self.replication.as_ref(), acknowledged)?;
         }
         Ok(extended)
     }
