@@ -17,17 +17,25 @@ pub enum Capability {
     /// [`Harness::advance`](crate::Harness::advance) moves the backend's clock without
     /// waiting (a double's virtual time), so a case may let hours pass.
     TimeControl,
+    /// [`Harness::replicated`](crate::Harness::replicated) gives a primary with replicas
+    /// that a case can stall and fail over: the failover cases.
+    Replication,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 2] = [Capability::PubSub, Capability::TimeControl];
+    pub const ALL: [Capability; 3] = [
+        Capability::PubSub,
+        Capability::TimeControl,
+        Capability::Replication,
+    ];
 
-    /// The name reports use: `pubsub`, `time-control`.
+    /// The name reports use: `pubsub`, `time-control`, `replication`.
     pub fn name(self) -> &'static str {
         match self {
             Capability::PubSub => "pubsub",
             Capability::TimeControl => "time-control",
+            Capability::Replication => "replication",
         }
     }
 

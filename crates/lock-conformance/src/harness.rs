@@ -1,6 +1,7 @@
 //! What a backend author implements to run the suite: [`Harness`].
 
 use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use lock_core::{Clock, KvBackend, LockName};
@@ -60,6 +61,35 @@ pub trait Harness: Send + Sync {
     fn skip_reason(&self) -> Option<String> {
         None
     }
+
+    /// A fresh primary with one replica for one failover case, replicating, and the
+    /// controls to stall it and fail it over. The backend talks to whichever node is
+    /// primary (it follows a failover, as a Sentinel-aware client does). Called only when
+    /// the harness declares [`Capability::Replication`](crate::Capability::Replication);
+    /// the default has none.
+    fn replicated(
+        &self,
+    ) -> impl Future<Output = Result<(Self::Backend, Box<dyn Failover>), String>> + Send {
+        async { Err("this harness has no replicated deployment".to_string()) }
+    }
+}
+
+/// A future a [`Failover`] control returns.
+pub type Step<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
+
+/// Controls a replicated deployment for the failover cases ([`Harness::replicated`]).
+/// Dropping it tears the deployment down.
+pub trait Failover: Send + Sync {
+    /// Stalls replication: writes from now on reach only the primary, until
+    /// [`Failover::resume`].
+    fn pause(&self) -> Step<'_>;
+    /// Lets replication flow again; what was held back arrives.
+    fn resume(&self) -> Step<'_>;
+    /// Kills the primary. Until [`Failover::promote`], no node takes writes.
+    fn crash_primary(&self) -> Step<'_>;
+    /// Promotes the replica (as Sentinel would after the primary died); the deployment's
+    /// clients are sent to it from now on.
+    fn promote(&self) -> Step<'_>;
 }
 
 /// What one case gets: the backend, its own key namespace, and the harness's time.
@@ -100,6 +130,11 @@ impl<'h, H: Harness> Ctx<'h, H> {
     /// What the harness declared its backend can do.
     pub fn capabilities(&self) -> Capabilities {
         self.harness.capabilities()
+    }
+
+    /// A fresh replicated deployment for this case (see [`Harness::replicated`]).
+    pub async fn replicated(&self) -> Result<(H::Backend, Box<dyn Failover>), String> {
+        self.harness.replicated().await
     }
 
     /// Lets `by` pass (see [`Harness::advance`]).

@@ -51,7 +51,7 @@ pub use capabilities::{Capabilities, Capability};
 pub use check::{CaseResult, Failure, Verdict};
 pub use detector::{Inside, OverlapDetector};
 pub use fenced_resource::{FencedResource, StaleFence};
-pub use harness::{Ctx, Harness};
+pub use harness::{Ctx, Failover, Harness, Step};
 pub use report::{CaseReport, Outcome, Report};
 
 /// Calls `$callback! { ($args) group { case [needs(Capability, ...)], ... } ... }` with
@@ -182,6 +182,15 @@ macro_rules! __with_cases {
                 clock_running_ahead_cannot_take_a_live_lock,
                 holds_are_counted_per_owner,
                 other_owner_cannot_release,
+            }
+            replication {
+                failover_loses_an_unreplicated_lock needs(Replication),
+                failover_keeps_a_replicated_lock needs(Replication),
+                waiting_for_replicas_refuses_the_lock_a_failover_would_lose needs(Replication),
+                fence_tokens_repeat_after_a_failover needs(Replication),
+                a_resource_that_rejects_stale_fences_stays_safe_across_a_failover needs(Replication),
+                a_lock_is_taken_once_the_failover_window_ends needs(Replication),
+                the_watchdog_reports_a_lock_lost_in_a_failover needs(Replication),
             }
             fenced {
                 mutual_exclusion,

@@ -45,7 +45,7 @@ pub use dump::{Dump, KeyDump};
 pub use faults::{COMMANDS, Faults, injected_error};
 pub use glob::glob_match;
 #[cfg(feature = "conformance")]
-pub use harness::MemoryHarness;
+pub use harness::{MemoryHarness, ReplicaSetHarness};
 pub use keyspace::{Keyspace, WatchMark};
 pub use pubsub::{Delivery, Inbox, InboxAddress};
 pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role};

@@ -14,6 +14,7 @@ pub mod legacy;
 pub mod notify;
 pub mod races;
 pub mod reentrant;
+pub mod replication;
 pub mod scripted;
 pub mod scripts;
 pub mod strings;
