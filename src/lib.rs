@@ -51,7 +51,7 @@ pub use lock_memory::{
     ReplicaSetClient, ReplicaSetHarness, Role,
 };
 #[cfg(feature = "redis")]
-pub use lock_redis::{RedisBackend, RedisHarness, RedisOptions, redis};
+pub use lock_redis::{RedisBackend, RedisHarness, RedisOptions, ReplicatedRedisHarness, redis};
 #[cfg(feature = "server")]
 pub use lock_server as server;
 
@@ -66,8 +66,11 @@ pub mod prelude {
 /// `NXLOCK_REQUIRE_REDIS=1`).
 #[cfg(feature = "redis")]
 pub mod testing {
+    pub use lock_redis::replicated::MASTER_NAME;
     pub use lock_redis::server::{URL_VAR, announce_skip};
-    pub use lock_redis::{RedisServer, RedisTarget, redis_required, skip_or_fail};
+    pub use lock_redis::{
+        Proxy, RedisServer, RedisTarget, ReplicatedRedis, redis_required, skip_or_fail,
+    };
 }
 
 /// The building blocks under the facade, for backend authors who write their own native

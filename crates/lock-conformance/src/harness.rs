@@ -50,6 +50,12 @@ pub trait Harness: Send + Sync {
     /// for doubles, a real sleep for servers. Cases keep such waits under a second.
     fn advance(&self, backend: &Self::Backend, by: Duration) -> impl Future<Output = ()> + Send;
 
+    /// How the backend is deployed, for reports: `single` (the default), `replicated`,
+    /// `sentinel`…
+    fn topology(&self) -> String {
+        "single".into()
+    }
+
     /// What the backend can do beyond the commands every backend has. Cases that need a
     /// capability missing here are skipped, with the reason. Default: none.
     fn capabilities(&self) -> Capabilities {

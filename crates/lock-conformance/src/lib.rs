@@ -312,6 +312,7 @@ macro_rules! conformance_tests {
 pub async fn run_all<H: Harness>(harness: &H) -> Report {
     let mut report = Report {
         target: harness.name(),
+        topology: harness.topology(),
         cases: Vec::new(),
     };
     __with_cases! { [__push_cases] (harness, report) }

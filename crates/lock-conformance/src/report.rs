@@ -52,6 +52,8 @@ impl CaseReport {
 pub struct Report {
     /// What was checked (the harness's name).
     pub target: String,
+    /// How it was deployed ([`Harness::topology`](crate::Harness::topology)).
+    pub topology: String,
     /// Every case, in suite order.
     pub cases: Vec<CaseReport>,
 }
@@ -67,6 +69,7 @@ struct JsonCase<'a> {
 #[derive(Serialize)]
 struct JsonReport<'a> {
     target: &'a str,
+    topology: &'a str,
     passed: usize,
     failed: usize,
     skipped: usize,
@@ -115,6 +118,7 @@ impl Report {
     pub fn to_json(&self) -> String {
         let report = JsonReport {
             target: &self.target,
+            topology: &self.topology,
             passed: self.passed(),
             failed: self.failed(),
             skipped: self.skipped(),
@@ -143,7 +147,11 @@ impl fmt::Display for Report {
             .max()
             .unwrap_or(4)
             .max(4);
-        writeln!(f, "conformance of {}", self.target)?;
+        writeln!(
+            f,
+            "conformance of {} (topology: {})",
+            self.target, self.topology
+        )?;
         writeln!(f, "{:<width$}  {:<6}  detail", "case", "result")?;
         writeln!(f, "{:-<width$}  ------  ------", "")?;
         for case in &self.cases {

@@ -4,13 +4,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{
-    Error, ErrorKind, ExpireCondition, KvBackend, Result, Script, SetCondition, SetExpiry,
-    SetOptions, SetReply, Subscription, Value,
+    ErrorKind, ExpireCondition, KvBackend, Replicated, Replication, Result, Script, SetCondition,
+    SetExpiry, SetOptions, SetReply, Subscription, Value,
 };
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::MultiplexedConnection;
 use redis::{Cmd, FromRedisValue};
 
 use crate::pubsub::Notifier;
+use crate::route::{Route, Sentinels};
 use crate::{errors, value};
 
 /// How [`RedisBackend`] connects and waits.
@@ -47,11 +48,18 @@ impl Default for RedisOptions {
 ///   when it drops end with [`Missed::Closed`](lock_core::Missed::Closed).
 /// - Server error replies keep their exact text and get an [`ErrorKind`] from it; lost
 ///   connections are [`ErrorKind::Connection`], deadlines [`ErrorKind::Timeout`].
+/// - [`eval_replicated`](KvBackend::eval_replicated) runs the script and `WAIT` on a
+///   connection of their own (taken from a small pool), so `WAIT` counts exactly the
+///   script's write and never holds up the shared connection.
+/// - [`RedisBackend::connect_sentinel`] follows the master Redis Sentinel names, across
+///   failovers.
 #[derive(Clone)]
 pub struct RedisBackend {
-    connection: ConnectionManager,
+    route: Arc<Route>,
     options: RedisOptions,
     notifier: Arc<Notifier>,
+    /// Connections for script + WAIT, each used by one call at a time.
+    dedicated: Arc<std::sync::Mutex<Vec<(String, MultiplexedConnection)>>>,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -70,37 +78,148 @@ impl RedisBackend {
 
     /// Connects to `url`.
     pub async fn connect_with(url: &str, options: RedisOptions) -> Result<Self> {
-        let client = redis::Client::open(url).map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidConfig,
-                format!("invalid Redis URL {url:?}: {e}"),
-            )
-        })?;
-        let notifier = Arc::new(Notifier::new(client.clone(), options));
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(options.connect_timeout))
-            .set_response_timeout(Some(options.command_timeout))
-            .set_number_of_retries(1);
-        let connecting = ConnectionManager::new_with_config(client, config);
-        let connection = tokio::time::timeout(options.command_timeout, connecting)
-            .await
-            .map_err(|_| errors::timed_out(options.command_timeout))?
-            .map_err(errors::from_redis)?;
-        Ok(Self {
-            connection,
+        Ok(Self::on(Route::fixed(url, options).await?, options))
+    }
+
+    /// Connects to the master that the sentinels at `sentinels` (`host:port` each) know
+    /// as `master`, and follows it: after a failover, the first command that fails makes
+    /// the backend ask the sentinels again and move to the new master (that command
+    /// reports [`ErrorKind::Connection`], so a lock's retry policy tries again).
+    pub async fn connect_sentinel(
+        sentinels: &[&str],
+        master: &str,
+        options: RedisOptions,
+    ) -> Result<Self> {
+        let sentinels = Sentinels {
+            addresses: sentinels.iter().map(|s| s.to_string()).collect(),
+            master: master.to_string(),
+        };
+        Ok(Self::on(
+            Route::sentinel(sentinels, options).await?,
             options,
-            notifier,
-        })
+        ))
+    }
+
+    fn on(route: Route, options: RedisOptions) -> Self {
+        let route = Arc::new(route);
+        Self {
+            notifier: Arc::new(Notifier::new(route.clone(), options)),
+            route,
+            options,
+            dedicated: Arc::default(),
+        }
+    }
+
+    /// `host:port` of the server commands go to now (the master, under Sentinel).
+    pub fn address(&self) -> String {
+        self.route.node().address
     }
 
     /// Sends one command and converts its reply.
     pub async fn query<T: FromRedisValue>(&self, command: &Cmd) -> Result<T> {
-        let mut connection = self.connection.clone();
+        let node = self.route.node();
+        let mut connection = node.connection.clone();
         let limit = self.options.command_timeout;
-        match tokio::time::timeout(limit, command.query_async::<T>(&mut connection)).await {
-            Ok(reply) => reply.map_err(errors::from_redis),
-            Err(_) => Err(errors::timed_out(limit)),
+        let reply =
+            match tokio::time::timeout(limit, command.query_async::<T>(&mut connection)).await {
+                Ok(reply) => reply.map_err(errors::from_redis),
+                Err(_) => Err(errors::timed_out(limit)),
+            };
+        match reply {
+            Err(error) if self.route.follows_sentinel() => {
+                Err(self.route.after_error(&node.address, error).await)
+            }
+            reply => reply,
         }
+    }
+
+    /// A connection of its own for script + WAIT: one from the pool, or a new one.
+    async fn dedicated(&self) -> Result<(String, MultiplexedConnection)> {
+        let node = self.route.node();
+        let pooled = {
+            let mut pool = self
+                .dedicated
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            pool.retain(|(address, _)| *address == node.address);
+            pool.pop()
+        };
+        if let Some(pooled) = pooled {
+            return Ok(pooled);
+        }
+        // No response timeout here: WAIT blocks for its own timeout, bounded by the caller.
+        let config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.options.connect_timeout))
+            .set_response_timeout(None);
+        let limit = self.options.connect_timeout;
+        let connection = tokio::time::timeout(
+            limit,
+            node.client
+                .get_multiplexed_async_connection_with_config(&config),
+        )
+        .await
+        .map_err(|_| errors::timed_out(limit))?
+        .map_err(errors::from_redis)?;
+        Ok((node.address, connection))
+    }
+
+    /// The script, then `WAIT` (or `WAITAOF`), pipelined on `connection`.
+    async fn script_and_wait(
+        connection: &mut MultiplexedConnection,
+        script: &Script,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        replication: &Replication,
+    ) -> Result<Replicated<Value>> {
+        for (command, body) in [("EVALSHA", script.sha1()), ("EVAL", script.lua())] {
+            let mut pipe = redis::pipe();
+            pipe.cmd(command).arg(body).arg(keys.len());
+            for key in keys {
+                pipe.arg(*key);
+            }
+            for arg in args {
+                pipe.arg(*arg);
+            }
+            let timeout = replication.timeout_ms();
+            if replication.fsync {
+                pipe.cmd("WAITAOF")
+                    .arg(0)
+                    .arg(replication.replicas)
+                    .arg(timeout);
+            } else {
+                pipe.cmd("WAIT").arg(replication.replicas).arg(timeout);
+            }
+            let (reply, waited): (redis::Value, redis::Value) = match pipe
+                .query_async(connection)
+                .await
+                .map_err(errors::from_redis)
+            {
+                Err(error) if error.kind() == ErrorKind::NoScript && command == "EVALSHA" => {
+                    continue;
+                }
+                Err(error) if error.message().starts_with("ERR unknown command") => {
+                    return Err(lock_core::Error::new(
+                        ErrorKind::Unsupported,
+                        error.message(),
+                    ));
+                }
+                reply => reply?,
+            };
+            let acknowledged = match waited {
+                redis::Value::Int(n) => n,
+                // WAITAOF: [local fsyncs, replica fsyncs].
+                redis::Value::Array(counts) => match counts.as_slice() {
+                    [_, redis::Value::Int(n)] => *n,
+                    _ => 0,
+                },
+                _ => 0,
+            };
+            return Ok(Replicated {
+                reply: value::from_redis(reply),
+                acknowledged,
+            });
+        }
+        unreachable!("EVAL never answers NOSCRIPT")
     }
 
     /// `EVALSHA sha …` or `EVAL lua …`.
@@ -250,6 +369,35 @@ impl KvBackend for RedisBackend {
                 self.run_script("EVAL", script.lua(), keys, args).await
             }
             reply => reply,
+        }
+    }
+    async fn eval_replicated(
+        &self,
+        script: &Script,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        replication: &Replication,
+    ) -> Result<Replicated<Value>> {
+        let (address, mut connection) = self.dedicated().await?;
+        let limit = self.options.command_timeout + replication.timeout;
+        let outcome = tokio::time::timeout(
+            limit,
+            Self::script_and_wait(&mut connection, script, keys, args, replication),
+        )
+        .await
+        .unwrap_or_else(|_| Err(errors::timed_out(limit)));
+        match outcome {
+            Err(error) if error.is_transient() => {
+                // The connection may be broken or still waiting: it is not reused.
+                Err(self.route.after_error(&address, error).await)
+            }
+            outcome => {
+                self.dedicated
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((address, connection));
+                outcome
+            }
         }
     }
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {

@@ -8,13 +8,18 @@ mod backend;
 mod errors;
 #[cfg(feature = "conformance")]
 mod harness;
+pub mod proxy;
 mod pubsub;
+pub mod replicated;
+mod route;
 pub mod server;
 mod value;
 
 pub use backend::{RedisBackend, RedisOptions};
 #[cfg(feature = "conformance")]
-pub use harness::RedisHarness;
+pub use harness::{RedisHarness, ReplicatedRedisHarness};
+pub use proxy::Proxy;
 /// The redis-rs crate this backend is built on, for raw commands through [`RedisBackend::query`].
 pub use redis;
+pub use replicated::ReplicatedRedis;
 pub use server::{RedisServer, RedisTarget, redis_required, skip_or_fail};

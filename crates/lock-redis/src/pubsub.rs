@@ -16,11 +16,13 @@ use lock_core::{Fanout, Message, Result, Subscription};
 use redis::aio::PubSubSink;
 use tokio::sync::OnceCell;
 
+use crate::route::Route;
 use crate::{RedisOptions, errors};
 
-/// The lazily opened pub/sub link of one backend and its clones.
+/// The lazily opened pub/sub link of one backend and its clones, to the server the route
+/// names when it opens.
 pub(crate) struct Notifier {
-    client: redis::Client,
+    route: Arc<Route>,
     options: RedisOptions,
     link: tokio::sync::Mutex<Option<Arc<Link>>>,
 }
@@ -40,9 +42,9 @@ struct Table {
 }
 
 impl Notifier {
-    pub(crate) fn new(client: redis::Client, options: RedisOptions) -> Self {
+    pub(crate) fn new(route: Arc<Route>, options: RedisOptions) -> Self {
         Self {
-            client,
+            route,
             options,
             link: tokio::sync::Mutex::new(None),
         }
@@ -76,7 +78,8 @@ impl Notifier {
             return Ok(link.clone());
         }
         let limit = self.options.connect_timeout;
-        let pubsub = tokio::time::timeout(limit, self.client.get_async_pubsub())
+        let client = self.route.node().client;
+        let pubsub = tokio::time::timeout(limit, client.get_async_pubsub())
             .await
             .map_err(|_| errors::timed_out(limit))?
             .map_err(errors::from_redis)?;

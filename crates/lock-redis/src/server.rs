@@ -32,6 +32,8 @@ pub fn skip_or_fail(what: &str, why: &str) {
 pub struct RedisServer {
     child: Option<Child>,
     port: u16,
+    /// Arguments after the defaults (`--replicaof …`, a config file…).
+    extra: Vec<String>,
 }
 
 /// Where real-Redis tests should run.
@@ -82,13 +84,13 @@ pub fn announce_skip(what: &str, why: &str) {
     );
 }
 
-fn free_port() -> std::io::Result<u16> {
+pub(crate) fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
         .local_addr()?
         .port())
 }
 
-fn answers_ping(port: u16) -> bool {
+pub(crate) fn answers_ping(port: u16) -> bool {
     let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else {
         return false;
     };
@@ -102,12 +104,22 @@ fn answers_ping(port: u16) -> bool {
 impl RedisServer {
     /// Spawns `redis-server` from PATH on a free port and waits until it answers PING.
     pub fn spawn() -> Result<Self, String> {
+        Self::spawn_with(&[])
+    }
+
+    /// [`RedisServer::spawn`] with more arguments (`--replicaof 127.0.0.1 6380`,
+    /// `--repl-diskless-sync-delay 0`…); they come after the defaults, so they win.
+    pub fn spawn_with(extra: &[String]) -> Result<Self, String> {
         let mut last_error = String::new();
         // The port is free when we look and taken when redis binds it; rarely another
         // process takes it in between, so try a few.
         for _ in 0..3 {
             let port = free_port().map_err(|e| format!("no free loopback port: {e}"))?;
-            let mut server = RedisServer { child: None, port };
+            let mut server = RedisServer {
+                child: None,
+                port,
+                extra: extra.to_vec(),
+            };
             match server.start() {
                 Ok(()) => return Ok(server),
                 Err(e) => last_error = e,
@@ -117,9 +129,14 @@ impl RedisServer {
     }
 
     fn start(&mut self) -> Result<(), String> {
+        // A config file must come first on the command line.
+        let (file, options): (Vec<&String>, Vec<&String>) =
+            self.extra.iter().partition(|arg| arg.ends_with(".conf"));
         let child = Command::new("redis-server")
+            .args(file)
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            .args(options)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -32,6 +32,25 @@ async fn fail_over(control: &dyn Failover) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Releases `guard`, trying again while the failover's connection errors last (the first
+/// command after it may find the old connection gone).
+async fn release_through<G: LockGuard>(guard: G) -> Result<bool, Failure> {
+    let mut guard = guard;
+    for _ in 0..20 {
+        match guard.release().await {
+            Ok(released) => return Ok(released),
+            Err(failed) if failed.error().backend().is_some_and(|e| e.is_transient()) => {
+                guard = failed.into_guard();
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(failed) => return Err(failed.into()),
+        }
+    }
+    Err(Failure(
+        "the release kept failing after the failover".into(),
+    ))
+}
+
 fn name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
     ctx.lock_name("failover")
 }
@@ -86,7 +105,7 @@ pub async fn failover_keeps_a_replicated_lock<H: Harness>(ctx: &Ctx<'_, H>) -> C
         "a lock its replica had was taken after the failover: {refused:?}"
     );
     check!(
-        first.release().await?,
+        release_through(first).await?,
         "the holder's release found no lock on the new primary"
     );
     Ok(Verdict::Passed)
@@ -119,7 +138,10 @@ pub async fn waiting_for_replicas_refuses_the_lock_a_failover_would_lose<H: Harn
     let second = TokenLock::with_options(backend.clone(), &name(ctx), options())?
         .acquire()
         .await?;
-    check!(second.release().await?, "the new holder's release failed");
+    check!(
+        release_through(second).await?,
+        "the new holder's release failed"
+    );
     Ok(Verdict::Passed)
 }
 
