@@ -51,7 +51,9 @@ pub use lock_memory::{
     ReplicaSetClient, ReplicaSetHarness, Role,
 };
 #[cfg(feature = "redis")]
-pub use lock_redis::{RedisBackend, RedisHarness, RedisOptions, ReplicatedRedisHarness, redis};
+pub use lock_redis::{
+    RedisBackend, RedisHarness, RedisOptions, ReplicatedRedisHarness, SentinelHarness, redis,
+};
 #[cfg(feature = "server")]
 pub use lock_server as server;
 

@@ -26,19 +26,32 @@ fn check_json_has_exactly_the_documented_fields() {
     fields.sort();
     assert_eq!(
         fields,
-        ["cases", "failed", "passed", "skipped", "target", "xfail"]
+        [
+            "cases", "failed", "passed", "skipped", "target", "topology", "xfail"
+        ]
     );
+    assert_eq!(json["topology"], "single");
     assert_eq!(json["failed"], 0);
-    assert_eq!(json["skipped"], 0, "the double declares every capability");
     let cases = json["cases"].as_array().unwrap();
-    assert_eq!(json["passed"].as_u64().unwrap() as usize, cases.len());
+    let skipped: Vec<_> = cases.iter().filter(|c| c["outcome"] == "skipped").collect();
+    assert_eq!(json["skipped"].as_u64().unwrap() as usize, skipped.len());
+    for case in &skipped {
+        assert!(
+            case["name"].as_str().unwrap().starts_with("replication::"),
+            "one double declares every capability but replication: {case}"
+        );
+    }
+    assert_eq!(
+        json["passed"].as_u64().unwrap() as usize + skipped.len(),
+        cases.len()
+    );
     assert_eq!(cases.len(), nxlock::conformance::case_names().len());
     for case in cases {
         let mut fields: Vec<_> = case.as_object().unwrap().keys().cloned().collect();
         fields.sort();
         assert_eq!(fields, ["detail", "name", "ok", "outcome"]);
         assert!(
-            ["pass", "xfail"].contains(&case["outcome"].as_str().unwrap()),
+            ["pass", "xfail", "skipped"].contains(&case["outcome"].as_str().unwrap()),
             "{case}"
         );
     }
@@ -70,8 +83,102 @@ fn check_prints_a_table_with_a_summary() {
         text.lines()
             .last()
             .unwrap()
-            .ends_with("0 failed, 0 skipped"),
+            .ends_with("0 failed, 7 skipped"),
         "{text}"
+    );
+}
+
+#[test]
+fn topology_replicated_runs_the_failover_cases_on_the_double() {
+    let out = nxlock(&["check", "--topology", "replicated", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["topology"], "replicated");
+    assert_eq!(json["failed"], 0);
+    assert_eq!(
+        json["skipped"], 0,
+        "the replica set declares every capability"
+    );
+    let outcome = |name: &str| {
+        json["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no case {name}"))["outcome"]
+            .clone()
+    };
+    assert_eq!(
+        outcome("replication::failover_loses_an_unreplicated_lock"),
+        "xfail"
+    );
+    assert_eq!(
+        outcome("replication::waiting_for_replicas_refuses_the_lock_a_failover_would_lose"),
+        "pass"
+    );
+}
+
+#[test]
+fn spawn_topology_replicated_reproduces_the_loss_on_real_processes() {
+    if let Err(why) = nxlock::testing::RedisServer::spawn() {
+        nxlock::testing::skip_or_fail("nxlock check --spawn --topology replicated", &why);
+        return;
+    }
+    let out = nxlock(&["check", "--spawn", "--topology", "replicated", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["topology"], "replicated");
+    assert_eq!(json["failed"], 0);
+    let cases = json["cases"].as_array().unwrap();
+    let outcome = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no case {name}"))["outcome"]
+            .clone()
+    };
+    assert_eq!(
+        outcome("replication::failover_loses_an_unreplicated_lock"),
+        "xfail"
+    );
+    assert_eq!(
+        outcome("replication::waiting_for_replicas_refuses_the_lock_a_failover_would_lose"),
+        "pass"
+    );
+    for case in cases.iter().filter(|c| c["outcome"] == "skipped") {
+        assert!(
+            case["detail"]
+                .as_str()
+                .unwrap()
+                .contains("needs time-control"),
+            "only virtual time is missing on real processes: {case}"
+        );
+    }
+}
+
+#[test]
+fn a_replicated_topology_at_a_url_is_a_usage_error() {
+    let out = nxlock(&[
+        "check",
+        "--url",
+        "redis://127.0.0.1:1",
+        "--topology",
+        "replicated",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--topology replicated needs --spawn"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

@@ -239,9 +239,10 @@ async fn a_backend_without_pubsub_gets_skips_not_failures() {
         assert_eq!(case.outcome, Outcome::Skipped, "{name}");
         assert!(case.detail.contains("pubsub"), "{name}: {}", case.detail);
     }
-    assert_eq!(first.skipped(), PUBSUB_CASES.len());
+    let skipped = PUBSUB_CASES.len() + replication_cases().len();
+    assert_eq!(first.skipped(), skipped, "{first}");
     let json: serde_json::Value = serde_json::from_str(&first.to_json()).unwrap();
-    assert_eq!(json["skipped"], PUBSUB_CASES.len());
+    assert_eq!(json["skipped"], skipped);
     let second = run_all(&harness).await;
     assert_eq!(
         outcomes(&first),
@@ -267,15 +268,27 @@ async fn declared_pubsub_that_answers_unsupported_fails_and_says_so() {
 }
 
 /// `Unsupported` is never a pass: against a backend that answers it to every command, no
-/// case passes (skips aside, which this harness has none of).
+/// case passes. The only skips are the failover cases (the mutants are single nodes).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsupported_is_never_counted_as_a_pass() {
     let report = run_all(&MutantHarness::declaring_all(Bug::NothingSupported)).await;
+    let replication = replication_cases();
     let passed: Vec<_> = report
         .cases
         .iter()
         .filter(|c| c.outcome != Outcome::Failed)
+        .filter(|c| !(c.outcome == Outcome::Skipped && replication.contains(&c.name.as_str())))
         .map(|c| c.name.as_str())
         .collect();
     assert!(passed.is_empty(), "cases not failed: {passed:?}");
+    assert_eq!(report.skipped(), replication.len());
+}
+
+/// The cases that need a replicated deployment, which no mutant harness offers.
+fn replication_cases() -> Vec<&'static str> {
+    nxlock::conformance::case_names()
+        .iter()
+        .copied()
+        .filter(|name| name.starts_with("replication::"))
+        .collect()
 }

@@ -1,18 +1,44 @@
-//! `nxlock check`: the conformance suite against a backend.
+//! `nxlock check`: the conformance suite against a backend, on the topology asked for.
 
 use std::process::ExitCode;
 
-use clap::Args;
-use nxlock::conformance::{Report, run_all};
-use nxlock::{MemoryHarness, RedisHarness};
+use clap::{Args, ValueEnum};
+use nxlock::conformance::{Harness, Report, run_all};
+use nxlock::{
+    MemoryHarness, RedisHarness, ReplicaSetHarness, ReplicatedRedisHarness, SentinelHarness,
+};
+
+/// How the checked backend is deployed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Topology {
+    /// One server.
+    Single,
+    /// A primary and a replica, with the failover cases.
+    Replicated,
+}
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Check the server at this URL (any Redis-protocol server: Redis, Valkey, KeyDB,
     /// Dragonfly, Garnet, …) through RedisBackend, instead of the embedded double.
-    #[arg(long, value_name = "redis://HOST:PORT")]
+    #[arg(long, value_name = "redis://HOST:PORT", conflicts_with_all = ["spawn", "sentinel"])]
     url: Option<String>,
-    /// Print `{"target", "passed", "failed", "cases": [{"name", "ok", "detail"}]}`.
+    /// Spawn real redis-server processes on free loopback ports (from PATH) for the
+    /// topology, and stop them afterwards, instead of using the embedded double.
+    #[arg(long)]
+    spawn: bool,
+    /// How the backend is deployed: `single`, or `replicated` (a primary and a replica,
+    /// with the failover cases; in memory, or spawned with --spawn).
+    #[arg(long, value_enum, default_value = "single")]
+    topology: Topology,
+    /// Check the master an existing Sentinel deployment names (repeat for several
+    /// sentinels); needs --master.
+    #[arg(long, value_name = "HOST:PORT", requires = "master")]
+    sentinel: Vec<String>,
+    /// The master name the sentinels watch.
+    #[arg(long, value_name = "NAME", requires = "sentinel")]
+    master: Option<String>,
+    /// Print `{"target", "topology", "passed", "failed", "skipped", "xfail", "cases": […]}`.
     #[arg(long)]
     json: bool,
 }
@@ -28,12 +54,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let report: Report = runtime.block_on(async {
-        match &args.url {
-            Some(url) => run_all(&RedisHarness::at(url)).await,
-            None => run_all(&MemoryHarness).await,
+    let report = runtime.block_on(check(&args));
+    let report = match report {
+        Ok(report) => report,
+        Err(why) => {
+            eprintln!("nxlock check: {why}");
+            return ExitCode::from(2);
         }
-    });
+    };
     if args.json {
         println!("{}", report.to_json());
     } else {
@@ -43,5 +71,34 @@ pub fn run(args: CheckArgs) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+async fn check(args: &CheckArgs) -> Result<Report, String> {
+    if let Some(master) = &args.master {
+        if args.topology != Topology::Single || args.spawn {
+            return Err(
+                "--sentinel checks an existing deployment: no --spawn or --topology".into(),
+            );
+        }
+        return Ok(run_all(&SentinelHarness::new(args.sentinel.clone(), master.clone())).await);
+    }
+    match (&args.url, args.spawn, args.topology) {
+        (Some(url), _, Topology::Single) => Ok(run_all(&RedisHarness::at(url)).await),
+        (Some(_), _, Topology::Replicated) => Err(
+            "--topology replicated needs --spawn (real processes) or neither (the double); \
+             an existing deployment is checked with --sentinel"
+                .into(),
+        ),
+        (None, false, Topology::Single) => Ok(run_all(&MemoryHarness).await),
+        (None, false, Topology::Replicated) => Ok(run_all(&ReplicaSetHarness).await),
+        (None, true, Topology::Single) => Ok(run_all(&RedisHarness::spawned()?).await),
+        (None, true, Topology::Replicated) => {
+            let harness = ReplicatedRedisHarness::spawn().await;
+            match harness.skip_reason() {
+                Some(why) => Err(why),
+                None => Ok(run_all(&harness).await),
+            }
+        }
     }
 }

@@ -47,6 +47,15 @@ pub enum LostReason {
     /// [`LeaseOptions::max_hold`] was reached and the last renewal's TTL ran out: the lock
     /// is free when this is reported.
     HoldCapReached,
+    /// Renewals reached the primary but too few replicas acknowledged them (see
+    /// [`LockOptions::replication`](crate::LockOptions::replication)) until the last
+    /// acknowledged TTL ran out: a failover from then on would lose the lock.
+    NotReplicated {
+        /// Replicas that acknowledged the last renewal.
+        acknowledged: i64,
+        /// Replicas the options ask for.
+        required: u32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -168,6 +177,21 @@ async fn watchdog<G: LockGuard>(
                 return;
             }
             Err(LockError::Backend(_)) => {}
+            // The primary has the new TTL, the replicas may catch up: as for a backend
+            // failure, only the end of the last acknowledged TTL settles it.
+            Err(LockError::NotReplicated {
+                acknowledged,
+                required,
+                ..
+            }) if clock.now_us() >= protected_until => {
+                let reason = LostReason::NotReplicated {
+                    acknowledged,
+                    required,
+                };
+                let _ = state.send(State::Lost(reason));
+                return;
+            }
+            Err(LockError::NotReplicated { .. }) => {}
             // Anything else (an algorithm without extend, say) will not get better.
             Err(other) => {
                 let error = Error::new(crate::ErrorKind::Unsupported, other.to_string());

@@ -46,6 +46,10 @@ impl Harness for ReplicaSetHarness {
         "memory replica set (a primary and one replica)".into()
     }
 
+    fn topology(&self) -> String {
+        "replicated".into()
+    }
+
     async fn backend(&self) -> Result<ReplicaSetClient, String> {
         Ok(MemoryReplicaSet::new(1).client())
     }

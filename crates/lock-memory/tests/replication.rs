@@ -304,3 +304,50 @@ async fn a_switch_over_loses_nothing() {
         "the lock moved with the switch-over"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_whose_renewals_stop_reaching_the_replica_reports_it_once_unprotected() {
+    use lock_core::{Lease, LeaseOptions, LostReason};
+    let set = MemoryReplicaSet::new(1);
+    let ttl = Duration::from_secs(3);
+    let options = LockOptions::new().ttl(ttl).replication(wait_for_one(100));
+    let guard = TokenLock::with_options(set.client(), &name(), options)
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let lease = Lease::start(guard, LeaseOptions::new(ttl));
+    set.pause_all();
+    // Renewals go on failing while the last acknowledged TTL still covers the lock.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert!(!lease.is_lost(), "still within the replicated TTL");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        lease.lost().await,
+        LostReason::NotReplicated {
+            acknowledged: 0,
+            required: 1
+        }
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_rides_out_a_short_replication_stall() {
+    use lock_core::{Lease, LeaseOptions};
+    let set = MemoryReplicaSet::new(1);
+    let ttl = Duration::from_secs(3);
+    let options = LockOptions::new().ttl(ttl).replication(wait_for_one(100));
+    let guard = TokenLock::with_options(set.client(), &name(), options)
+        .unwrap()
+        .acquire()
+        .await
+        .unwrap();
+    let lease = Lease::start(guard, LeaseOptions::new(ttl));
+    set.pause_all();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    set.resume_all();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(!lease.is_lost());
+    assert!(set.node(1).pttl(&name().lock_key()).await.unwrap() > 0);
+    assert!(lease.release().await.unwrap());
+}

@@ -1,12 +1,14 @@
-//! The conformance harnesses for [`RedisBackend`] on real servers: one server, or a
-//! spawned primary with a replica.
+//! The conformance harnesses for [`RedisBackend`] on real servers: one server, a
+//! spawned primary with a replica (and optionally a sentinel), or an existing Sentinel
+//! deployment.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use lock_conformance::{Capabilities, Capability, Failover, Harness, Step};
 
-use crate::{RedisBackend, RedisTarget, ReplicatedRedis};
+use crate::replicated::MASTER_NAME;
+use crate::{RedisBackend, RedisOptions, RedisServer, RedisTarget, ReplicatedRedis};
 
 /// Runs the conformance suite through [`RedisBackend`] on a real server. Time passes for
 /// real (`advance` sleeps), so cases keep their waits short.
@@ -46,6 +48,17 @@ impl RedisHarness {
         }
     }
 
+    /// A `redis-server` spawned from PATH for this harness, whatever `NXLOCK_REDIS_URL`
+    /// says (for `nxlock check --spawn`).
+    pub fn spawned() -> Result<Self, String> {
+        let server = RedisServer::spawn()?;
+        Ok(Self {
+            url: server.url(),
+            _server: Some(Arc::new(RedisTarget::Spawned(server))),
+            skip: None,
+        })
+    }
+
     /// The server's URL.
     pub fn url(&self) -> &str {
         &self.url
@@ -79,14 +92,19 @@ impl Harness for RedisHarness {
 }
 
 /// Runs the conformance suite through [`RedisBackend`] on spawned `redis-server`
-/// processes: a primary with one replica, each replica's link through a [`Proxy`], and
-/// clients through a front proxy that follows a failover. Every case runs on one shared
-/// deployment; each failover case spawns a fresh one of its own.
+/// processes: a primary with one replica, each replica's link through a
+/// [`Proxy`](crate::Proxy). Every case runs on one shared deployment; each failover case
+/// spawns a fresh one of its own.
+///
+/// Clients reach the primary either through a front proxy that the harness points at
+/// the replica it promotes ([`ReplicatedRedisHarness::spawn`]), or through a sentinel
+/// that notices the crash and runs the failover itself
+/// ([`ReplicatedRedisHarness::spawn_with_sentinel`]).
 #[derive(Clone, Debug)]
 pub struct ReplicatedRedisHarness {
-    url: String,
     /// Keeps the shared deployment alive as long as any clone of the harness.
-    _shared: Option<Arc<ReplicatedRedis>>,
+    shared: Option<Arc<ReplicatedRedis>>,
+    sentinel: bool,
     skip: Option<String>,
 }
 
@@ -94,21 +112,52 @@ impl ReplicatedRedisHarness {
     /// Spawns the shared deployment; when that is impossible (no redis-server), the
     /// harness reports why and its cases skip (or panics when Redis is required).
     pub async fn spawn() -> Self {
-        match ReplicatedRedis::spawn(1).await {
+        Self::spawn_deployment(false).await
+    }
+
+    /// Like [`ReplicatedRedisHarness::spawn`], plus a sentinel per deployment: clients
+    /// connect with [`RedisBackend::connect_sentinel`], and after a failover case kills
+    /// the primary, the sentinel (not the harness) promotes the replica.
+    pub async fn spawn_with_sentinel() -> Self {
+        Self::spawn_deployment(true).await
+    }
+
+    async fn spawn_deployment(sentinel: bool) -> Self {
+        match deploy(sentinel).await {
             Ok(deployment) => Self {
-                url: deployment.url(),
-                _shared: Some(Arc::new(deployment)),
+                shared: Some(Arc::new(deployment)),
+                sentinel,
                 skip: None,
             },
             Err(why) if crate::redis_required() => {
                 panic!("NXLOCK_REQUIRE_REDIS=1 but no replicated Redis could be spawned: {why}")
             }
             Err(why) => Self {
-                url: String::new(),
-                _shared: None,
+                shared: None,
+                sentinel,
                 skip: Some(format!("no replicated Redis: {why}")),
             },
         }
+    }
+
+    async fn connect(&self, deployment: &ReplicatedRedis) -> Result<RedisBackend, String> {
+        let connected = if self.sentinel {
+            let sentinels = deployment.sentinel_addresses();
+            let sentinels: Vec<&str> = sentinels.iter().map(String::as_str).collect();
+            RedisBackend::connect_sentinel(&sentinels, MASTER_NAME, RedisOptions::default()).await
+        } else {
+            RedisBackend::connect(&deployment.url()).await
+        };
+        connected.map_err(|e| e.to_string())
+    }
+}
+
+async fn deploy(sentinel: bool) -> Result<ReplicatedRedis, String> {
+    let deployment = ReplicatedRedis::spawn(1).await?;
+    if sentinel {
+        deployment.with_sentinels(1).await
+    } else {
+        Ok(deployment)
     }
 }
 
@@ -116,7 +165,13 @@ impl Harness for ReplicatedRedisHarness {
     type Backend = RedisBackend;
 
     fn name(&self) -> String {
-        format!("spawned redis-server primary + 1 replica ({})", self.url)
+        let via = if self.sentinel {
+            "a sentinel"
+        } else {
+            "a proxy"
+        };
+        let primary = self.shared.as_ref().map(|d| d.port(d.primary()));
+        format!("spawned redis-server primary (port {primary:?}) + 1 replica, through {via}")
     }
 
     fn topology(&self) -> String {
@@ -124,9 +179,8 @@ impl Harness for ReplicatedRedisHarness {
     }
 
     async fn backend(&self) -> Result<RedisBackend, String> {
-        RedisBackend::connect(&self.url)
-            .await
-            .map_err(|e| e.to_string())
+        let deployment = self.shared.as_ref().ok_or("no deployment")?;
+        self.connect(deployment).await
     }
 
     async fn advance(&self, _backend: &RedisBackend, by: Duration) {
@@ -144,40 +198,105 @@ impl Harness for ReplicatedRedisHarness {
     }
 
     async fn replicated(&self) -> Result<(RedisBackend, Box<dyn Failover>), String> {
-        let deployment = ReplicatedRedis::spawn(1).await?;
-        let backend = RedisBackend::connect(&deployment.url())
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok((
-            backend,
-            Box::new(ProcessFailover(tokio::sync::Mutex::new(deployment))),
-        ))
+        let deployment = deploy(self.sentinel).await?;
+        let backend = self.connect(&deployment).await?;
+        let failover = ProcessFailover {
+            deployment: tokio::sync::Mutex::new(deployment),
+            sentinel: self.sentinel,
+        };
+        Ok((backend, Box::new(failover)))
     }
 }
 
 /// [`Failover`] on spawned processes.
-struct ProcessFailover(tokio::sync::Mutex<ReplicatedRedis>);
+struct ProcessFailover {
+    deployment: tokio::sync::Mutex<ReplicatedRedis>,
+    sentinel: bool,
+}
+
+/// How long a sentinel may take to notice a crash and promote: it judges the primary
+/// down after 500 ms and promoted within about 1.1 s on loopback.
+const SENTINEL_PATIENCE: Duration = Duration::from_secs(15);
 
 impl Failover for ProcessFailover {
     fn pause(&self) -> Step<'_> {
         Box::pin(async {
-            self.0.lock().await.pause();
+            self.deployment.lock().await.pause();
             Ok(())
         })
     }
     fn resume(&self) -> Step<'_> {
         Box::pin(async {
-            self.0.lock().await.resume();
+            self.deployment.lock().await.resume();
             Ok(())
         })
     }
     fn crash_primary(&self) -> Step<'_> {
         Box::pin(async {
-            self.0.lock().await.crash_primary();
+            self.deployment.lock().await.crash_primary();
             Ok(())
         })
     }
     fn promote(&self) -> Step<'_> {
-        Box::pin(async { self.0.lock().await.promote().await.map(|_| ()) })
+        Box::pin(async {
+            let mut deployment = self.deployment.lock().await;
+            if self.sentinel {
+                deployment
+                    .await_sentinel_failover(SENTINEL_PATIENCE)
+                    .await?;
+            } else {
+                deployment.promote().await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Runs the conformance suite through [`RedisBackend::connect_sentinel`]: on the master
+/// that an existing Sentinel deployment names (for `nxlock check --sentinel`).
+#[derive(Clone, Debug)]
+pub struct SentinelHarness {
+    sentinels: Vec<String>,
+    master: String,
+}
+
+impl SentinelHarness {
+    /// The master the sentinels at `sentinels` (`host:port` each) know as `master`.
+    pub fn new(sentinels: Vec<String>, master: impl Into<String>) -> Self {
+        Self {
+            sentinels,
+            master: master.into(),
+        }
+    }
+}
+
+impl Harness for SentinelHarness {
+    type Backend = RedisBackend;
+
+    fn name(&self) -> String {
+        format!(
+            "master {:?} of sentinels {}",
+            self.master,
+            self.sentinels.join(", ")
+        )
+    }
+
+    fn topology(&self) -> String {
+        "sentinel".into()
+    }
+
+    async fn backend(&self) -> Result<RedisBackend, String> {
+        let sentinels: Vec<&str> = self.sentinels.iter().map(String::as_str).collect();
+        RedisBackend::connect_sentinel(&sentinels, &self.master, RedisOptions::default())
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn advance(&self, _backend: &RedisBackend, by: Duration) {
+        tokio::time::sleep(by).await;
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::none().with(Capability::PubSub)
     }
 }

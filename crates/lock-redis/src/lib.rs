@@ -17,7 +17,7 @@ mod value;
 
 pub use backend::{RedisBackend, RedisOptions};
 #[cfg(feature = "conformance")]
-pub use harness::{RedisHarness, ReplicatedRedisHarness};
+pub use harness::{RedisHarness, ReplicatedRedisHarness, SentinelHarness};
 pub use proxy::Proxy;
 /// The redis-rs crate this backend is built on, for raw commands through [`RedisBackend::query`].
 pub use redis;

@@ -241,18 +241,28 @@ pub async fn the_watchdog_reports_a_lock_lost_in_a_failover<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
     let (backend, control) = ctx.replicated().await?;
-    let ttl = Duration::from_millis(600);
+    // The TTL outlasts a real sentinel's failover (about 1.1 s on loopback), so the
+    // renewals that fail while no primary answers are still covered by it, and the first
+    // renewal on the new primary finds the lock gone.
+    let ttl = Duration::from_secs(5);
+    let renew_every = Duration::from_millis(200);
     control.pause().await?;
     let guard = TokenLock::with_options(backend.clone(), &name(ctx), options().ttl(ttl))?
         .acquire()
         .await?;
-    let lease = Lease::start(guard, LeaseOptions::new(ttl));
+    let lease = Lease::start(
+        guard,
+        LeaseOptions {
+            renew_every,
+            ..LeaseOptions::new(ttl)
+        },
+    );
     fail_over(&*control).await?;
-    for _ in 0..20 {
+    for _ in 0..100 {
         if lease.is_lost() {
             break;
         }
-        ctx.advance(ttl / 6).await;
+        ctx.advance(renew_every / 2).await;
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     check!(
