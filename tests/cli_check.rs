@@ -165,6 +165,45 @@ fn spawn_topology_replicated_reproduces_the_loss_on_real_processes() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sentinel_checks_the_master_an_existing_deployment_names() {
+    let deployment = match nxlock::testing::ReplicatedRedis::spawn(1).await {
+        Ok(deployment) => deployment,
+        Err(why) => {
+            nxlock::testing::skip_or_fail("nxlock check --sentinel", &why);
+            return;
+        }
+    };
+    let deployment = deployment.with_sentinels(1).await.expect("a sentinel");
+    let sentinel = deployment.sentinel_addresses().remove(0);
+    let out = tokio::task::spawn_blocking(move || {
+        nxlock(&[
+            "check",
+            "--sentinel",
+            &sentinel,
+            "--master",
+            nxlock::testing::MASTER_NAME,
+            "--json",
+        ])
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["topology"], "sentinel");
+    assert_eq!(json["failed"], 0);
+    assert!(
+        json["target"].as_str().unwrap().contains("\"nxlock\""),
+        "the report names the master: {}",
+        json["target"]
+    );
+    assert!(json["passed"].as_u64().unwrap() > 100);
+}
+
 #[test]
 fn a_replicated_topology_at_a_url_is_a_usage_error() {
     let out = nxlock(&[
