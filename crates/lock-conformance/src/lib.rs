@@ -263,7 +263,9 @@ macro_rules! __push_cases {
     (($harness:expr, $report:ident)
      $($group:ident { $($case:ident $(needs($($cap:ident),+))?),* $(,)? })*) => {
         $($(
-            $report.cases.push($crate::__run_case!($harness, $group, $case, [$($($cap),+)?]));
+            $report.push(::std::boxed::Box::pin(async move {
+                $crate::__run_case!($harness, $group, $case, [$($($cap),+)?])
+            }));
         )*)*
     };
 }
@@ -315,8 +317,22 @@ pub async fn run_all<H: Harness>(harness: &H) -> Report {
         topology: harness.topology(),
         cases: Vec::new(),
     };
-    __with_cases! { [__push_cases] (harness, report) }
+    for case in every_case(harness) {
+        report.cases.push(case.await);
+    }
     report
+}
+
+/// A case of [`run_all`], not started yet.
+type PendingCase<'h> = std::pin::Pin<Box<dyn std::future::Future<Output = CaseReport> + 'h>>;
+
+/// Every case as a boxed future, so that [`run_all`] awaits them in a loop: awaited one
+/// after another in its own body, their futures and temporaries make a poll frame that
+/// overflows a test thread's stack in debug builds.
+fn every_case<H: Harness>(harness: &H) -> Vec<PendingCase<'_>> {
+    let mut cases: Vec<PendingCase<'_>> = Vec::new();
+    __with_cases! { [__push_cases] (harness, cases) }
+    cases
 }
 
 macro_rules! __names {
