@@ -305,9 +305,11 @@ async fn a_switch_over_loses_nothing() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_lease_whose_renewals_stop_reaching_the_replica_reports_it_once_unprotected() {
-    use lock_core::{Lease, LeaseOptions, LostReason};
+/// A lease on a lock that waits for one replica, with a 3 s TTL renewed every second.
+async fn leased_replicated_lock() -> (
+    MemoryReplicaSet,
+    lock_core::Lease<lock_core::TokenGuard<lock_memory::ReplicaSetClient>>,
+) {
     let set = MemoryReplicaSet::new(1);
     let ttl = Duration::from_secs(3);
     let options = LockOptions::new().ttl(ttl).replication(wait_for_one(100));
@@ -316,7 +318,14 @@ async fn a_lease_whose_renewals_stop_reaching_the_replica_reports_it_once_unprot
         .acquire()
         .await
         .unwrap();
-    let lease = Lease::start(guard, LeaseOptions::new(ttl));
+    let lease = lock_core::Lease::start(guard, lock_core::LeaseOptions::new(ttl));
+    (set, lease)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_whose_renewals_stop_reaching_the_replica_reports_it_once_unprotected() {
+    use lock_core::LostReason;
+    let (set, lease) = leased_replicated_lock().await;
     set.pause_all();
     // Renewals go on failing while the last acknowledged TTL still covers the lock.
     tokio::time::sleep(Duration::from_millis(2_500)).await;
@@ -333,16 +342,7 @@ async fn a_lease_whose_renewals_stop_reaching_the_replica_reports_it_once_unprot
 
 #[tokio::test(start_paused = true)]
 async fn a_lease_rides_out_a_short_replication_stall() {
-    use lock_core::{Lease, LeaseOptions};
-    let set = MemoryReplicaSet::new(1);
-    let ttl = Duration::from_secs(3);
-    let options = LockOptions::new().ttl(ttl).replication(wait_for_one(100));
-    let guard = TokenLock::with_options(set.client(), &name(), options)
-        .unwrap()
-        .acquire()
-        .await
-        .unwrap();
-    let lease = Lease::start(guard, LeaseOptions::new(ttl));
+    let (set, lease) = leased_replicated_lock().await;
     set.pause_all();
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     set.resume_all();
