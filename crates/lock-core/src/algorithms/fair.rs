@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use super::token::TokenGuard;
 use super::{Binding, Hold, int_reply, ms_arg, unexpected};
-use crate::lock::Supports;
-use crate::lock::{Budget, ReleaseError, run_in_background};
+use crate::lock::{Budget, ReleaseError, Supports, run_in_background};
 use crate::scripts::{COMPARE_AND_PEXPIRE, FAIR_ACQUIRE, FAIR_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
 use crate::{

@@ -5,8 +5,7 @@ use std::time::Duration;
 
 use super::token::TokenGuard;
 use super::{Binding, Hold, ms_arg, pair_reply, refused, replicated_enough, write};
-use crate::lock::Supports;
-use crate::lock::{ReleaseError, acquire_with_policy};
+use crate::lock::{ReleaseError, Supports, acquire_with_policy};
 use crate::scripts::FENCED_ACQUIRE;
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,

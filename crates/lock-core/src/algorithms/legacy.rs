@@ -5,8 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, Hold, ms_arg};
-use crate::lock::Supports;
-use crate::lock::{ReleaseError, run_in_background};
+use crate::lock::{ReleaseError, Supports, run_in_background};
 use crate::scripts::parse_integer;
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,

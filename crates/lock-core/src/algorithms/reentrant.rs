@@ -5,8 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Binding, Hold, int_reply, ms_arg, refused, replicated_enough, unexpected, write};
-use crate::lock::Supports;
-use crate::lock::{ReleaseError, run_in_background, ttl_ms};
+use crate::lock::{ReleaseError, Supports, run_in_background, ttl_ms};
 use crate::scripts::{REENTRANT_ACQUIRE, REENTRANT_EXTEND, REENTRANT_RELEASE};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,

@@ -7,8 +7,9 @@ use std::time::Duration;
 use super::{
     Binding, Hold, holder_ttl, int_reply, ms_arg, pair_reply, refused, replicated_enough, write,
 };
-use crate::lock::Supports;
-use crate::lock::{Before, Budget, ReleaseError, acquire_with_policy, run_in_background, ttl_ms};
+use crate::lock::{
+    Before, Budget, ReleaseError, Supports, acquire_with_policy, run_in_background, ttl_ms,
+};
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE, NOTIFY_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter};
 use crate::{
