@@ -356,7 +356,7 @@ impl KvBackend for MemoryBackend {
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
         if replication.fsync {
-            return Err(no_waitaof());
+            return Err(no_waitaof(replication));
         }
         let reply = self.eval(script, keys, args).await?;
         lone_wait(&self.shared.clock, replication.timeout).await;

@@ -171,6 +171,27 @@ impl RedisBackend {
         args: &[&[u8]],
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
+        let timeout = replication.timeout_ms();
+        if replication.fsync {
+            // Asked alone first: pipelined after the script, a server without WAITAOF
+            // (before 7.2) would refuse it only once the lock was written. On this
+            // connection it waits for nothing but earlier, already waited-for writes.
+            let mut probe = redis::cmd("WAITAOF");
+            probe.arg(0).arg(replication.replicas).arg(timeout);
+            match probe
+                .query_async::<redis::Value>(connection)
+                .await
+                .map_err(errors::from_redis)
+            {
+                Err(error) if error.message().starts_with("ERR unknown command") => {
+                    return Err(lock_core::Error::new(
+                        ErrorKind::Unsupported,
+                        error.message(),
+                    ));
+                }
+                probed => probed?,
+            };
+        }
         for (command, body) in [("EVALSHA", script.sha1()), ("EVAL", script.lua())] {
             let mut pipe = redis::pipe();
             pipe.cmd(command).arg(body).arg(keys.len());
@@ -180,7 +201,6 @@ impl RedisBackend {
             for arg in args {
                 pipe.arg(*arg);
             }
-            let timeout = replication.timeout_ms();
             if replication.fsync {
                 pipe.cmd("WAITAOF")
                     .arg(0)
@@ -196,12 +216,6 @@ impl RedisBackend {
             {
                 Err(error) if error.kind() == ErrorKind::NoScript && command == "EVALSHA" => {
                     continue;
-                }
-                Err(error) if error.message().starts_with("ERR unknown command") => {
-                    return Err(lock_core::Error::new(
-                        ErrorKind::Unsupported,
-                        error.message(),
-                    ));
                 }
                 reply => reply?,
             };

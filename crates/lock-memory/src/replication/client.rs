@@ -39,11 +39,15 @@ impl ReplicaSetClient {
     }
 }
 
-/// `WAITAOF`, which Redis 7.0 does not have, as it answers it.
-pub(crate) fn no_waitaof() -> Error {
+/// `WAITAOF 0 <replicas> <timeout>`, which Redis 7.0 does not have, as it answers it.
+pub(crate) fn no_waitaof(replication: &Replication) -> Error {
     Error::new(
         ErrorKind::Unsupported,
-        "ERR unknown command 'WAITAOF', with args beginning with: ",
+        format!(
+            "ERR unknown command 'WAITAOF', with args beginning with: '0' '{}' '{}' ",
+            replication.replicas,
+            replication.timeout_ms()
+        ),
     )
 }
 
@@ -104,7 +108,7 @@ impl KvBackend for ReplicaSetClient {
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
         if replication.fsync {
-            return Err(no_waitaof());
+            return Err(no_waitaof(replication));
         }
         let connection = self.primary()?.connection();
         let reply = connection.eval(script, keys, args).await?;
