@@ -24,11 +24,15 @@ use tokio::time::Instant;
 ///
 /// [`Clock::skewed`] gives a view that reads ahead of (or behind) its clock: one client's
 /// clock running fast or slow, for the timestamp locks' clock-skew hazard.
+/// [`Clock::detached`] gives a view whose readings can later [`jump`](Clock::jump) on
+/// their own: one Redis node's clock stepped by NTP while the others' are not.
 #[derive(Clone)]
 pub struct Clock {
     inner: Arc<Inner>,
     /// What this view adds to the shared clock's reading, in microseconds.
     skew_us: i64,
+    /// What [`Clock::jump`] added to this view and its clones, in microseconds.
+    jumped_us: Arc<AtomicI64>,
 }
 
 struct Inner {
@@ -71,6 +75,7 @@ impl Clock {
                 advanced: Notify::new(),
             }),
             skew_us: 0,
+            jumped_us: Arc::new(AtomicI64::new(0)),
         }
     }
 
@@ -98,6 +103,7 @@ impl Clock {
         };
         base.saturating_add(self.inner.offset_us.load(Ordering::Acquire))
             .saturating_add(self.skew_us)
+            .saturating_add(self.jumped_us.load(Ordering::Acquire))
     }
 
     /// This clock as a client whose clock is `offset_ms` ahead (negative: behind) would
@@ -107,7 +113,26 @@ impl Clock {
         Clock {
             inner: self.inner.clone(),
             skew_us: self.skew_us.saturating_add(offset_ms.saturating_mul(1000)),
+            jumped_us: self.jumped_us.clone(),
         }
+    }
+
+    /// A view of this clock that reads the same now, and whose [`Clock::jump`]s move it
+    /// (and its clones) alone. Sleeps and [`Clock::advance`] stay shared.
+    pub fn detached(&self) -> Clock {
+        Clock {
+            inner: self.inner.clone(),
+            skew_us: self.skew_us,
+            jumped_us: Arc::new(AtomicI64::new(self.jumped_us.load(Ordering::Acquire))),
+        }
+    }
+
+    /// Steps this view's readings by `by_ms` (negative: back), as NTP stepping one
+    /// machine's wall clock does. Sleeps are not shortened, and views this one was not
+    /// cloned from do not move (see [`Clock::detached`]).
+    pub fn jump(&self, by_ms: i64) {
+        self.jumped_us
+            .fetch_add(by_ms.saturating_mul(1000), Ordering::AcqRel);
     }
 
     /// How far this view reads ahead of the clock it was made from, in milliseconds.
@@ -207,6 +232,19 @@ mod tests {
         let t0 = Instant::now();
         slow.sleep(Duration::from_secs(3)).await;
         assert_eq!(t0.elapsed(), Duration::from_secs(3));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_detached_view_jumps_alone_and_shares_advances() {
+        let clock = Clock::tokio();
+        let node = clock.detached();
+        node.jump(5_000);
+        assert_eq!(node.now_ms() - clock.now_ms(), 5_000);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(node.now_ms() - clock.now_ms(), 5_000);
+        node.clone().jump(-7_000);
+        assert_eq!(clock.now_ms() - node.now_ms(), 2_000);
+        assert_eq!(node.skewed(2_000).now_ms(), clock.now_ms());
     }
 
     #[tokio::test(start_paused = true)]

@@ -172,11 +172,13 @@ async fn watchdog<G: LockGuard>(
             }
             // A backend failure may be transient: keep trying while the last TTL still
             // protects the lock, and report the error once it no longer does.
-            Err(LockError::Backend(e)) if clock.now_us() >= protected_until => {
+            Err(LockError::Backend(e) | LockError::NoQuorum { last_error: e, .. })
+                if clock.now_us() >= protected_until =>
+            {
                 let _ = state.send(State::Lost(LostReason::Backend(e)));
                 return;
             }
-            Err(LockError::Backend(_)) => {}
+            Err(LockError::Backend(_) | LockError::NoQuorum { .. }) => {}
             // The primary has the new TTL, the replicas may catch up: as for a backend
             // failure, only the end of the last acknowledged TTL settles it.
             Err(LockError::NotReplicated {

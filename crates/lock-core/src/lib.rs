@@ -13,6 +13,7 @@
 //! | [`ReentrantLock`] | 000 | script: `<owner>:<count>` | script: decrement, delete at 0 |
 //! | [`FencedLock`] | 000 + fencing | script: `SET NX PX` + `INCR` fence | compare-and-delete script |
 //! | [`FairLock`] | Redisson's fair lock | script: ticket line, FIFO | script: hand to the next waiter |
+//! | [`Redlock`] | 000's remedy | `SET NX PX` on a quorum of N nodes | compare-and-delete on all N |
 //!
 //! Every algorithm implements [`LockAlgorithm`]; [`LockAlgorithm::acquire`] retries by the
 //! lock's [`AcquirePolicy`] and never forever unless asked ([`Retry::Forever`]).
@@ -36,7 +37,8 @@ mod wake;
 
 pub use algorithms::{
     DEFAULT_PATIENCE, FairGuard, FairLock, FencedGuard, FencedLock, LegacyGuard, LegacyLock,
-    LockOwner, ReentrantGuard, ReentrantLock, ScriptedGuard, ScriptedLock, TokenGuard, TokenLock,
+    LockOwner, Redlock, RedlockGuard, RedlockOptions, ReentrantGuard, ReentrantLock, ScriptedGuard,
+    ScriptedLock, TokenGuard, TokenLock,
 };
 pub use backend::{ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOptions, SetReply};
 pub use clock::Clock;

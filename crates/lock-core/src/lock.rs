@@ -357,7 +357,9 @@ impl<'a> Budget<'a> {
     /// given back.
     pub(crate) fn absorb(&mut self, error: LockError) -> Result<(), LockError> {
         match error {
-            LockError::Backend(e) if e.is_transient() && self.policy.retries() => {
+            LockError::Backend(e) | LockError::NoQuorum { last_error: e, .. }
+                if e.is_transient() && self.policy.retries() =>
+            {
                 self.errors = self.errors.saturating_add(1);
                 self.last_error = Some(e);
                 Ok(())

@@ -83,6 +83,24 @@ pub enum LockError {
         /// How many the options ask for.
         required: u32,
     },
+    /// Failures and timeouts of [`Redlock`](crate::Redlock) nodes left too few answers to
+    /// reach (or rule out) a quorum. An acquire has been undone on every node; a retrying
+    /// acquire retries it like a transient backend error.
+    #[error(
+        "lock {key:?}: {granted} of {nodes} nodes agreed, {required} needed; the last failure: {last_error}"
+    )]
+    NoQuorum {
+        /// The lock key, lossily decoded for display.
+        key: String,
+        /// How many nodes did what was asked.
+        granted: usize,
+        /// The quorum: N/2 + 1 of the configured N.
+        required: usize,
+        /// The configured N.
+        nodes: usize,
+        /// The last node failure (a backend error, or a node timeout).
+        last_error: Error,
+    },
     /// A lock name or option that cannot work (an empty name, a TTL of zero, …).
     #[error("invalid lock configuration: {0}")]
     InvalidConfig(String),

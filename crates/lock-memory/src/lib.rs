@@ -32,6 +32,7 @@ mod faults;
 mod glob;
 #[cfg(feature = "conformance")]
 mod harness;
+mod instances;
 mod interrupted;
 mod keyspace;
 mod pubsub;
@@ -46,6 +47,7 @@ pub use faults::{COMMANDS, Faults, injected_error};
 pub use glob::glob_match;
 #[cfg(feature = "conformance")]
 pub use harness::{MemoryHarness, ReplicaSetHarness};
+pub use instances::{MemoryInstances, NoSuchNode, Persistence};
 pub use keyspace::{Keyspace, WatchMark};
 pub use pubsub::{Delivery, Inbox, InboxAddress};
 pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role};

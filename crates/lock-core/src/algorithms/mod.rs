@@ -32,6 +32,7 @@ macro_rules! hold_accessors {
 mod fair;
 mod fenced;
 mod legacy;
+mod redlock;
 mod reentrant;
 mod scripted;
 mod token;
@@ -39,6 +40,7 @@ mod token;
 pub use fair::{DEFAULT_PATIENCE, FairGuard, FairLock};
 pub use fenced::{FencedGuard, FencedLock};
 pub use legacy::{LegacyGuard, LegacyLock};
+pub use redlock::{Redlock, RedlockGuard, RedlockOptions};
 pub use reentrant::{LockOwner, ReentrantGuard, ReentrantLock};
 pub use scripted::{ScriptedGuard, ScriptedLock};
 pub use token::{TokenGuard, TokenLock};

@@ -1,0 +1,177 @@
+//! One command sent to every node at once, each bounded by the per-node timeout, and
+//! the replies counted as they arrive.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+
+use crate::{Clock, Error, ErrorKind, LockError};
+
+/// What one node answered.
+#[derive(Debug)]
+pub(super) enum NodeReply {
+    /// The node did what was asked (took, extended or deleted our key).
+    Yes,
+    /// The node refused: someone else's key is there, or ours is gone.
+    No,
+    /// The node failed or did not answer in time; the command may or may not have run.
+    Failed(Error),
+}
+
+/// The replies of one fan-out, by node (`None`: not waited for, once the outcome was
+/// certain).
+#[derive(Debug)]
+pub(super) struct Tally {
+    pub(super) replies: Vec<Option<NodeReply>>,
+    pub(super) quorum: usize,
+}
+
+impl Tally {
+    pub(super) fn yes(&self) -> usize {
+        self.count(|r| matches!(r, NodeReply::Yes))
+    }
+
+    pub(super) fn no(&self) -> usize {
+        self.count(|r| matches!(r, NodeReply::No))
+    }
+
+    fn count(&self, f: impl Fn(&NodeReply) -> bool) -> usize {
+        self.replies.iter().flatten().filter(|r| f(r)).count()
+    }
+
+    /// The nodes that answered yes.
+    pub(super) fn yes_nodes(&self) -> Vec<usize> {
+        let yes = |r: &Option<NodeReply>| matches!(r, Some(NodeReply::Yes));
+        (0..self.replies.len())
+            .filter(|&i| yes(&self.replies[i]))
+            .collect()
+    }
+
+    /// Whether the quorum is reached, or out of reach whatever the others answer.
+    pub(super) fn settled(&self) -> bool {
+        let nodes = self.replies.len();
+        let failed = self.count(|r| matches!(r, NodeReply::Failed(_)));
+        self.yes() >= self.quorum || self.no() + failed > nodes - self.quorum
+    }
+
+    /// Whether the refusals alone put the quorum out of reach (rather than failures).
+    pub(super) fn refused(&self) -> bool {
+        self.no() > self.replies.len() - self.quorum
+    }
+
+    /// [`LockError::NoQuorum`] for `key`, carrying the last failure.
+    pub(super) fn no_quorum(&self, key: &[u8]) -> LockError {
+        let last_error = self
+            .replies
+            .iter()
+            .flatten()
+            .filter_map(|r| match r {
+                NodeReply::Failed(e) => Some(e.clone()),
+                _ => None,
+            })
+            .next_back()
+            .unwrap_or_else(|| Error::new(ErrorKind::Timeout, "nodes did not answer"));
+        LockError::NoQuorum {
+            key: crate::outcome::lossy(key),
+            granted: self.yes(),
+            required: self.quorum,
+            nodes: self.replies.len(),
+            last_error,
+        }
+    }
+}
+
+/// Runs `command(node_index)` on every node in parallel, each bounded by `timeout` on
+/// `clock`. With `fail_fast`, stops waiting once the tally is [settled](Tally::settled);
+/// the commands not waited for are dropped (they may still run on their node).
+pub(super) async fn fan_out<F, Fut>(
+    nodes: usize,
+    quorum: usize,
+    timeout: Duration,
+    clock: &Clock,
+    fail_fast: bool,
+    command: F,
+) -> Tally
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = Result<bool, LockError>>,
+{
+    let mut pending: FuturesUnordered<_> = (0..nodes)
+        .map(|node| {
+            let reply = command(node);
+            async move {
+                let reply = tokio::select! {
+                    biased;
+                    reply = reply => match reply {
+                        Ok(true) => NodeReply::Yes,
+                        Ok(false) => NodeReply::No,
+                        Err(LockError::Backend(e)) => NodeReply::Failed(e),
+                        Err(other) => NodeReply::Failed(Error::new(ErrorKind::Script, other.to_string())),
+                    },
+                    () = clock.sleep(timeout) => NodeReply::Failed(Error::new(
+                        ErrorKind::Timeout,
+                        format!("node {node} did not answer within {timeout:?}"),
+                    )),
+                };
+                (node, reply)
+            }
+        })
+        .collect();
+    let mut tally = Tally {
+        replies: (0..nodes).map(|_| None).collect(),
+        quorum,
+    };
+    while let Some((node, reply)) = pending.next().await {
+        tally.replies[node] = Some(reply);
+        if fail_fast && tally.settled() {
+            break;
+        }
+    }
+    tally
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally(replies: &[Option<bool>], quorum: usize) -> Tally {
+        let reply = |r: &Option<bool>| match r {
+            Some(true) => Some(NodeReply::Yes),
+            Some(false) => Some(NodeReply::No),
+            None => Some(NodeReply::Failed(Error::new(ErrorKind::Connection, "down"))),
+        };
+        Tally {
+            replies: replies.iter().map(reply).collect(),
+            quorum,
+        }
+    }
+
+    #[test]
+    fn settled_when_the_quorum_is_reached_or_out_of_reach() {
+        let (yes, no, down) = (Some(true), Some(false), None);
+        let t = tally(&[yes, yes, no], 2);
+        assert!(t.settled() && !t.refused());
+        // Two of five down: the other three can still make the quorum.
+        let mut t = tally(&[yes, down, down, yes, yes], 3);
+        assert!(t.settled() && t.yes() == 3);
+        t.replies[4] = None;
+        assert!(!t.settled());
+        // Three of five down: out of reach, by failures and not by refusals.
+        let t = tally(&[yes, down, down, down, yes], 3);
+        assert!(t.settled() && !t.refused());
+        assert!(matches!(
+            t.no_quorum(b"k"),
+            LockError::NoQuorum {
+                granted: 2,
+                required: 3,
+                nodes: 5,
+                ..
+            }
+        ));
+        let t = tally(&[no, no, no, yes, yes], 3);
+        assert!(t.settled() && t.refused());
+        assert_eq!(t.yes_nodes(), vec![3, 4]);
+    }
+}
