@@ -3,10 +3,12 @@
 //! Test, validate and benchmark Redis-style (SETNX family) distributed locks.
 //!
 //! - The lock algorithms of the seed documents ([`TokenLock`], [`LegacyLock`],
-//!   [`ScriptedLock`], [`ReentrantLock`], [`FencedLock`], [`FairLock`]), generic over any
+//!   [`ScriptedLock`], [`ReentrantLock`], [`FencedLock`], [`FairLock`], and [`Redlock`] over
+//!   N nodes), generic over any
 //!   [`KvBackend`], with [`Lease`] watchdogs.
 //! - [`MemoryBackend`]: an in-process Redis double with virtual time and fault injection;
-//!   [`MemoryReplicaSet`]: a primary and replicas of it, to reproduce failovers.
+//!   [`MemoryReplicaSet`]: a primary and replicas of it, to reproduce failovers;
+//!   [`MemoryInstances`]: independent nodes with their own clocks, for [`Redlock`].
 //! - [`conformance`]: the suite every backend runs; [`MemoryHarness`] runs it on the
 //!   double, `RedisHarness` (feature `redis`) on a real server.
 //! - With features: `RedisBackend` (`redis`), `nxlock serve` as a library ([`server`],
@@ -41,14 +43,15 @@ pub use lock_core::{
     AcquirePolicy, Attempt, Backoff, Clock, CountingBackend, DEFAULT_PATIENCE, Error, ErrorKind,
     ExpireCondition, FairGuard, FairLock, FencedGuard, FencedLock, KvBackend, Lease, LeaseOptions,
     LegacyGuard, LegacyLock, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, LockOwner,
-    LostReason, MAX_TTL, Message, Missed, ReentrantGuard, ReentrantLock, ReleaseError, Replicated,
-    Replication, Result, Retry, Script, ScriptContext, ScriptedGuard, ScriptedLock, SetCondition,
-    SetExpiry, SetOptions, SetReply, Subscription, TokenGuard, TokenLock, Value, Wait, hash_slot,
-    scripts,
+    LostReason, MAX_TTL, Message, Missed, Redlock, RedlockGuard, RedlockOptions, ReentrantGuard,
+    ReentrantLock, ReleaseError, Replicated, Replication, Result, Retry, Script, ScriptContext,
+    ScriptedGuard, ScriptedLock, SetCondition, SetExpiry, SetOptions, SetReply, Subscription,
+    TokenGuard, TokenLock, Value, Wait, hash_slot, scripts,
 };
 pub use lock_memory::{
-    Dump, Faults, KeyDump, Link, MemoryBackend, MemoryHarness, MemoryReplicaSet, MemoryStats,
-    ReplicaSetClient, ReplicaSetHarness, Role,
+    Dump, Faults, KeyDump, Link, MemoryBackend, MemoryHarness, MemoryInstances, MemoryReplicaSet,
+    MemoryStats, NoSuchNode, Persistence, RedlockHarness, ReplicaSetClient, ReplicaSetHarness,
+    Role,
 };
 #[cfg(feature = "redis")]
 pub use lock_redis::{

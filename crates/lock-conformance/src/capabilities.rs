@@ -20,22 +20,28 @@ pub enum Capability {
     /// [`Harness::replicated`](crate::Harness::replicated) gives a primary with replicas
     /// that a case can stall and fail over: the failover cases.
     Replication,
+    /// [`Harness::instances`](crate::Harness::instances) gives N independent nodes, and
+    /// the controls to kill, black-hole and restart them and to step their clocks: the
+    /// Redlock cases.
+    MultiInstance,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 3] = [
+    pub const ALL: [Capability; 4] = [
         Capability::PubSub,
         Capability::TimeControl,
         Capability::Replication,
+        Capability::MultiInstance,
     ];
 
-    /// The name reports use: `pubsub`, `time-control`, `replication`.
+    /// The name reports use: `pubsub`, `time-control`, `replication`, `multi-instance`.
     pub fn name(self) -> &'static str {
         match self {
             Capability::PubSub => "pubsub",
             Capability::TimeControl => "time-control",
             Capability::Replication => "replication",
+            Capability::MultiInstance => "multi-instance",
         }
     }
 

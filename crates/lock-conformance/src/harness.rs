@@ -78,7 +78,44 @@ pub trait Harness: Send + Sync {
     ) -> impl Future<Output = Result<(Self::Backend, Box<dyn Failover>), String>> + Send {
         async { Err("this harness has no replicated deployment".to_string()) }
     }
+
+    /// `n` fresh independent nodes for one Redlock case (no replication between them),
+    /// a backend for each, and the controls to fail them. Called only when the harness
+    /// declares [`Capability::MultiInstance`](crate::Capability::MultiInstance); the
+    /// default has none.
+    fn instances(
+        &self,
+        n: usize,
+    ) -> impl Future<Output = Result<Deployment<Self::Backend>, String>> + Send {
+        let _ = n;
+        async { Err("this harness has no independent instances".to_string()) }
+    }
 }
+
+/// Controls N independent nodes for the Redlock cases ([`Harness::instances`]). Node
+/// indexes follow the backends' order. Dropping it tears the nodes down.
+pub trait Instances: Send + Sync {
+    /// The clock the nodes' clients use.
+    fn clock(&self) -> Clock;
+    /// Lets `by` pass for every node and client (virtual for doubles, a sleep for
+    /// servers).
+    fn advance(&self, by: Duration) -> Step<'_>;
+    /// Kills node `node`: its clients' commands fail at once (connection refused).
+    fn kill(&self, node: usize) -> Step<'_>;
+    /// Starts node `node` again, with the data it had (`appendfsync always`) or empty.
+    fn restart(&self, node: usize, keep_data: bool) -> Step<'_>;
+    /// Stops answering on node `node`: commands hang until the client's timeout.
+    fn blackhole(&self, node: usize) -> Step<'_>;
+    /// Ends [`Instances::blackhole`] on node `node`.
+    fn heal(&self, node: usize) -> Step<'_>;
+    /// Steps node `node`'s clock `by` ahead: its keys expire that much sooner. (Servers
+    /// whose clock cannot be stepped may shorten every key's TTL by `by` instead, which
+    /// is the same to a lock.)
+    fn jump_clock(&self, node: usize, by: Duration) -> Step<'_>;
+}
+
+/// Independent nodes' backends, in node order, and their controls ([`Harness::instances`]).
+pub type Deployment<B> = (Vec<B>, Box<dyn Instances>);
 
 /// A future a [`Failover`] control returns.
 pub type Step<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
@@ -141,6 +178,11 @@ impl<'h, H: Harness> Ctx<'h, H> {
     /// A fresh replicated deployment for this case (see [`Harness::replicated`]).
     pub async fn replicated(&self) -> Result<(H::Backend, Box<dyn Failover>), String> {
         self.harness.replicated().await
+    }
+
+    /// `n` fresh independent nodes for this case (see [`Harness::instances`]).
+    pub async fn instances(&self, n: usize) -> Result<Deployment<H::Backend>, String> {
+        self.harness.instances(n).await
     }
 
     /// Lets `by` pass (see [`Harness::advance`]).

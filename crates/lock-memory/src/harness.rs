@@ -1,10 +1,12 @@
-//! The conformance harnesses for [`MemoryBackend`] and [`MemoryReplicaSet`].
+//! The conformance harnesses for [`MemoryBackend`], [`MemoryReplicaSet`] and
+//! [`MemoryInstances`].
 
 use std::time::Duration;
 
-use lock_conformance::{Capabilities, Capability, Failover, Harness, Step};
+use lock_conformance::{Capabilities, Capability, Deployment, Failover, Harness, Instances, Step};
+use lock_core::Clock;
 
-use crate::{MemoryBackend, MemoryReplicaSet, ReplicaSetClient};
+use crate::{MemoryBackend, MemoryInstances, MemoryReplicaSet, Persistence, ReplicaSetClient};
 
 /// Runs the conformance suite on a fresh [`MemoryBackend`] per case; time advances
 /// virtually (instantly) through [`MemoryBackend::advance`].
@@ -94,5 +96,78 @@ impl Failover for SetFailover {
                 .map(|_| ())
                 .ok_or_else(|| "no replica to promote".to_string())
         })
+    }
+}
+
+/// Runs the conformance suite on fresh [`MemoryBackend`]s, and the Redlock cases on fresh
+/// [`MemoryInstances`] (independent nodes with their own clocks, on virtual time).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RedlockHarness;
+
+impl Harness for RedlockHarness {
+    type Backend = MemoryBackend;
+
+    fn name(&self) -> String {
+        "memory instances (independent MemoryBackends)".into()
+    }
+
+    fn topology(&self) -> String {
+        "redlock".into()
+    }
+
+    async fn backend(&self) -> Result<MemoryBackend, String> {
+        Ok(MemoryBackend::new())
+    }
+
+    async fn advance(&self, backend: &MemoryBackend, by: Duration) {
+        backend.advance(by);
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        MemoryHarness.capabilities().with(Capability::MultiInstance)
+    }
+
+    async fn instances(&self, n: usize) -> Result<Deployment<MemoryBackend>, String> {
+        let set = MemoryInstances::new(n);
+        Ok((set.nodes(), Box::new(SetInstances(set))))
+    }
+}
+
+/// [`Instances`] on [`MemoryInstances`].
+struct SetInstances(MemoryInstances);
+
+/// A control step that has already happened (or failed for a node that does not exist).
+fn done(result: Result<(), crate::NoSuchNode>) -> Step<'static> {
+    Box::pin(async move { result.map_err(|e| e.to_string()) })
+}
+
+impl Instances for SetInstances {
+    fn clock(&self) -> Clock {
+        self.0.clock()
+    }
+    fn advance(&self, by: Duration) -> Step<'_> {
+        self.0.advance(by);
+        done(Ok(()))
+    }
+    fn kill(&self, node: usize) -> Step<'_> {
+        done(self.0.kill(node))
+    }
+    fn restart(&self, node: usize, keep_data: bool) -> Step<'_> {
+        let persistence = if keep_data {
+            Persistence::AppendFsyncAlways
+        } else {
+            Persistence::None
+        };
+        done(self.0.restart(node, persistence))
+    }
+    fn blackhole(&self, node: usize) -> Step<'_> {
+        done(self.0.blackhole(node))
+    }
+    fn heal(&self, node: usize) -> Step<'_> {
+        done(self.0.heal(node))
+    }
+    fn jump_clock(&self, node: usize, by: Duration) -> Step<'_> {
+        let by_ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        done(self.0.jump_clock(node, by_ms))
     }
 }

@@ -13,6 +13,7 @@ pub mod lease;
 pub mod legacy;
 pub mod notify;
 pub mod races;
+pub mod redlock;
 pub mod reentrant;
 pub mod replication;
 pub mod scripted;
