@@ -55,7 +55,8 @@ pub use lock_memory::{
 };
 #[cfg(feature = "redis")]
 pub use lock_redis::{
-    RedisBackend, RedisHarness, RedisOptions, ReplicatedRedisHarness, SentinelHarness, redis,
+    RedisBackend, RedisHarness, RedisOptions, RedlockRedisHarness, ReplicatedRedisHarness,
+    SentinelHarness, redis,
 };
 #[cfg(feature = "server")]
 pub use lock_server as server;
@@ -74,7 +75,8 @@ pub mod testing {
     pub use lock_redis::replicated::MASTER_NAME;
     pub use lock_redis::server::{URL_VAR, announce_skip};
     pub use lock_redis::{
-        Proxy, RedisServer, RedisTarget, ReplicatedRedis, redis_required, skip_or_fail,
+        Durability, Proxy, RedisInstances, RedisServer, RedisTarget, ReplicatedRedis,
+        redis_required, skip_or_fail,
     };
 }
 

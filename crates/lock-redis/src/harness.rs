@@ -40,11 +40,7 @@ impl RedisHarness {
                 _server: Some(Arc::new(target)),
                 skip: None,
             },
-            Err(why) => Self {
-                url: String::new(),
-                _server: None,
-                skip: Some(format!("no Redis server: {why}")),
-            },
+            Err(why) => Self::unavailable(format!("no Redis server: {why}")),
         }
     }
 
@@ -57,6 +53,15 @@ impl RedisHarness {
             _server: Some(Arc::new(RedisTarget::Spawned(server))),
             skip: None,
         })
+    }
+
+    /// A harness whose cases all skip with `why` (nothing to run them on).
+    pub fn unavailable(why: String) -> Self {
+        Self {
+            url: String::new(),
+            _server: None,
+            skip: Some(why),
+        }
     }
 
     /// The server's URL.

@@ -8,8 +8,11 @@ mod backend;
 mod errors;
 #[cfg(feature = "conformance")]
 mod harness;
+pub mod instances;
 pub mod proxy;
 mod pubsub;
+#[cfg(feature = "conformance")]
+mod redlock_harness;
 pub mod replicated;
 mod route;
 pub mod server;
@@ -18,8 +21,11 @@ mod value;
 pub use backend::{RedisBackend, RedisOptions};
 #[cfg(feature = "conformance")]
 pub use harness::{RedisHarness, ReplicatedRedisHarness, SentinelHarness};
+pub use instances::{Durability, RedisInstances};
 pub use proxy::Proxy;
 /// The redis-rs crate this backend is built on, for raw commands through [`RedisBackend::query`].
 pub use redis;
+#[cfg(feature = "conformance")]
+pub use redlock_harness::RedlockRedisHarness;
 pub use replicated::ReplicatedRedis;
 pub use server::{RedisServer, RedisTarget, redis_required, skip_or_fail};

@@ -17,6 +17,8 @@ struct State {
     upstream: SocketAddr,
     /// Bytes stop moving, both ways (they wait in the proxy and the kernel's buffers).
     paused: bool,
+    /// Bytes are read and thrown away, both ways: a black hole.
+    dropping: bool,
     /// Connections opened under an older generation are closed.
     generation: u64,
 }
@@ -40,6 +42,7 @@ impl Proxy {
         let (state, watching) = watch::channel(State {
             upstream,
             paused: false,
+            dropping: false,
             generation: 0,
         });
         let accepting = tokio::spawn(accept(listener, watching));
@@ -68,6 +71,21 @@ impl Proxy {
     /// Moves bytes again; what waited arrives.
     pub fn resume(&self) {
         self.state.send_modify(|state| state.paused = false);
+    }
+
+    /// Throws away every byte, both ways, on every connection (old and new): requests
+    /// never reach the server and nothing answers, as in a partition that drops packets.
+    pub fn blackhole(&self) {
+        self.state.send_modify(|state| state.dropping = true);
+    }
+
+    /// Ends [`Proxy::blackhole`]. Open connections close (a client waiting for replies
+    /// that were thrown away could never match them up again); new ones work.
+    pub fn heal(&self) {
+        self.state.send_modify(|state| {
+            state.dropping = false;
+            state.generation += 1;
+        });
     }
 
     /// Closes every open connection (new ones are still accepted).
@@ -157,7 +175,13 @@ async fn forward(
             Ok(n) => n,
         };
         // Read before a pause: held here until the link moves again.
-        if !may_move(&mut state, generation).await || to.write_all(&buffer[..n]).await.is_err() {
+        if !may_move(&mut state, generation).await {
+            return;
+        }
+        if state.borrow().dropping {
+            continue;
+        }
+        if to.write_all(&buffer[..n]).await.is_err() {
             return;
         }
     }

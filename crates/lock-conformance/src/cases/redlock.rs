@@ -14,8 +14,11 @@ use super::algorithm;
 use crate::{CaseResult, Ctx, Failure, Harness, Instances, Verdict, check, check_eq};
 
 const MS: Duration = Duration::from_millis(1);
-/// Generous for a loaded machine: a node slower than this counts as failed.
-const NODE_TIMEOUT: Duration = Duration::from_millis(200);
+/// How long the cases' clients give a node, and so how long a black-holed node costs an
+/// acquire: generous, so that a loaded machine's slow answer is not taken for a failure.
+const NODE_TIMEOUT: Duration = Duration::from_millis(500);
+/// The same for the clients of the cases that black-hole no node.
+const BUSY_NODE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// N fresh nodes, their controls, and the lock name every client of a case uses.
 struct Nodes<'c, H: Harness> {
@@ -41,7 +44,10 @@ impl<'c, H: Harness> Nodes<'c, H> {
     /// A client: a Redlock on every node, on the nodes' clients' clock unless `options`
     /// has one.
     fn client(&self, options: LockOptions) -> Result<Redlock<H::Backend>, LockError> {
-        self.client_with(options, RedlockOptions::new().node_timeout(NODE_TIMEOUT))
+        self.client_with(
+            options,
+            RedlockOptions::new().node_timeout(BUSY_NODE_TIMEOUT),
+        )
     }
 
     fn client_with(
@@ -292,7 +298,7 @@ pub async fn validity_shrinks_with_elapsed_time_and_refuses_when_gone<H: Harness
         "valid until {valid_until}: not 10 s less the drift from the attempt's start ({before}..{after})"
     );
     check_eq!(guard.release().await?, true, "release");
-    // A 50 ms TTL, and node 4 answers only at the 200 ms node timeout: no validity left.
+    // A 50 ms TTL, and node 4 answers only at the 500 ms node timeout: no validity left.
     nodes.control.blackhole(4).await?;
     let slow = nodes.patient_once(50 * MS)?;
     check!(
@@ -370,7 +376,8 @@ pub async fn staying_down_longer_than_the_ttl_prevents_a_second_holder<H: Harnes
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
     let nodes = Nodes::new(ctx, 5).await?;
-    let ttl = 400 * MS;
+    // Longer than the black-holed nodes' timeouts, which A's acquire waits out.
+    let ttl = 1500 * MS;
     let a = nodes.bare_majority(ttl).await?;
     nodes.control.kill(2).await?;
     let b = nodes.patient_once(ttl)?;
