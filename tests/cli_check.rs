@@ -36,9 +36,10 @@ fn check_json_has_exactly_the_documented_fields() {
     let skipped: Vec<_> = cases.iter().filter(|c| c["outcome"] == "skipped").collect();
     assert_eq!(json["skipped"].as_u64().unwrap() as usize, skipped.len());
     for case in &skipped {
+        let name = case["name"].as_str().unwrap();
         assert!(
-            case["name"].as_str().unwrap().starts_with("replication::"),
-            "one double declares every capability but replication: {case}"
+            name.starts_with("replication::") || name.starts_with("redlock::"),
+            "one double declares every capability but replication and multi-instance: {case}"
         );
     }
     assert_eq!(
@@ -83,7 +84,7 @@ fn check_prints_a_table_with_a_summary() {
         text.lines()
             .last()
             .unwrap()
-            .ends_with("0 failed, 7 skipped"),
+            .ends_with("0 failed, 27 skipped"),
         "{text}"
     );
 }
@@ -120,11 +121,123 @@ fn topology_replicated_runs_the_failover_cases_on_the_double() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(json["topology"], "replicated");
     assert_eq!(json["failed"], 0);
-    assert_eq!(
-        json["skipped"], 0,
-        "the replica set declares every capability"
+    assert_only_skipped(
+        &json,
+        "redlock::",
+        "the replica set has no independent instances",
     );
     assert_the_failover_cases(&json);
+}
+
+/// Every skipped case's name starts with `group`.
+fn assert_only_skipped(json: &serde_json::Value, group: &str, why: &str) {
+    let cases = json["cases"].as_array().unwrap();
+    for case in cases.iter().filter(|c| c["outcome"] == "skipped") {
+        assert!(
+            case["name"].as_str().unwrap().starts_with(group),
+            "{why}: {case}"
+        );
+    }
+}
+
+/// The xfails of the Redlock cases name their reason; the cases that show the remedies
+/// pass.
+fn assert_the_redlock_cases(json: &serde_json::Value) {
+    let cases = json["cases"].as_array().unwrap();
+    let redlock: Vec<_> = cases
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("redlock::"))
+        .collect();
+    assert_eq!(redlock.len(), 20);
+    let xfails: Vec<_> = redlock.iter().filter(|c| c["outcome"] == "xfail").collect();
+    let names: Vec<_> = xfails.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "redlock::a_restart_without_persistence_grants_a_second_holder",
+            "redlock::a_clock_jump_on_a_bare_majority_node_grants_a_second_holder",
+            "redlock::a_node_losing_a_bare_majority_lets_a_second_client_in",
+            "redlock::a_paused_holder_overlaps_the_next",
+        ]
+    );
+    for xfail in xfails {
+        let detail = xfail["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("two holders") || detail.contains("both wrote"),
+            "{detail}"
+        );
+    }
+    for remedy in [
+        "redlock::staying_down_longer_than_the_ttl_prevents_a_second_holder",
+        "redlock::a_restart_with_fsynced_data_keeps_the_lock",
+        "redlock::a_token_checking_resource_refuses_the_paused_holder",
+    ] {
+        let case = redlock.iter().find(|c| c["name"] == remedy).unwrap();
+        assert_eq!(case["outcome"], "pass", "{case}");
+    }
+}
+
+#[test]
+fn topology_redlock_runs_the_redlock_cases_on_the_double() {
+    let out = nxlock(&["check", "--topology", "redlock", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["topology"], "redlock");
+    assert_eq!(json["failed"], 0);
+    assert_only_skipped(
+        &json,
+        "replication::",
+        "independent doubles have no replicas",
+    );
+    assert_the_redlock_cases(&json);
+}
+
+#[test]
+fn spawn_topology_redlock_runs_the_redlock_cases_on_real_instances() {
+    if let Err(why) = nxlock::testing::RedisServer::spawn() {
+        nxlock::testing::skip_or_fail("nxlock check --spawn --topology redlock", &why);
+        return;
+    }
+    // Three instances here; tests/conformance_redis_redlock.rs runs the suite on five.
+    let args = [
+        "check",
+        "--spawn",
+        "--topology",
+        "redlock",
+        "--instances",
+        "3",
+        "--json",
+    ];
+    let out = nxlock(&args);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["topology"], "redlock");
+    assert_eq!(json["failed"], 0);
+    assert_the_redlock_cases(&json);
+}
+
+#[test]
+fn an_even_or_tiny_instance_count_is_a_usage_error() {
+    for n in ["1", "4"] {
+        let out = nxlock(&["check", "--topology", "redlock", "--instances", n]);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("odd number of instances, at least 3"),
+            "{stderr}"
+        );
+    }
+    let out = nxlock(&["check", "--instances", "3"]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
@@ -146,12 +259,10 @@ fn spawn_topology_replicated_reproduces_the_loss_on_real_processes() {
     assert_the_failover_cases(&json);
     let cases = json["cases"].as_array().unwrap();
     for case in cases.iter().filter(|c| c["outcome"] == "skipped") {
+        let detail = case["detail"].as_str().unwrap();
         assert!(
-            case["detail"]
-                .as_str()
-                .unwrap()
-                .contains("needs time-control"),
-            "only virtual time is missing on real processes: {case}"
+            detail.contains("needs time-control") || detail.contains("needs multi-instance"),
+            "only virtual time and independent instances are missing: {case}"
         );
     }
 }

@@ -5,4 +5,4 @@
 
 use nxlock::RedlockRedisHarness;
 
-nxlock::conformance::conformance_tests!(RedlockRedisHarness::spawn());
+nxlock::conformance::conformance_tests!(RedlockRedisHarness::spawn(5));

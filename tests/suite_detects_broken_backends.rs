@@ -239,7 +239,7 @@ async fn a_backend_without_pubsub_gets_skips_not_failures() {
         assert_eq!(case.outcome, Outcome::Skipped, "{name}");
         assert!(case.detail.contains("pubsub"), "{name}: {}", case.detail);
     }
-    let skipped = PUBSUB_CASES.len() + replication_cases().len();
+    let skipped = PUBSUB_CASES.len() + multi_node_cases().len();
     assert_eq!(first.skipped(), skipped, "{first}");
     let json: serde_json::Value = serde_json::from_str(&first.to_json()).unwrap();
     assert_eq!(json["skipped"], skipped);
@@ -268,11 +268,12 @@ async fn declared_pubsub_that_answers_unsupported_fails_and_says_so() {
 }
 
 /// `Unsupported` is never a pass: against a backend that answers it to every command, no
-/// case passes. The only skips are the failover cases (the mutants are single nodes).
+/// case passes. The only skips are the failover and Redlock cases (the mutants are single
+/// nodes).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsupported_is_never_counted_as_a_pass() {
     let report = run_all(&MutantHarness::declaring_all(Bug::NothingSupported)).await;
-    let replication = replication_cases();
+    let replication = multi_node_cases();
     let passed: Vec<_> = report
         .cases
         .iter()
@@ -284,11 +285,12 @@ async fn unsupported_is_never_counted_as_a_pass() {
     assert_eq!(report.skipped(), replication.len());
 }
 
-/// The cases that need a replicated deployment, which no mutant harness offers.
-fn replication_cases() -> Vec<&'static str> {
+/// The cases that need a replicated deployment or independent instances, which no
+/// mutant harness offers.
+fn multi_node_cases() -> Vec<&'static str> {
     nxlock::conformance::case_names()
         .iter()
         .copied()
-        .filter(|name| name.starts_with("replication::"))
+        .filter(|name| name.starts_with("replication::") || name.starts_with("redlock::"))
         .collect()
 }

@@ -3,9 +3,11 @@
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use nxlock::conformance::check_instance_count;
 use nxlock::conformance::{Harness, Report, run_all};
 use nxlock::{
-    MemoryHarness, RedisHarness, ReplicaSetHarness, ReplicatedRedisHarness, SentinelHarness,
+    MemoryHarness, RedisHarness, RedlockHarness, RedlockRedisHarness, ReplicaSetHarness,
+    ReplicatedRedisHarness, SentinelHarness,
 };
 
 /// How the checked backend is deployed.
@@ -15,6 +17,8 @@ pub enum Topology {
     Single,
     /// A primary and a replica, with the failover cases.
     Replicated,
+    /// N independent instances, with the Redlock cases.
+    Redlock,
 }
 
 #[derive(Debug, Args)]
@@ -27,10 +31,15 @@ pub struct CheckArgs {
     /// topology, and stop them afterwards, instead of using the embedded double.
     #[arg(long)]
     spawn: bool,
-    /// How the backend is deployed: `single`, or `replicated` (a primary and a replica,
-    /// with the failover cases; in memory, or spawned with --spawn).
+    /// How the backend is deployed: `single`; `replicated` (a primary and a replica, with
+    /// the failover cases); `redlock` (--instances independent instances, with the
+    /// Redlock cases). In memory, or spawned with --spawn.
     #[arg(long, value_enum, default_value = "single")]
     topology: Topology,
+    /// How many independent instances each Redlock case runs on (--topology redlock): odd,
+    /// at least 3.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    instances: usize,
     /// Check the master an existing Sentinel deployment names (repeat for several
     /// sentinels); needs --master.
     #[arg(long, value_name = "HOST:PORT", requires = "master")]
@@ -83,6 +92,11 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
         }
         return Ok(run_all(&SentinelHarness::new(args.sentinel.clone(), master.clone())).await);
     }
+    if args.topology == Topology::Redlock {
+        check_instance_count(args.instances)?;
+    } else if args.instances != 5 {
+        return Err("--instances is for --topology redlock".into());
+    }
     match (&args.url, args.spawn, args.topology) {
         (Some(url), _, Topology::Single) => Ok(run_all(&RedisHarness::at(url)).await),
         (Some(_), _, Topology::Replicated) => Err(
@@ -90,6 +104,19 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
              an existing deployment is checked with --sentinel"
                 .into(),
         ),
+        (Some(_), _, Topology::Redlock) => Err(
+            "--topology redlock needs --spawn (real processes, which the cases kill and \
+             restart) or neither (the double)"
+                .into(),
+        ),
+        (None, false, Topology::Redlock) => Ok(run_all(&RedlockHarness::new(args.instances)).await),
+        (None, true, Topology::Redlock) => {
+            let harness = RedlockRedisHarness::spawn(args.instances);
+            match harness.skip_reason() {
+                Some(why) => Err(why),
+                None => Ok(run_all(&harness).await),
+            }
+        }
         (None, false, Topology::Single) => Ok(run_all(&MemoryHarness).await),
         (None, false, Topology::Replicated) => Ok(run_all(&ReplicaSetHarness).await),
         (None, true, Topology::Single) => Ok(run_all(&RedisHarness::spawned()?).await),

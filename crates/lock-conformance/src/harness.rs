@@ -79,15 +79,12 @@ pub trait Harness: Send + Sync {
         async { Err("this harness has no replicated deployment".to_string()) }
     }
 
-    /// `n` fresh independent nodes for one Redlock case (no replication between them),
-    /// a backend for each, and the controls to fail them. Called only when the harness
-    /// declares [`Capability::MultiInstance`](crate::Capability::MultiInstance); the
-    /// default has none.
-    fn instances(
-        &self,
-        n: usize,
-    ) -> impl Future<Output = Result<Deployment<Self::Backend>, String>> + Send {
-        let _ = n;
+    /// Fresh independent nodes for one Redlock case (no replication between them; an odd
+    /// number, at least 3), a backend for each, and the controls to fail them. Called
+    /// only when the harness declares
+    /// [`Capability::MultiInstance`](crate::Capability::MultiInstance); the default has
+    /// none.
+    fn instances(&self) -> impl Future<Output = Result<Deployment<Self::Backend>, String>> + Send {
         async { Err("this harness has no independent instances".to_string()) }
     }
 }
@@ -112,6 +109,17 @@ pub trait Instances: Send + Sync {
     /// whose clock cannot be stepped may shorten every key's TTL by `by` instead, which
     /// is the same to a lock.)
     fn jump_clock(&self, node: usize, by: Duration) -> Step<'_>;
+}
+
+/// Why `nodes` independent nodes cannot run the Redlock cases, if they cannot: the cases
+/// take a bare majority and lose it by one node, which needs an odd count of at least 3.
+pub fn check_instance_count(nodes: usize) -> Result<(), String> {
+    if nodes < 3 || nodes % 2 == 0 {
+        return Err(format!(
+            "the Redlock cases need an odd number of instances, at least 3 (got {nodes})"
+        ));
+    }
+    Ok(())
 }
 
 /// Independent nodes' backends, in node order, and their controls ([`Harness::instances`]).
@@ -180,9 +188,9 @@ impl<'h, H: Harness> Ctx<'h, H> {
         self.harness.replicated().await
     }
 
-    /// `n` fresh independent nodes for this case (see [`Harness::instances`]).
-    pub async fn instances(&self, n: usize) -> Result<Deployment<H::Backend>, String> {
-        self.harness.instances(n).await
+    /// Fresh independent nodes for this case (see [`Harness::instances`]).
+    pub async fn instances(&self) -> Result<Deployment<H::Backend>, String> {
+        self.harness.instances().await
     }
 
     /// Lets `by` pass (see [`Harness::advance`]).

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use lock_conformance::{Capabilities, Capability, Deployment, Failover, Harness, Instances, Step};
+use lock_conformance::{
+    Capabilities, Capability, Deployment, Failover, Harness, Instances, Step, check_instance_count,
+};
 use lock_core::Clock;
 
 use crate::{MemoryBackend, MemoryInstances, MemoryReplicaSet, Persistence, ReplicaSetClient};
@@ -100,15 +102,35 @@ impl Failover for SetFailover {
 }
 
 /// Runs the conformance suite on fresh [`MemoryBackend`]s, and the Redlock cases on fresh
-/// [`MemoryInstances`] (independent nodes with their own clocks, on virtual time).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RedlockHarness;
+/// [`MemoryInstances`] (independent nodes with their own clocks, on virtual time): five
+/// by default.
+#[derive(Clone, Copy, Debug)]
+pub struct RedlockHarness {
+    nodes: usize,
+}
+
+impl Default for RedlockHarness {
+    fn default() -> Self {
+        Self { nodes: 5 }
+    }
+}
+
+impl RedlockHarness {
+    /// The Redlock cases on `nodes` nodes: odd and at least 3, else every Redlock case
+    /// fails its setup with the reason ([`check_instance_count`]).
+    pub fn new(nodes: usize) -> Self {
+        Self { nodes }
+    }
+}
 
 impl Harness for RedlockHarness {
     type Backend = MemoryBackend;
 
     fn name(&self) -> String {
-        "memory instances (independent MemoryBackends)".into()
+        format!(
+            "{} memory instances (independent MemoryBackends)",
+            self.nodes
+        )
     }
 
     fn topology(&self) -> String {
@@ -127,8 +149,9 @@ impl Harness for RedlockHarness {
         MemoryHarness.capabilities().with(Capability::MultiInstance)
     }
 
-    async fn instances(&self, n: usize) -> Result<Deployment<MemoryBackend>, String> {
-        let set = MemoryInstances::new(n);
+    async fn instances(&self) -> Result<Deployment<MemoryBackend>, String> {
+        check_instance_count(self.nodes)?;
+        let set = MemoryInstances::new(self.nodes);
         Ok((set.nodes(), Box::new(SetInstances(set))))
     }
 }

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_conformance::{Capabilities, Capability, Deployment, Harness, Instances, Step};
+use lock_conformance::{
+    Capabilities, Capability, Deployment, Harness, Instances, Step, check_instance_count,
+};
 use lock_core::{Clock, KvBackend};
 
 use crate::instances::{Durability, RedisInstances};
@@ -17,20 +19,22 @@ use crate::{RedisBackend, RedisHarness, RedisOptions};
 #[derive(Clone, Debug)]
 pub struct RedlockRedisHarness {
     single: RedisHarness,
+    nodes: usize,
 }
 
 impl RedlockRedisHarness {
-    /// Spawns the server for the single-node cases; when that is impossible (no
-    /// redis-server), the harness reports why and its cases skip (or panics when Redis
-    /// is required).
-    pub fn spawn() -> Self {
+    /// Spawns the server for the single-node cases, and `nodes` instances (odd, at least
+    /// 3) for each Redlock case; when that is impossible (no redis-server), the harness
+    /// reports why and its cases skip (or panics when Redis is required).
+    pub fn spawn(nodes: usize) -> Self {
         match RedisHarness::spawned() {
-            Ok(single) => Self { single },
+            Ok(single) => Self { single, nodes },
             Err(why) if crate::redis_required() => {
                 panic!("NXLOCK_REQUIRE_REDIS=1 but no redis-server could be spawned: {why}")
             }
             Err(why) => Self {
                 single: RedisHarness::unavailable(format!("no Redis server: {why}")),
+                nodes,
             },
         }
     }
@@ -41,7 +45,8 @@ impl Harness for RedlockRedisHarness {
 
     fn name(&self) -> String {
         format!(
-            "spawned redis-server instances (single-node cases on {})",
+            "{} spawned redis-server instances (single-node cases on {})",
+            self.nodes,
             self.single.url()
         )
     }
@@ -66,8 +71,9 @@ impl Harness for RedlockRedisHarness {
         self.single.skip_reason()
     }
 
-    async fn instances(&self, n: usize) -> Result<Deployment<RedisBackend>, String> {
-        let instances = RedisInstances::spawn(n, Durability::AppendFsyncAlways).await?;
+    async fn instances(&self) -> Result<Deployment<RedisBackend>, String> {
+        check_instance_count(self.nodes)?;
+        let instances = RedisInstances::spawn(self.nodes, Durability::AppendFsyncAlways).await?;
         let backends = instances.backends(RedisOptions::default()).await?;
         let control = ProcessInstances {
             instances: Arc::new(instances),
