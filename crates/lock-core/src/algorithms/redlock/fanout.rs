@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
+use crate::lock::run_in_background;
 use crate::{Clock, Error, ErrorKind, LockError};
 
 /// What one node answered.
@@ -83,42 +84,34 @@ impl Tally {
     }
 }
 
-/// Runs `command(node_index)` on every node in parallel, each bounded by `timeout` on
-/// `clock`. With `fail_fast`, stops waiting once the tally is [settled](Tally::settled);
-/// the commands not waited for are dropped (they may still run on their node).
-pub(super) async fn fan_out<F, Fut>(
-    nodes: usize,
-    quorum: usize,
+/// One node's command bounded by `timeout` on `clock`, its reply classified.
+async fn bounded(
+    node: usize,
+    reply: impl Future<Output = Result<bool, LockError>>,
     timeout: Duration,
-    clock: &Clock,
-    fail_fast: bool,
-    command: F,
-) -> Tally
+    clock: Clock,
+) -> (usize, NodeReply) {
+    let reply = tokio::select! {
+        biased;
+        reply = reply => match reply {
+            Ok(true) => NodeReply::Yes,
+            Ok(false) => NodeReply::No,
+            Err(LockError::Backend(e)) => NodeReply::Failed(e),
+            Err(other) => NodeReply::Failed(Error::new(ErrorKind::Script, other.to_string())),
+        },
+        () = clock.sleep(timeout) => NodeReply::Failed(Error::new(
+            ErrorKind::Timeout,
+            format!("node {node} did not answer within {timeout:?}"),
+        )),
+    };
+    (node, reply)
+}
+
+/// Counts replies as they arrive; with `fail_fast`, stops once the tally is settled.
+async fn count<S>(pending: &mut S, nodes: usize, quorum: usize, fail_fast: bool) -> Tally
 where
-    F: Fn(usize) -> Fut,
-    Fut: Future<Output = Result<bool, LockError>>,
+    S: futures_util::Stream<Item = (usize, NodeReply)> + Unpin,
 {
-    let mut pending: FuturesUnordered<_> = (0..nodes)
-        .map(|node| {
-            let reply = command(node);
-            async move {
-                let reply = tokio::select! {
-                    biased;
-                    reply = reply => match reply {
-                        Ok(true) => NodeReply::Yes,
-                        Ok(false) => NodeReply::No,
-                        Err(LockError::Backend(e)) => NodeReply::Failed(e),
-                        Err(other) => NodeReply::Failed(Error::new(ErrorKind::Script, other.to_string())),
-                    },
-                    () = clock.sleep(timeout) => NodeReply::Failed(Error::new(
-                        ErrorKind::Timeout,
-                        format!("node {node} did not answer within {timeout:?}"),
-                    )),
-                };
-                (node, reply)
-            }
-        })
-        .collect();
     let mut tally = Tally {
         replies: (0..nodes).map(|_| None).collect(),
         quorum,
@@ -130,6 +123,50 @@ where
         }
     }
     tally
+}
+
+/// How a fan-out reaches the nodes: how many, the quorum, the per-node timeout, and the
+/// clock it is measured on.
+pub(super) struct Fan<'a> {
+    pub(super) nodes: usize,
+    pub(super) quorum: usize,
+    pub(super) timeout: Duration,
+    pub(super) clock: &'a Clock,
+}
+
+impl Fan<'_> {
+    /// Runs `command(node_index)` on every node in parallel, each bounded by the
+    /// per-node timeout. With `fail_fast`, stops waiting once the tally is
+    /// [settled](Tally::settled); the commands not waited for are dropped (a server may
+    /// still run what it received).
+    pub(super) async fn run<F, Fut>(&self, fail_fast: bool, command: F) -> Tally
+    where
+        F: Fn(usize) -> Fut,
+        Fut: Future<Output = Result<bool, LockError>>,
+    {
+        let mut pending: FuturesUnordered<_> = (0..self.nodes)
+            .map(|node| bounded(node, command(node), self.timeout, self.clock.clone()))
+            .collect();
+        count(&mut pending, self.nodes, self.quorum, fail_fast).await
+    }
+
+    /// Like [`Fan::run`] with fail-fast, but the commands not waited for run on to the
+    /// end in the background: a release returns once a quorum has answered and still
+    /// reaches every node.
+    pub(super) async fn run_detached<F, Fut>(&self, command: F) -> Tally
+    where
+        F: Fn(usize) -> Fut,
+        Fut: Future<Output = Result<bool, LockError>> + Send + 'static,
+    {
+        let mut pending: FuturesUnordered<_> = (0..self.nodes)
+            .map(|node| bounded(node, command(node), self.timeout, self.clock.clone()))
+            .collect();
+        let tally = count(&mut pending, self.nodes, self.quorum, true).await;
+        if !pending.is_empty() {
+            run_in_background(async move { while pending.next().await.is_some() {} });
+        }
+        tally
+    }
 }
 
 #[cfg(test)]

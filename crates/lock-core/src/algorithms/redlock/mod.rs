@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fanout::{Tally, fan_out};
+use fanout::{Fan, Tally};
 
 use super::{TokenGuard, int_reply, ms_arg, pair_reply};
 use crate::lock::{Before, Supports, acquire_with_policy, run_in_background};
@@ -112,33 +112,44 @@ impl<B> Clone for Nodes<B> {
 }
 
 impl<B: KvBackend + Clone + 'static> Nodes<B> {
-    /// Runs `command` on every node (see [`fan_out`]).
+    fn fan(&self) -> Fan<'_> {
+        Fan {
+            nodes: self.nodes.len(),
+            quorum: self.quorum,
+            timeout: self.node_timeout,
+            clock: &self.clock,
+        }
+    }
+
+    /// Runs `command` on every node (see [`Fan::run`]).
     async fn each<'a, F, Fut>(&'a self, fail_fast: bool, command: F) -> Tally
     where
         F: Fn(&'a B) -> Fut,
         Fut: Future<Output = Result<bool, LockError>>,
     {
         let nodes = &self.nodes;
-        fan_out(
-            nodes.len(),
-            self.quorum,
-            self.node_timeout,
-            &self.clock,
-            fail_fast,
-            |i| command(&nodes[i]),
-        )
-        .await
+        self.fan().run(fail_fast, |i| command(&nodes[i])).await
     }
 
-    /// Compare-and-delete on every node, the ones that seemed to fail included.
+    /// Compare-and-delete on every node, the ones that seemed to fail included. Returns
+    /// once the outcome is certain; with fail-fast, slower nodes are released in the
+    /// background.
     async fn release(&self, token: &str) -> Tally {
-        self.each(false, |node| async move {
-            let reply = node
-                .eval(&COMPARE_AND_DELETE, &[&self.key], &[token.as_bytes()])
-                .await?;
-            Ok(int_reply(&COMPARE_AND_DELETE, reply)? == 1)
-        })
-        .await
+        let token: Arc<str> = Arc::from(token);
+        let delete = |i: usize| {
+            let (node, key, token) = (self.nodes[i].clone(), self.key.clone(), token.clone());
+            async move {
+                let reply = node
+                    .eval(&COMPARE_AND_DELETE, &[&key], &[token.as_bytes()])
+                    .await?;
+                Ok(int_reply(&COMPARE_AND_DELETE, reply)? == 1)
+            }
+        };
+        if self.fail_fast {
+            self.fan().run_detached(delete).await
+        } else {
+            self.fan().run(false, delete).await
+        }
     }
 
     /// Releases on every node in the background: for an acquire or a guard dropped.
