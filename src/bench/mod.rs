@@ -5,11 +5,19 @@
 mod error;
 #[cfg(feature = "redis")]
 mod floor;
+mod redlock;
 mod report;
+#[cfg(feature = "compare-rslock")]
+mod rslock;
 mod workload;
 
 pub use error::BenchError;
 #[cfg(feature = "redis")]
 pub use floor::hand_written_floor;
+#[cfg(feature = "compare-rslock")]
+pub use redlock::run_spawned as run_redlock_spawned;
+pub use redlock::{RedlockReport, Scenario, run_memory as run_redlock_memory};
 pub use report::{BenchReport, Fairness, Latency};
+#[cfg(feature = "compare-rslock")]
+pub use rslock::{RslockGuard, RslockLock};
 pub use workload::{Algorithm, Waiting, Workload, run, run_locks};

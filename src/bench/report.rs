@@ -12,10 +12,13 @@ pub(crate) struct ClientResult {
     pub(crate) cycles: u64,
     pub(crate) errors: u64,
     pub(crate) acquire_ns: Histogram<u64>,
+    pub(crate) release_ns: Histogram<u64>,
     pub(crate) cycle_ns: Histogram<u64>,
     /// For acquires that had to wait: from the previous holder starting its release to
     /// this client holding the lock.
     pub(crate) handoff_ns: Histogram<u64>,
+    /// Per acquire: the TTL less the validity the guard reported, ms.
+    pub(crate) validity_lost_ms: Histogram<u64>,
 }
 
 /// A latency distribution's percentiles, in microseconds.
@@ -32,6 +35,17 @@ pub struct Latency {
 }
 
 impl Latency {
+    /// Percentiles of a histogram of whole milliseconds, in milliseconds.
+    fn of_ms(histogram: &Histogram<u64>) -> Self {
+        let ms = |q: f64| histogram.value_at_quantile(q) as f64;
+        Self {
+            p50: ms(0.5),
+            p99: ms(0.99),
+            p999: ms(0.999),
+            max: histogram.max() as f64,
+        }
+    }
+
     fn of(histogram: &Histogram<u64>) -> Self {
         Self {
             p50: us(histogram.value_at_quantile(0.5)),
@@ -89,6 +103,13 @@ pub struct BenchReport {
     /// fields are fixed.
     #[serde(skip)]
     pub handoff_us: Option<Latency>,
+    /// Time from starting to release until released, µs (table only).
+    #[serde(skip)]
+    pub release_us: Latency,
+    /// The TTL less the validity each acquire reported, ms: drift allowance and time
+    /// spent acquiring (Redlock); time spent acquiring (others). Table only.
+    #[serde(skip)]
+    pub validity_lost_ms: Latency,
 }
 
 fn us(ns: u64) -> f64 {
@@ -107,7 +128,11 @@ impl BenchReport {
         let mut acquire = Histogram::<u64>::new_from(&clients[0].acquire_ns);
         let mut cycle = Histogram::<u64>::new_from(&clients[0].cycle_ns);
         let mut handoff = Histogram::<u64>::new_from(&clients[0].handoff_ns);
+        let mut release = Histogram::<u64>::new_from(&clients[0].release_ns);
+        let mut lost = Histogram::<u64>::new_from(&clients[0].validity_lost_ms);
         for c in &clients {
+            let _ = release.add(&c.release_ns);
+            let _ = lost.add(&c.validity_lost_ms);
             let _ = acquire.add(&c.acquire_ns);
             let _ = cycle.add(&c.cycle_ns);
             let _ = handoff.add(&c.handoff_ns);
@@ -137,6 +162,8 @@ impl BenchReport {
             violations,
             errors: clients.iter().map(|c| c.errors).sum(),
             handoff_us: (!handoff.is_empty()).then(|| Latency::of(&handoff)),
+            release_us: Latency::of(&release),
+            validity_lost_ms: Latency::of_ms(&lost),
         }
     }
 
@@ -177,6 +204,12 @@ impl fmt::Display for BenchReport {
             f,
             "cycle µs           p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
             self.cycle_us.p50, self.cycle_us.p99, self.cycle_us.p999, self.cycle_us.max
+        )?;
+        let r = &self.release_us;
+        writeln!(
+            f,
+            "release µs         p50 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
+            r.p50, r.p99, r.p999, r.max
         )?;
         if let Some(handoff) = &self.handoff_us {
             writeln!(

@@ -112,12 +112,15 @@ async fn client_loop<A: LockAlgorithm>(
     stop: Arc<AtomicBool>,
     epoch: Instant,
 ) -> ClientResult {
+    let ttl_ms = i64::try_from(lock.options().ttl.as_millis()).unwrap_or(i64::MAX);
     let mut result = ClientResult {
         cycles: 0,
         errors: 0,
         acquire_ns: histogram(),
+        release_ns: histogram(),
         cycle_ns: histogram(),
         handoff_ns: histogram(),
+        validity_lost_ms: histogram(),
     };
     let since_epoch = |at: Instant| u64::try_from((at - epoch).as_nanos()).unwrap_or(u64::MAX);
     while !stop.load(Ordering::Relaxed) {
@@ -130,6 +133,10 @@ async fn client_loop<A: LockAlgorithm>(
             }
         };
         let acquired = Instant::now();
+        // What the acquire cost the hold: its TTL less the validity it reported.
+        let valid_for = guard.valid_until_ms() - guard.clock().now_ms();
+        let lost = u64::try_from(ttl_ms - valid_for).unwrap_or(0);
+        result.validity_lost_ms.saturating_record(lost);
         let release_started = key.release_started_ns.load(Ordering::Acquire);
         if release_started > since_epoch(start) {
             // We waited through someone's release: that is a hand-off.
@@ -144,8 +151,9 @@ async fn client_loop<A: LockAlgorithm>(
                 tokio::time::sleep(hold).await;
             }
         }
+        let releasing = Instant::now();
         key.release_started_ns
-            .store(since_epoch(Instant::now()), Ordering::Release);
+            .store(since_epoch(releasing), Ordering::Release);
         match guard.release().await {
             Ok(true) => {}
             _ => result.errors += 1,
@@ -153,6 +161,7 @@ async fn client_loop<A: LockAlgorithm>(
         let done = Instant::now();
         let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1);
         result.acquire_ns.saturating_record(ns(acquired - start));
+        result.release_ns.saturating_record(ns(done - releasing));
         result.cycle_ns.saturating_record(ns(done - start));
         result.cycles += 1;
     }
@@ -189,6 +198,24 @@ where
     F: Fn(CountingBackend<B>, &LockName, LockOptions) -> Result<A, LockError>,
 {
     let backend = CountingBackend::new(backend);
+    let counter = backend.clone();
+    let make = |name: &LockName, options| make(backend.clone(), name, options);
+    run_clients(backend_name, workload, || counter.commands(), make).await
+}
+
+/// Runs `workload` with one lock per client built by `make` (on the lock name of its
+/// key, with the workload's TTL); `commands` reads how many backend commands were sent
+/// so far.
+pub(crate) async fn run_clients<A, F>(
+    backend_name: impl Into<String>,
+    workload: &Workload,
+    commands: impl Fn() -> u64,
+    make: F,
+) -> Result<BenchReport, BenchError>
+where
+    A: LockAlgorithm + 'static,
+    F: Fn(&LockName, LockOptions) -> Result<A, LockError>,
+{
     let backend_name = backend_name.into();
     let keys = workload.keys.max(1);
     let key_states: Vec<Arc<KeyState>> = (0..keys)
@@ -205,7 +232,7 @@ where
     let mut tasks = Vec::new();
     for client in 0..workload.clients.max(1) {
         let key_index = client % keys;
-        let lock = make(backend.clone(), &lock_name(key_index), options.clone())?;
+        let lock = make(&lock_name(key_index), options.clone())?;
         tasks.push(tokio::spawn(client_loop(
             key_states[key_index].clone(),
             lock,
@@ -215,7 +242,7 @@ where
         )));
     }
     let started = Instant::now();
-    let commands_before = backend.commands();
+    let commands_before = commands();
     tokio::time::sleep(workload.duration).await;
     stop.store(true, Ordering::Relaxed);
     let mut clients = Vec::new();
@@ -230,7 +257,7 @@ where
         backend_name,
         workload,
         elapsed,
-        backend.commands() - commands_before,
+        commands() - commands_before,
         violations,
         clients,
     ))

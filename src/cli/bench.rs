@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use nxlock::bench::{Algorithm, BenchReport, Waiting, Workload, hand_written_floor, run};
+use nxlock::bench::{
+    Algorithm, BenchReport, RedlockReport, Waiting, Workload, hand_written_floor, run,
+    run_redlock_memory, run_redlock_spawned,
+};
 use nxlock::{MemoryBackend, RedisBackend};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -21,6 +24,20 @@ enum WaitArg {
     Poll,
     Notify,
     Fair,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TopologyArg {
+    Single,
+    Redlock,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum CompareArg {
+    /// The token cycle hand-written on redis-rs (single topology, with --url).
+    Floor,
+    /// rslock's LockManager on the same instances (redlock topology, with --spawn).
+    Rslock,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -62,9 +79,22 @@ pub struct BenchArgs {
     /// Print one JSON object and nothing else.
     #[arg(long)]
     json: bool,
-    /// Also run the token cycle hand-written on redis-rs (needs --url) and print the ratio.
+    /// `single` (one server or the double), or `redlock`: nxlock's Redlock over
+    /// --instances independent instances, healthy, with one refusing and with one
+    /// black-holed.
+    #[arg(long, value_enum, default_value = "single")]
+    topology: TopologyArg,
+    /// Instances for --topology redlock.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=99))]
+    instances: u32,
+    /// Spawn the instances as redis-server processes (--topology redlock).
     #[arg(long)]
-    compare: bool,
+    spawn: bool,
+    /// Also run a reference and print the ratio: `floor` (the token cycle hand-written on
+    /// redis-rs; needs --url; the default) or `rslock` (rslock's LockManager on the same
+    /// instances; needs --topology redlock --spawn).
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "floor")]
+    compare: Option<CompareArg>,
 }
 
 fn progress(seconds: f64, quiet: bool) -> Option<ProgressBar> {
@@ -81,12 +111,43 @@ fn progress(seconds: f64, quiet: bool) -> Option<ProgressBar> {
     Some(bar)
 }
 
-pub fn run_bench(args: BenchArgs) -> ExitCode {
+/// Why these arguments cannot run together, if they cannot.
+fn usage_error(args: &BenchArgs) -> Option<&'static str> {
     if !(args.duration.is_finite() && args.duration > 0.0 && args.duration <= 86_400.0) {
-        eprintln!("nxlock bench: --duration must be between 0 and 86400 seconds");
+        return Some("--duration must be between 0 and 86400 seconds");
+    }
+    match args.topology {
+        TopologyArg::Single if args.spawn || args.instances != 5 => {
+            Some("--spawn and --instances are for --topology redlock")
+        }
+        TopologyArg::Single if args.compare == Some(CompareArg::Rslock) => {
+            Some("--compare rslock needs --topology redlock --spawn")
+        }
+        TopologyArg::Redlock if args.url.is_some() => {
+            Some("--topology redlock runs on the double or, with --spawn, on spawned servers")
+        }
+        TopologyArg::Redlock if args.compare == Some(CompareArg::Floor) => {
+            Some("--topology redlock compares with rslock: --compare rslock")
+        }
+        TopologyArg::Redlock if args.compare.is_some() && !args.spawn => {
+            Some("--compare rslock needs --spawn (rslock talks to real servers)")
+        }
+        TopologyArg::Redlock if args.wait.is_some() => {
+            Some("--wait is for --topology single; Redlock polls")
+        }
+        _ => None,
+    }
+}
+
+pub fn run_bench(args: BenchArgs) -> ExitCode {
+    if let Some(why) = usage_error(&args) {
+        eprintln!("nxlock bench: {why}");
         return ExitCode::from(2);
     }
-    if args.compare && args.url.is_none() {
+    if args.topology == TopologyArg::Redlock {
+        return run_redlock(&args);
+    }
+    if args.compare.is_some() && args.url.is_none() {
         eprintln!("nxlock bench: --compare needs --url (the floor is hand-written redis-rs)");
         return ExitCode::from(2);
     }
@@ -115,20 +176,12 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
             (Some(WaitArg::Fair), _) | (None, AlgorithmArg::Token) => Waiting::Fair,
         },
     };
-    let runtime = match args.runtime {
-        RuntimeArg::Current => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
-        RuntimeArg::Multi => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build(),
-    };
-    let Ok(runtime) = runtime else {
+    let Some(runtime) = runtime(args.runtime) else {
         eprintln!("nxlock bench: cannot start a tokio runtime");
         return ExitCode::from(2);
     };
     let bar = progress(
-        args.duration * if args.compare { 2.0 } else { 1.0 },
+        args.duration * if args.compare.is_some() { 2.0 } else { 1.0 },
         args.json,
     );
     let outcome: Result<(BenchReport, Option<f64>), String> = runtime.block_on(async {
@@ -153,7 +206,7 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
                     let report = run(backend, url.clone(), &workload)
                         .await
                         .map_err(|e| e.to_string())?;
-                    let floor = if args.compare {
+                    let floor = if args.compare.is_some() {
                         let floor = hand_written_floor(url, workload.clients, workload.duration);
                         Some(floor.await.map_err(|e| e.to_string())?)
                     } else {
@@ -189,6 +242,63 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
                 }
             }
             if report.violations == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn runtime(flavour: RuntimeArg) -> Option<tokio::runtime::Runtime> {
+    let mut builder = match flavour {
+        RuntimeArg::Current => tokio::runtime::Builder::new_current_thread(),
+        RuntimeArg::Multi => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().build().ok()
+}
+
+/// `--topology redlock`: three scenarios (and rslock) of `--duration` each.
+fn run_redlock(args: &BenchArgs) -> ExitCode {
+    let workload = Workload {
+        clients: args.clients as usize,
+        keys: args.keys as usize,
+        hold: Duration::from_micros(args.hold_us),
+        ttl: Duration::from_millis(args.ttl_ms),
+        duration: Duration::from_secs_f64(args.duration),
+        wait: Waiting::Poll,
+        ..Workload::default()
+    };
+    let Some(runtime) = runtime(args.runtime) else {
+        eprintln!("nxlock bench: cannot start a tokio runtime");
+        return ExitCode::from(2);
+    };
+    let runs = if args.compare.is_some() { 4.0 } else { 3.0 };
+    let bar = progress(args.duration * runs, args.json);
+    let instances = args.instances as usize;
+    let outcome: Result<RedlockReport, String> = runtime.block_on(async {
+        let report = if args.spawn {
+            run_redlock_spawned(instances, &workload, args.compare.is_some()).await
+        } else {
+            run_redlock_memory(instances, &workload).await
+        };
+        report.map_err(|e| e.to_string())
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    match outcome {
+        Err(e) => {
+            eprintln!("nxlock bench: {e}");
+            ExitCode::FAILURE
+        }
+        Ok(report) => {
+            if args.json {
+                println!("{}", report.to_json());
+            } else {
+                println!("{report}");
+            }
+            if report.violations() == 0 {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE

@@ -84,45 +84,18 @@ impl Tally {
     }
 }
 
-/// One node's command bounded by `timeout` on `clock`, its reply classified.
-async fn bounded(
+/// One node's reply, classified.
+async fn classified(
     node: usize,
     reply: impl Future<Output = Result<bool, LockError>>,
-    timeout: Duration,
-    clock: Clock,
 ) -> (usize, NodeReply) {
-    let reply = tokio::select! {
-        biased;
-        reply = reply => match reply {
-            Ok(true) => NodeReply::Yes,
-            Ok(false) => NodeReply::No,
-            Err(LockError::Backend(e)) => NodeReply::Failed(e),
-            Err(other) => NodeReply::Failed(Error::new(ErrorKind::Script, other.to_string())),
-        },
-        () = clock.sleep(timeout) => NodeReply::Failed(Error::new(
-            ErrorKind::Timeout,
-            format!("node {node} did not answer within {timeout:?}"),
-        )),
+    let reply = match reply.await {
+        Ok(true) => NodeReply::Yes,
+        Ok(false) => NodeReply::No,
+        Err(LockError::Backend(e)) => NodeReply::Failed(e),
+        Err(other) => NodeReply::Failed(Error::new(ErrorKind::Script, other.to_string())),
     };
     (node, reply)
-}
-
-/// Counts replies as they arrive; with `fail_fast`, stops once the tally is settled.
-async fn count<S>(pending: &mut S, nodes: usize, quorum: usize, fail_fast: bool) -> Tally
-where
-    S: futures_util::Stream<Item = (usize, NodeReply)> + Unpin,
-{
-    let mut tally = Tally {
-        replies: (0..nodes).map(|_| None).collect(),
-        quorum,
-    };
-    while let Some((node, reply)) = pending.next().await {
-        tally.replies[node] = Some(reply);
-        if fail_fast && tally.settled() {
-            break;
-        }
-    }
-    tally
 }
 
 /// How a fan-out reaches the nodes: how many, the quorum, the per-node timeout, and the
@@ -135,8 +108,47 @@ pub(super) struct Fan<'a> {
 }
 
 impl Fan<'_> {
-    /// Runs `command(node_index)` on every node in parallel, each bounded by the
-    /// per-node timeout. With `fail_fast`, stops waiting once the tally is
+    /// Counts replies as they arrive, until all are in, or (with `fail_fast`) the tally
+    /// is settled, or the per-node timeout passes: every command starts at once, so one
+    /// deadline bounds them all, and the nodes that have not answered by then failed.
+    async fn count<S>(&self, pending: &mut S, fail_fast: bool) -> Tally
+    where
+        S: futures_util::Stream<Item = (usize, NodeReply)> + Unpin,
+    {
+        let mut tally = Tally {
+            replies: (0..self.nodes).map(|_| None).collect(),
+            quorum: self.quorum,
+        };
+        let deadline = self.clock.sleep(self.timeout);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                biased;
+                next = pending.next() => {
+                    let Some((node, reply)) = next else { break };
+                    tally.replies[node] = Some(reply);
+                    if fail_fast && tally.settled() {
+                        break;
+                    }
+                }
+                () = &mut deadline => {
+                    for (node, reply) in tally.replies.iter_mut().enumerate() {
+                        if reply.is_none() {
+                            *reply = Some(NodeReply::Failed(Error::new(
+                                ErrorKind::Timeout,
+                                format!("node {node} did not answer within {:?}", self.timeout),
+                            )));
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        tally
+    }
+
+    /// Runs `command(node_index)` on every node in parallel, bounded by the per-node
+    /// timeout. With `fail_fast`, stops waiting once the tally is
     /// [settled](Tally::settled); the commands not waited for are dropped (a server may
     /// still run what it received).
     pub(super) async fn run<F, Fut>(&self, fail_fast: bool, command: F) -> Tally
@@ -145,25 +157,32 @@ impl Fan<'_> {
         Fut: Future<Output = Result<bool, LockError>>,
     {
         let mut pending: FuturesUnordered<_> = (0..self.nodes)
-            .map(|node| bounded(node, command(node), self.timeout, self.clock.clone()))
+            .map(|node| classified(node, command(node)))
             .collect();
-        count(&mut pending, self.nodes, self.quorum, fail_fast).await
+        self.count(&mut pending, fail_fast).await
     }
 
-    /// Like [`Fan::run`] with fail-fast, but the commands not waited for run on to the
-    /// end in the background: a release returns once a quorum has answered and still
-    /// reaches every node.
+    /// Like [`Fan::run`] with fail-fast, but the commands not waited for run on in the
+    /// background, for up to the per-node timeout: a release returns once a quorum has
+    /// answered and still reaches every node.
     pub(super) async fn run_detached<F, Fut>(&self, command: F) -> Tally
     where
         F: Fn(usize) -> Fut,
         Fut: Future<Output = Result<bool, LockError>> + Send + 'static,
     {
         let mut pending: FuturesUnordered<_> = (0..self.nodes)
-            .map(|node| bounded(node, command(node), self.timeout, self.clock.clone()))
+            .map(|node| classified(node, command(node)))
             .collect();
-        let tally = count(&mut pending, self.nodes, self.quorum, true).await;
-        if !pending.is_empty() {
-            run_in_background(async move { while pending.next().await.is_some() {} });
+        let tally = self.count(&mut pending, true).await;
+        if !pending.is_empty() && tally.replies.iter().any(Option::is_none) {
+            let (clock, timeout) = (self.clock.clone(), self.timeout);
+            run_in_background(async move {
+                let drain = async { while pending.next().await.is_some() {} };
+                tokio::select! {
+                    () = drain => {}
+                    () = clock.sleep(timeout) => {}
+                }
+            });
         }
         tally
     }
