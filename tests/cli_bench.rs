@@ -198,3 +198,125 @@ fn redis_bench_with_compare_reports_the_floor() {
     assert_eq!(report["backend"], url.as_str());
     assert_eq!(report["violations"], 0);
 }
+
+/// The Redlock report: three scenarios on the double, each with exclusion kept, and the
+/// drift every hold gives up.
+#[test]
+fn redlock_topology_reports_every_scenario_on_the_double() {
+    let report = json(&[
+        "bench",
+        "--topology",
+        "redlock",
+        "--instances",
+        "5",
+        "--clients",
+        "4",
+        "--duration",
+        "0.3",
+        "--json",
+    ]);
+    assert_eq!(
+        keys(&report),
+        [
+            "backend",
+            "clients",
+            "drift_ms",
+            "duration_s",
+            "instances",
+            "keys",
+            "nxlock",
+            "one_blackholed",
+            "one_refused",
+            "ratio",
+            "rslock",
+            "ttl_ms"
+        ]
+    );
+    assert_eq!(report["instances"], 5);
+    assert_eq!(report["drift_ms"], 102, "1% of the 10 s TTL + 2 ms");
+    assert!(report["rslock"].is_null() && report["ratio"].is_null());
+    for scenario in ["nxlock", "one_refused", "one_blackholed"] {
+        let s = &report[scenario];
+        assert_eq!(
+            keys(s),
+            [
+                "acquire_us",
+                "cycles_per_sec",
+                "fairness",
+                "per_client_cycles",
+                "release_us",
+                "success_rate",
+                "validity_lost_ms",
+                "violations"
+            ],
+            "{scenario}"
+        );
+        assert_eq!(s["violations"], 0, "{scenario}");
+        assert_eq!(
+            s["success_rate"], 1.0,
+            "{scenario}: one node of five is no loss"
+        );
+        assert!(s["cycles_per_sec"].as_f64().unwrap() > 0.0, "{scenario}");
+        assert!(
+            s["validity_lost_ms"]["p50"].as_f64().unwrap() >= 102.0,
+            "{scenario}: the drift is always lost"
+        );
+    }
+}
+
+#[test]
+fn redlock_topology_argument_mistakes_are_usage_errors() {
+    for args in [
+        &["bench", "--topology", "redlock", "--compare", "rslock"][..],
+        &["bench", "--topology", "redlock", "--spawn", "--compare"],
+        &[
+            "bench",
+            "--topology",
+            "redlock",
+            "--url",
+            "redis://127.0.0.1:1",
+        ],
+        &["bench", "--topology", "redlock", "--wait", "fair"],
+        &["bench", "--compare", "rslock"],
+        &["bench", "--spawn"],
+        &["bench", "--instances", "3"],
+    ] {
+        let out = nxlock(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?} gave no reason");
+    }
+}
+
+/// nxlock's Redlock and rslock's LockManager on the same spawned servers, in one run.
+#[test]
+fn spawned_redlock_compares_with_rslock() {
+    if let Err(why) = nxlock::testing::RedisServer::spawn() {
+        nxlock::testing::skip_or_fail("nxlock bench --spawn --topology redlock", &why);
+        return;
+    }
+    let report = json(&[
+        "bench",
+        "--spawn",
+        "--topology",
+        "redlock",
+        "--instances",
+        "3",
+        "--compare",
+        "rslock",
+        "--duration",
+        "0.3",
+        "--json",
+    ]);
+    assert_eq!(report["backend"], "spawned redis-server");
+    for scenario in ["nxlock", "rslock", "one_refused", "one_blackholed"] {
+        assert_eq!(report[scenario]["violations"], 0, "{scenario}");
+        assert!(
+            report[scenario]["cycles_per_sec"].as_f64().unwrap() > 0.0,
+            "{scenario}"
+        );
+    }
+    let ratio = report["ratio"].as_f64().unwrap();
+    let expected = report["nxlock"]["cycles_per_sec"].as_f64().unwrap()
+        / report["rslock"]["cycles_per_sec"].as_f64().unwrap();
+    assert!((ratio - expected).abs() < 0.01, "{ratio} vs {expected}");
+}

@@ -203,7 +203,10 @@ fn report(
 }
 
 /// The three scenarios on `instances` in-memory nodes ([`MemoryInstances`]).
-pub async fn run_memory(instances: usize, workload: &Workload) -> Result<RedlockReport, BenchError> {
+pub async fn run_memory(
+    instances: usize,
+    workload: &Workload,
+) -> Result<RedlockReport, BenchError> {
     let set = MemoryInstances::new(instances);
     let last = instances.saturating_sub(1);
     let healthy = redlock_scenario(set.nodes(), "memory", workload).await?;
@@ -227,6 +230,8 @@ pub async fn run_spawned(
     workload: &Workload,
     compare_rslock: bool,
 ) -> Result<RedlockReport, BenchError> {
+    use std::time::Duration;
+
     use lock_redis::{Durability, RedisBackend, RedisInstances, RedisOptions};
 
     let failed = |e: String| BenchError::InvalidWorkload(e);
@@ -239,15 +244,27 @@ pub async fn run_spawned(
         direct.push(backend.map_err(|e| failed(format!("cannot connect to {url}: {e}")))?);
     }
     let label = "spawned redis-server";
-    let healthy = redlock_scenario(direct, label, workload).await?;
-    let rslock = if compare_rslock {
-        let urls = spawned.server_urls();
+    let urls = spawned.server_urls();
+    let rslock = |workload| {
         let make = |name: &LockName, options: LockOptions| {
             Ok(super::rslock::RslockLock::new(&urls, name, options))
         };
-        Some(run_clients(label, workload, || 0, make).await?)
-    } else {
-        None
+        run_clients(label, workload, || 0, make)
+    };
+    // Fresh servers and connections are slower at first: both sides warm up, unmeasured,
+    // before either is measured.
+    let warm_up = Workload {
+        duration: workload.duration.min(Duration::from_millis(500)),
+        ..workload.clone()
+    };
+    redlock_scenario(direct.clone(), label, &warm_up).await?;
+    if compare_rslock {
+        rslock(&warm_up).await?;
+    }
+    let healthy = redlock_scenario(direct, label, workload).await?;
+    let rslock = match compare_rslock {
+        true => Some(rslock(workload).await?),
+        false => None,
     };
     let proxied = spawned
         .backends(RedisOptions::default())

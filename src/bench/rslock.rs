@@ -105,8 +105,8 @@ impl LockGuard for RslockGuard {
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
         match self.manager.extend(&self.lock, ttl).await {
             Ok(lock) => {
-                self.valid_until_ms = self.clock.now_ms()
-                    + i64::try_from(lock.validity_time).unwrap_or(i64::MAX);
+                self.valid_until_ms =
+                    self.clock.now_ms() + i64::try_from(lock.validity_time).unwrap_or(i64::MAX);
                 self.lock = lock;
                 Ok(true)
             }

@@ -112,7 +112,7 @@ impl RedisBackend {
 
     /// `host:port` of the server commands go to now (the master, under Sentinel).
     pub fn address(&self) -> String {
-        self.route.node().address
+        self.route.node().address.clone()
     }
 
     /// Sends one command and converts its reply.
@@ -160,7 +160,7 @@ impl RedisBackend {
         .await
         .map_err(|_| errors::timed_out(limit))?
         .map_err(errors::from_redis)?;
-        Ok((node.address, connection))
+        Ok((node.address.clone(), connection))
     }
 
     /// The script, then `WAIT` (or `WAITAOF`), pipelined on `connection`.

@@ -78,7 +78,7 @@ impl Notifier {
             return Ok(link.clone());
         }
         let limit = self.options.connect_timeout;
-        let client = self.route.node().client;
+        let client = self.route.node().client.clone();
         let pubsub = tokio::time::timeout(limit, client.get_async_pubsub())
             .await
             .map_err(|_| errors::timed_out(limit))?

@@ -7,7 +7,7 @@
 //! name another master, later commands go there. The failed command itself is reported
 //! as a connection error, so a lock's retry policy tries again.
 
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use lock_core::{Error, ErrorKind, Result};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -31,7 +31,8 @@ pub(crate) struct Sentinels {
 }
 
 pub(crate) struct Route {
-    current: RwLock<Node>,
+    /// Shared, so that a command clones a pointer rather than the client's strings.
+    current: RwLock<Arc<Node>>,
     sentinels: Option<Sentinels>,
     options: RedisOptions,
     /// One re-resolution at a time: a failover fails many commands at once.
@@ -49,7 +50,7 @@ impl Route {
         })?;
         let address = client.get_connection_info().addr().to_string();
         Ok(Self {
-            current: RwLock::new(connect(client, address, options).await?),
+            current: RwLock::new(Arc::new(connect(client, address, options).await?)),
             sentinels: None,
             options,
             resolving: tokio::sync::Mutex::new(()),
@@ -61,7 +62,7 @@ impl Route {
         let address = resolve(&sentinels, options).await?;
         let node = connect(client_for(&address)?, address, options).await?;
         Ok(Self {
-            current: RwLock::new(node),
+            current: RwLock::new(Arc::new(node)),
             sentinels: Some(sentinels),
             options,
             resolving: tokio::sync::Mutex::new(()),
@@ -69,7 +70,7 @@ impl Route {
     }
 
     /// The node commands go to now.
-    pub(crate) fn node(&self) -> Node {
+    pub(crate) fn node(&self) -> Arc<Node> {
         self.current
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -102,7 +103,8 @@ impl Route {
                             *self
                                 .current
                                 .write()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner) = node;
+                                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                                Arc::new(node);
                         }
                     }
                 }

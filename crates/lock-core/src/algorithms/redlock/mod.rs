@@ -290,7 +290,11 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
         let ttl = ms_arg(self.ttl_ms);
         let started_us = nodes.clock.now_us();
         // Dropped mid-attempt (the caller cancelled), the partial holds are undone.
-        let mut undo = Undo(Some((nodes.clone(), token.to_owned())));
+        let mut undo = Undo {
+            nodes,
+            token,
+            armed: true,
+        };
         let tally = nodes
             .each(nodes.fail_fast, |node| {
                 Self::take(node, &nodes.key, token, (self.ttl_ms, &ttl), before)
@@ -298,8 +302,8 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
             .await;
         let elapsed_ms = (nodes.clock.now_us() - started_us + 999) / 1000;
         let validity_ms = self.ttl_ms - elapsed_ms - self.drift_ms;
+        undo.armed = false;
         if tally.yes() >= nodes.quorum && validity_ms > 0 {
-            undo.0 = None;
             let valid_until_ms = started_us.div_euclid(1000) + self.ttl_ms - self.drift_ms;
             let guard = RedlockGuard::held(
                 nodes.clone(),
@@ -310,7 +314,6 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
             );
             return Ok(Attempt::Acquired(guard));
         }
-        undo.0 = None;
         nodes.release(token).await;
         if tally.yes() >= nodes.quorum || tally.refused() {
             // The validity ran out, or others hold a majority: back off and retry.
@@ -341,12 +344,16 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
 }
 
 /// Releases an attempt's partial holds in the background if the attempt is dropped.
-struct Undo<B: KvBackend + Clone + 'static>(Option<(Nodes<B>, String)>);
+struct Undo<'a, B: KvBackend + Clone + 'static> {
+    nodes: &'a Nodes<B>,
+    token: &'a str,
+    armed: bool,
+}
 
-impl<B: KvBackend + Clone + 'static> Drop for Undo<B> {
+impl<B: KvBackend + Clone + 'static> Drop for Undo<'_, B> {
     fn drop(&mut self) {
-        if let Some((nodes, token)) = self.0.take() {
-            nodes.release_in_background(token);
+        if self.armed {
+            self.nodes.release_in_background(self.token.to_owned());
         }
     }
 }
