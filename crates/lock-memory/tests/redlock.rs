@@ -138,7 +138,12 @@ async fn a_partial_acquire_is_undone_on_every_node() {
             .unwrap();
     }
     let lock = redlock(&set, RedlockOptions::new().fail_fast(false));
+    let commands = |node| set.node(node).unwrap().stats().commands;
+    let before: Vec<u64> = (0..5).map(commands).collect();
     assert!(matches!(lock.try_acquire().await, Ok(Attempt::Held { .. })));
+    // SET on every node; the undo only where SET may have written: not on 0-2.
+    let sent: Vec<u64> = (0..5).map(|n| commands(n) - before[n]).collect();
+    assert_eq!(sent, [1, 1, 1, 2, 2]);
     for node in 3..5 {
         let value = set.node(node).unwrap().get(&key).await.unwrap();
         assert_eq!(value, None, "node {node} kept the failed attempt's key");

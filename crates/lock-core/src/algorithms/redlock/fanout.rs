@@ -44,9 +44,18 @@ impl Tally {
 
     /// The nodes that answered yes.
     pub(super) fn yes_nodes(&self) -> Vec<usize> {
-        let yes = |r: &Option<NodeReply>| matches!(r, Some(NodeReply::Yes));
+        self.nodes_where(|r| matches!(r, NodeReply::Yes))
+    }
+
+    /// The nodes that answered no.
+    pub(super) fn no_nodes(&self) -> Vec<usize> {
+        self.nodes_where(|r| matches!(r, NodeReply::No))
+    }
+
+    fn nodes_where(&self, f: impl Fn(&NodeReply) -> bool) -> Vec<usize> {
+        let matching = |r: &Option<NodeReply>| r.as_ref().is_some_and(&f);
         (0..self.replies.len())
-            .filter(|&i| yes(&self.replies[i]))
+            .filter(|&i| matching(&self.replies[i]))
             .collect()
     }
 

@@ -135,10 +135,20 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
     /// once the outcome is certain; with fail-fast, slower nodes are released in the
     /// background.
     async fn release(&self, token: &str) -> Tally {
+        self.release_except(token, &[]).await
+    }
+
+    /// [`Nodes::release`], skipping the nodes in `refused`: their `SET NX` found another
+    /// client's key, so they never had ours (they count as answering no).
+    async fn release_except(&self, token: &str, refused: &[usize]) -> Tally {
         let token: Arc<str> = Arc::from(token);
         let delete = |i: usize| {
             let (node, key, token) = (self.nodes[i].clone(), self.key.clone(), token.clone());
+            let skip = refused.contains(&i);
             async move {
+                if skip {
+                    return Ok(false);
+                }
                 let reply = node
                     .eval(&COMPARE_AND_DELETE, &[&key], &[token.as_bytes()])
                     .await?;
@@ -314,7 +324,7 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
             );
             return Ok(Attempt::Acquired(guard));
         }
-        nodes.release(token).await;
+        nodes.release_except(token, &tally.no_nodes()).await;
         if tally.yes() >= nodes.quorum || tally.refused() {
             // The validity ran out, or others hold a majority: back off and retry.
             return Ok(Attempt::Held { holder_ttl: None });
