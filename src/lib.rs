@@ -40,13 +40,13 @@ pub mod bench;
 
 pub use lock_conformance as conformance;
 pub use lock_core::{
-    AcquirePolicy, Attempt, Backoff, Clock, CountingBackend, DEFAULT_PATIENCE, Error, ErrorKind,
-    ExpireCondition, FairGuard, FairLock, FencedGuard, FencedLock, KvBackend, Lease, LeaseOptions,
-    LegacyGuard, LegacyLock, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, LockOwner,
-    LostReason, MAX_TTL, Message, Missed, Redlock, RedlockGuard, RedlockOptions, ReentrantGuard,
-    ReentrantLock, ReleaseError, Replicated, Replication, Result, Retry, Script, ScriptContext,
-    ScriptedGuard, ScriptedLock, SetCondition, SetExpiry, SetOptions, SetReply, Subscription,
-    TokenGuard, TokenLock, Value, Wait, hash_slot, scripts,
+    AcquirePolicy, Attempt, Backoff, Clock, CountingBackend, DEFAULT_PATIENCE, Either, Error,
+    ErrorKind, ExpireCondition, FairGuard, FairLock, FencedGuard, FencedLock, KvBackend, Lease,
+    LeaseOptions, LegacyGuard, LegacyLock, LockAlgorithm, LockError, LockGuard, LockName,
+    LockOptions, LockOwner, LostReason, MAX_TTL, Message, Missed, Redlock, RedlockGuard,
+    RedlockOptions, ReentrantGuard, ReentrantLock, ReleaseError, Replicated, Replication, Result,
+    Retry, Script, ScriptContext, ScriptedGuard, ScriptedLock, SetCondition, SetExpiry, SetOptions,
+    SetReply, Subscription, TokenGuard, TokenLock, Value, Wait, hash_slot, scripts,
 };
 pub use lock_memory::{
     Dump, Faults, KeyDump, Link, MemoryBackend, MemoryHarness, MemoryInstances, MemoryReplicaSet,

@@ -1,6 +1,6 @@
 //! Redlock through `RedisBackend` on 3 and 5 independent real `redis-server` processes:
-//! the lock's behaviours from the conformance suite, and clients contending for one lock
-//! while one instance is killed mid-run.
+//! the lock's behaviours from the conformance suite, clients contending for one lock while
+//! one instance is killed mid-run, and one lock over real and in-memory nodes together.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -10,8 +10,8 @@ use nxlock::conformance::cases::algorithm;
 use nxlock::conformance::{OverlapDetector, Verdict};
 use nxlock::testing::{Durability, RedisInstances, skip_or_fail};
 use nxlock::{
-    AcquirePolicy, Backoff, Clock, LockAlgorithm, LockGuard, LockName, LockOptions, RedisBackend,
-    RedisOptions, Redlock, RedlockOptions, Retry,
+    AcquirePolicy, Backoff, Clock, Either, LockAlgorithm, LockGuard, LockName, LockOptions,
+    RedisBackend, RedisOptions, Redlock, RedlockOptions, Retry,
 };
 use rstest::rstest;
 
@@ -143,4 +143,34 @@ async fn killing_one_instance_mid_run_keeps_exclusion_and_progress(#[case] n: us
             "a hold on {held:?} is no majority of {n}"
         );
     }
+}
+
+/// One Redlock over nodes of two kinds: three real instances and two in-memory doubles.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_lock_over_mixed_kinds_of_nodes() {
+    let Some((instances, backends)) = spawn(3, "redlock_redis").await else {
+        return;
+    };
+    let doubles = nxlock::MemoryInstances::new(2);
+    let mut nodes: Vec<Either<RedisBackend, nxlock::MemoryBackend>> =
+        backends.into_iter().map(Either::Left).collect();
+    nodes.extend(doubles.nodes().into_iter().map(Either::Right));
+    let name = LockName::new("redlock:mixed").unwrap();
+    let options = LockOptions::new()
+        .clock(Clock::system())
+        .policy(AcquirePolicy::try_once());
+    let lock = Redlock::with_options(nodes.clone(), &name, options.clone()).unwrap();
+    let rival = Redlock::with_options(nodes, &name, options).unwrap();
+    instances.kill(0).unwrap();
+    doubles.kill(0).unwrap();
+    let guard = lock
+        .try_acquire()
+        .await
+        .unwrap()
+        .acquired()
+        .expect("3 of 5 up");
+    assert_eq!(guard.held_nodes(), &[1, 2, 4]);
+    assert!(rival.try_acquire().await.unwrap().acquired().is_none());
+    assert!(guard.release().await.unwrap());
+    assert!(rival.try_acquire().await.unwrap().acquired().is_some());
 }

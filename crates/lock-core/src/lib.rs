@@ -22,6 +22,7 @@ mod algorithms;
 mod backend;
 mod clock;
 mod counting;
+mod either;
 mod error;
 mod keys;
 mod lease;
@@ -43,6 +44,7 @@ pub use algorithms::{
 pub use backend::{ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOptions, SetReply};
 pub use clock::Clock;
 pub use counting::CountingBackend;
+pub use either::Either;
 pub use error::{Error, ErrorKind, Result};
 pub use keys::{LockName, hash_slot};
 pub use lease::{Lease, LeaseOptions, LostReason};

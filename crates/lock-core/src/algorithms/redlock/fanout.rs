@@ -71,6 +71,14 @@ impl Tally {
         self.no() > self.replies.len() - self.quorum
     }
 
+    /// Whether an acquire that failed was refused (someone else holds the lock) rather
+    /// than cut short by failures: some node refused, and no fewer than failed. Fail-fast
+    /// stops counting early, so this does not wait for refusals alone to decide.
+    pub(super) fn mostly_refused(&self) -> bool {
+        let failed = self.count(|r| matches!(r, NodeReply::Failed(_)));
+        self.no() > 0 && self.no() >= failed
+    }
+
     /// [`LockError::NoQuorum`] for `key`, carrying the last failure.
     pub(super) fn no_quorum(&self, key: &[u8]) -> LockError {
         let last_error = self
@@ -238,5 +246,10 @@ mod tests {
         let t = tally(&[no, no, no, yes, yes], 3);
         assert!(t.settled() && t.refused());
         assert_eq!(t.yes_nodes(), vec![3, 4]);
+        // Cut short by fail-fast: two refusals and one failure settle it; refused.
+        let mut t = tally(&[no, down, no, yes, yes], 3);
+        t.replies[3] = None;
+        t.replies[4] = None;
+        assert!(t.settled() && !t.refused() && t.mostly_refused());
     }
 }

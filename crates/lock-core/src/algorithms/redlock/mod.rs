@@ -171,8 +171,8 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
     }
 }
 
-/// The Redlock algorithm over N independent nodes (any [`KvBackend`]s of one type; wrap
-/// different kinds in one enum to mix them).
+/// The Redlock algorithm over N independent nodes: any [`KvBackend`]s of one type; mix
+/// kinds with [`Either`](crate::Either).
 ///
 /// - acquire: every node at once, `SET key token NX PX ttl` (after an attempt whose
 ///   outcome is unknown, [`ACQUIRE_OR_PTTL`], which recognises our own token), each
@@ -325,8 +325,8 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
             return Ok(Attempt::Acquired(guard));
         }
         nodes.release_except(token, &tally.no_nodes()).await;
-        if tally.yes() >= nodes.quorum || tally.refused() {
-            // The validity ran out, or others hold a majority: back off and retry.
+        if tally.yes() >= nodes.quorum || tally.mostly_refused() {
+            // The validity ran out, or others hold the lock: back off and retry.
             return Ok(Attempt::Held { holder_ttl: None });
         }
         Err(tally.no_quorum(&nodes.key))
