@@ -303,3 +303,17 @@ async fn bad_configurations_are_refused() {
         "no node 3: the set has 3 nodes"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_drifting_node_expires_the_lock_early_and_alone() {
+    let set = MemoryInstances::new(3);
+    set.set_drift(2, 0.5).unwrap(); // node 2's clock runs 50% fast
+    let lock = redlock(&set, RedlockOptions::new().fail_fast(false));
+    let guard = acquired(&lock).await;
+    set.advance(Duration::from_secs(8)); // 12 s on node 2: past the 10 s TTL there
+    assert_eq!(holders(&set).await, vec![0, 1]);
+    let node_clock = set.node_clock(2).unwrap();
+    assert_eq!(node_clock.now_ms() - set.clock().now_ms(), 4_000);
+    // Still a majority: the hold stands, and its release says so.
+    assert!(guard.release().await.unwrap());
+}
