@@ -295,6 +295,10 @@ async fn bad_configurations_are_refused() {
     let short = LockOptions::new().ttl(Duration::from_millis(2));
     let all_drift = Redlock::with_options(set.nodes(), &name(), short);
     assert!(matches!(all_drift, Err(LockError::InvalidConfig(_))));
+    let mut huge = RedlockOptions::new();
+    huge.drift_floor = Duration::MAX;
+    let huge = Redlock::with_redlock_options(set.nodes(), &name(), LockOptions::new(), huge);
+    assert!(matches!(huge, Err(LockError::InvalidConfig(_))));
     let zero = RedlockOptions::new().node_timeout(Duration::ZERO);
     let zero = Redlock::with_redlock_options(set.nodes(), &name(), LockOptions::new(), zero);
     assert!(matches!(zero, Err(LockError::InvalidConfig(_))));

@@ -1,5 +1,5 @@
-//! One command sent to every node at once, each bounded by the per-node timeout, and
-//! the replies counted as they arrive.
+//! One command sent to every node at once, bounded by the per-node timeout (one
+//! deadline, as they all start together), and the replies counted as they arrive.
 
 use std::future::Future;
 use std::time::Duration;

@@ -78,7 +78,7 @@ struct Drift {
 impl Drift {
     /// The drift for `ttl_ms`, or [`LockError::InvalidConfig`] if it leaves no validity.
     fn checked_ms(self, ttl_ms: i64) -> Result<i64, LockError> {
-        let drift_ms = (ttl_ms as f64 * self.factor) as i64 + self.floor_ms;
+        let drift_ms = ((ttl_ms as f64 * self.factor) as i64).saturating_add(self.floor_ms);
         if drift_ms >= ttl_ms {
             return Err(LockError::InvalidConfig(format!(
                 "a {ttl_ms} ms ttl leaves no validity after {drift_ms} ms of drift"
@@ -179,7 +179,8 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
 ///   bounded by [`RedlockOptions::node_timeout`]. Acquired when a quorum of the
 ///   **configured** N (N/2 + 1) said yes and the validity `ttl - elapsed - drift` is
 ///   still positive, `elapsed` counted from this attempt's own start. Otherwise the
-///   attempt is undone on **every** node, including those that seemed to fail, and
+///   attempt is undone on **every** node that may hold it, those that seemed to fail
+///   included (only nodes whose `SET NX` found another client's key are spared), and
 ///   retried by the lock's [`AcquirePolicy`](crate::AcquirePolicy) (jittered backoff).
 /// - release: compare-and-delete on every node; extend: compare-and-PEXPIRE on every
 ///   node, kept when a quorum extended and the validity counted from the extend's start
