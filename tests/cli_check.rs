@@ -12,6 +12,21 @@ fn nxlock(args: &[&str]) -> std::process::Output {
         .expect("run nxlock")
 }
 
+/// `nxlock check ARGS`, which must succeed with 0 failed on `topology`: its JSON.
+fn passing_check(args: &[&str], topology: &str) -> serde_json::Value {
+    let out = nxlock(args);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["topology"], topology);
+    assert_eq!(json["failed"], 0);
+    json
+}
+
 #[test]
 fn check_json_has_exactly_the_documented_fields() {
     let out = nxlock(&["check", "--json"]);
@@ -112,15 +127,10 @@ fn assert_the_failover_cases(json: &serde_json::Value) {
 
 #[test]
 fn topology_replicated_runs_the_failover_cases_on_the_double() {
-    let out = nxlock(&["check", "--topology", "replicated", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let json = passing_check(
+        &["check", "--topology", "replicated", "--json"],
+        "replicated",
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(json["topology"], "replicated");
-    assert_eq!(json["failed"], 0);
     assert_only_skipped(
         &json,
         "redlock::",
@@ -179,15 +189,7 @@ fn assert_the_redlock_cases(json: &serde_json::Value) {
 
 #[test]
 fn topology_redlock_runs_the_redlock_cases_on_the_double() {
-    let out = nxlock(&["check", "--topology", "redlock", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(json["topology"], "redlock");
-    assert_eq!(json["failed"], 0);
+    let json = passing_check(&["check", "--topology", "redlock", "--json"], "redlock");
     assert_only_skipped(
         &json,
         "replication::",
@@ -212,16 +214,7 @@ fn spawn_topology_redlock_runs_the_redlock_cases_on_real_instances() {
         "3",
         "--json",
     ];
-    let out = nxlock(&args);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(json["topology"], "redlock");
-    assert_eq!(json["failed"], 0);
+    let json = passing_check(&args, "redlock");
     assert_the_redlock_cases(&json);
 }
 
@@ -246,16 +239,10 @@ fn spawn_topology_replicated_reproduces_the_loss_on_real_processes() {
         nxlock::testing::skip_or_fail("nxlock check --spawn --topology replicated", &why);
         return;
     }
-    let out = nxlock(&["check", "--spawn", "--topology", "replicated", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let json = passing_check(
+        &["check", "--spawn", "--topology", "replicated", "--json"],
+        "replicated",
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(json["topology"], "replicated");
-    assert_eq!(json["failed"], 0);
     assert_the_failover_cases(&json);
     let cases = json["cases"].as_array().unwrap();
     for case in cases.iter().filter(|c| c["outcome"] == "skipped") {

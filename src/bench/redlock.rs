@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use lock_core::{CountingBackend, KvBackend, LockName, LockOptions, Redlock};
+use lock_core::{CountingBackend, KvBackend, LockName, LockOptions, Redlock, RedlockOptions};
 use lock_memory::MemoryInstances;
 use serde::Serialize;
 
@@ -171,10 +171,6 @@ async fn redlock_scenario<B: KvBackend + Clone + 'static>(
     run_clients(label, workload, commands, make).await
 }
 
-fn drift_ms(workload: &Workload) -> i64 {
-    i64::try_from(workload.ttl.as_millis()).unwrap_or(i64::MAX) / 100 + 2
-}
-
 fn report(
     backend: &str,
     instances: usize,
@@ -193,7 +189,7 @@ fn report(
         keys: workload.keys,
         ttl_ms: u64::try_from(workload.ttl.as_millis()).unwrap_or(u64::MAX),
         duration_s: workload.duration.as_secs_f64(),
-        drift_ms: drift_ms(workload),
+        drift_ms: RedlockOptions::default().drift_ms(workload.ttl),
         nxlock: Scenario::of(&healthy),
         rslock: rslock.as_ref().map(Scenario::of),
         ratio,

@@ -221,32 +221,39 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         }
         result
     });
+    finish(bar, outcome, |(report, floor)| {
+        if args.json {
+            println!("{}", report.to_json());
+        } else {
+            println!("{report}");
+            if let Some(floor) = floor {
+                println!(
+                    "hand-written redis-rs floor {floor:.0} cycles/s; nxlock/floor = {:.3}",
+                    report.cycles_per_sec / floor
+                );
+            }
+        }
+        report.violations
+    })
+}
+
+/// Clears the progress bar, then prints the error, or the report through `print`, which
+/// answers the violations it saw: the exit code.
+fn finish<R>(
+    bar: Option<ProgressBar>,
+    outcome: Result<R, String>,
+    print: impl FnOnce(R) -> usize,
+) -> ExitCode {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    match outcome {
+    match outcome.map(print) {
         Err(e) => {
             eprintln!("nxlock bench: {e}");
             ExitCode::FAILURE
         }
-        Ok((report, floor)) => {
-            if args.json {
-                println!("{}", report.to_json());
-            } else {
-                println!("{report}");
-                if let Some(floor) = floor {
-                    println!(
-                        "hand-written redis-rs floor {floor:.0} cycles/s; nxlock/floor = {:.3}",
-                        report.cycles_per_sec / floor
-                    );
-                }
-            }
-            if report.violations == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
+        Ok(0) => ExitCode::SUCCESS,
+        Ok(_violations) => ExitCode::FAILURE,
     }
 }
 
@@ -284,25 +291,12 @@ fn run_redlock(args: &BenchArgs) -> ExitCode {
         };
         report.map_err(|e| e.to_string())
     });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    match outcome {
-        Err(e) => {
-            eprintln!("nxlock bench: {e}");
-            ExitCode::FAILURE
+    finish(bar, outcome, |report| {
+        if args.json {
+            println!("{}", report.to_json());
+        } else {
+            println!("{report}");
         }
-        Ok(report) => {
-            if args.json {
-                println!("{}", report.to_json());
-            } else {
-                println!("{report}");
-            }
-            if report.violations() == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            }
-        }
-    }
+        report.violations()
+    })
 }

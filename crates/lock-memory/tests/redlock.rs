@@ -321,3 +321,18 @@ async fn a_drifting_node_expires_the_lock_early_and_alone() {
     // Still a majority: the hold stands, and its release says so.
     assert!(guard.release().await.unwrap());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_keeps_a_redlock_past_its_ttl_and_reports_losing_the_majority() {
+    use lock_core::{Lease, LeaseOptions, LostReason};
+    let set = MemoryInstances::new(3);
+    let lock = redlock(&set, RedlockOptions::new().fail_fast(false));
+    let lease = Lease::start(acquired(&lock).await, LeaseOptions::new(TTL));
+    tokio::time::sleep(TTL * 3).await;
+    let rival = redlock(&set, RedlockOptions::new().fail_fast(false));
+    assert!(rival.try_acquire().await.unwrap().acquired().is_none());
+    // Two of three nodes forget the lock: the next renewal finds no majority.
+    set.restart(0, Persistence::None).unwrap();
+    set.restart(1, Persistence::None).unwrap();
+    assert_eq!(lease.lost().await, LostReason::NotHeld);
+}

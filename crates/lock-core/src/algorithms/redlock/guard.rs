@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::{Drift, Nodes};
+use super::{Nodes, RedlockOptions, valid_until_ms};
 use crate::algorithms::{int_reply, ms_arg};
 use crate::lock::{ReleaseError, ttl_ms};
 use crate::scripts::COMPARE_AND_PEXPIRE;
@@ -16,7 +16,8 @@ pub struct RedlockGuard<B: KvBackend + Clone + 'static> {
     token: String,
     valid_until_ms: i64,
     held: Vec<usize>,
-    drift: Drift,
+    /// For an extend's drift.
+    redlock: RedlockOptions,
     armed: bool,
 }
 
@@ -26,14 +27,14 @@ impl<B: KvBackend + Clone + 'static> RedlockGuard<B> {
         token: String,
         valid_until_ms: i64,
         held: Vec<usize>,
-        drift: Drift,
+        redlock: RedlockOptions,
     ) -> Self {
         Self {
             nodes,
             token,
             valid_until_ms,
             held,
-            drift,
+            redlock,
             armed: true,
         }
     }
@@ -91,7 +92,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for RedlockGuard<B> {
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
         let ttl_ms = ttl_ms(ttl)?;
         let nodes = &self.nodes;
-        let drift_ms = self.drift.checked_ms(ttl_ms)?;
+        let drift_ms = self.redlock.checked_drift_ms(ttl_ms)?;
         let started_us = nodes.clock.now_us();
         let (token, ttl) = (self.token.as_bytes(), ms_arg(ttl_ms));
         let tally = nodes
@@ -105,9 +106,9 @@ impl<B: KvBackend + Clone + 'static> LockGuard for RedlockGuard<B> {
                 }
             })
             .await;
-        let elapsed_ms = (nodes.clock.now_us() - started_us + 999) / 1000;
-        if tally.yes() >= nodes.quorum && ttl_ms - elapsed_ms - drift_ms > 0 {
-            self.valid_until_ms = started_us.div_euclid(1000) + ttl_ms - drift_ms;
+        let valid_until = valid_until_ms(&nodes.clock, started_us, ttl_ms, drift_ms);
+        if let Some(valid_until) = valid_until.filter(|_| tally.yes() >= nodes.quorum) {
+            self.valid_until_ms = valid_until;
             self.held = tally.yes_nodes();
             return Ok(true);
         }

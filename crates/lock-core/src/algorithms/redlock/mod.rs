@@ -66,19 +66,19 @@ impl RedlockOptions {
         self.fail_fast = fail_fast;
         self
     }
-}
 
-/// The clock drift a hold allows for: `ttl * factor + floor`.
-#[derive(Clone, Copy, Debug)]
-struct Drift {
-    factor: f64,
-    floor_ms: i64,
-}
+    /// The drift allowance of a hold of `ttl`: `ttl * drift_factor + drift_floor`, in
+    /// whole milliseconds (saturating).
+    pub fn drift_ms(&self, ttl: Duration) -> i64 {
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        ((ms(ttl) as f64 * self.drift_factor) as i64).saturating_add(ms(self.drift_floor))
+    }
 
-impl Drift {
-    /// The drift for `ttl_ms`, or [`LockError::InvalidConfig`] if it leaves no validity.
-    fn checked_ms(self, ttl_ms: i64) -> Result<i64, LockError> {
-        let drift_ms = ((ttl_ms as f64 * self.factor) as i64).saturating_add(self.floor_ms);
+    /// [`RedlockOptions::drift_ms`] of a `ttl_ms` hold, or [`LockError::InvalidConfig`] if
+    /// it leaves no validity.
+    fn checked_drift_ms(&self, ttl_ms: i64) -> Result<i64, LockError> {
+        let ttl = Duration::from_millis(u64::try_from(ttl_ms).unwrap_or(0));
+        let drift_ms = self.drift_ms(ttl);
         if drift_ms >= ttl_ms {
             return Err(LockError::InvalidConfig(format!(
                 "a {ttl_ms} ms ttl leaves no validity after {drift_ms} ms of drift"
@@ -86,6 +86,14 @@ impl Drift {
         }
         Ok(drift_ms)
     }
+}
+
+/// The deadline of a hold of `ttl_ms` less `drift_ms` whose acquire (or extend) started
+/// at `started_us` on `clock`, if it is still ahead: `None` once the time spent has eaten
+/// the validity. Never overstates: the start is rounded down, the time spent up.
+fn valid_until_ms(clock: &Clock, started_us: i64, ttl_ms: i64, drift_ms: i64) -> Option<i64> {
+    let elapsed_ms = (clock.now_us() - started_us + 999) / 1000;
+    (ttl_ms - elapsed_ms - drift_ms > 0).then(|| started_us.div_euclid(1000) + ttl_ms - drift_ms)
 }
 
 /// What every Redlock call works with, shared by the lock and its guards.
@@ -135,16 +143,25 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
     /// once the outcome is certain; with fail-fast, slower nodes are released in the
     /// background.
     async fn release(&self, token: &str) -> Tally {
-        self.release_except(token, &[]).await
+        self.delete(token, &[], self.fail_fast).await
     }
 
-    /// [`Nodes::release`], skipping the nodes in `refused`: their `SET NX` found another
-    /// client's key, so they never had ours (they count as answering no).
-    async fn release_except(&self, token: &str, refused: &[usize]) -> Tally {
+    /// Undoes a failed attempt: compare-and-delete on every node but those in `refused`
+    /// (their `SET NX` found another client's key, so they never had ours), waiting for
+    /// all of them. Never in the background: the next attempt writes the same token, and
+    /// an undo arriving after it would delete the new hold.
+    async fn undo(&self, token: &str, refused: &[usize]) {
+        self.delete(token, refused, false).await;
+    }
+
+    /// Compare-and-delete of `token` on every node but those in `skip` (they count as
+    /// answering no); with `detach`, returns once the outcome is certain and finishes
+    /// the others in the background.
+    async fn delete(&self, token: &str, skip: &[usize], detach: bool) -> Tally {
         let token: Arc<str> = Arc::from(token);
         let delete = |i: usize| {
             let (node, key, token) = (self.nodes[i].clone(), self.key.clone(), token.clone());
-            let skip = refused.contains(&i);
+            let skip = skip.contains(&i);
             async move {
                 if skip {
                     return Ok(false);
@@ -155,7 +172,7 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
                 Ok(int_reply(&COMPARE_AND_DELETE, reply)? == 1)
             }
         };
-        if self.fail_fast {
+        if detach {
             self.fan().run_detached(delete).await
         } else {
             self.fan().run(false, delete).await
@@ -202,7 +219,9 @@ pub struct Redlock<B> {
     name: LockName,
     options: LockOptions,
     ttl_ms: i64,
-    drift: Drift,
+    /// `ttl_ms` as a command argument, formatted once.
+    ttl_arg: Vec<u8>,
+    redlock: RedlockOptions,
     drift_ms: i64,
 }
 
@@ -241,11 +260,7 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
                 redlock.drift_factor
             ));
         }
-        let drift = Drift {
-            factor: redlock.drift_factor,
-            floor_ms: i64::try_from(redlock.drift_floor.as_millis()).unwrap_or(i64::MAX),
-        };
-        let drift_ms = drift.checked_ms(ttl_ms)?;
+        let drift_ms = redlock.checked_drift_ms(ttl_ms)?;
         let node_timeout = redlock.node_timeout.unwrap_or_else(|| {
             (options.ttl / 100).clamp(Duration::from_millis(5), Duration::from_millis(50))
         });
@@ -266,7 +281,8 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
             name: name.clone(),
             options,
             ttl_ms,
-            drift,
+            ttl_arg: ms_arg(ttl_ms),
+            redlock,
             drift_ms,
         })
     }
@@ -298,7 +314,7 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
         before: Before,
     ) -> Result<Attempt<RedlockGuard<B>>, LockError> {
         let nodes = &self.nodes;
-        let ttl = ms_arg(self.ttl_ms);
+        let ttl = &self.ttl_arg;
         let started_us = nodes.clock.now_us();
         // Dropped mid-attempt (the caller cancelled), the partial holds are undone.
         let mut undo = Undo {
@@ -308,24 +324,22 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
         };
         let tally = nodes
             .each(nodes.fail_fast, |node| {
-                Self::take(node, &nodes.key, token, (self.ttl_ms, &ttl), before)
+                Self::take(node, &nodes.key, token, (self.ttl_ms, ttl), before)
             })
             .await;
-        let elapsed_ms = (nodes.clock.now_us() - started_us + 999) / 1000;
-        let validity_ms = self.ttl_ms - elapsed_ms - self.drift_ms;
+        let valid_until = valid_until_ms(&nodes.clock, started_us, self.ttl_ms, self.drift_ms);
         undo.armed = false;
-        if tally.yes() >= nodes.quorum && validity_ms > 0 {
-            let valid_until_ms = started_us.div_euclid(1000) + self.ttl_ms - self.drift_ms;
+        if let Some(valid_until_ms) = valid_until.filter(|_| tally.yes() >= nodes.quorum) {
             let guard = RedlockGuard::held(
                 nodes.clone(),
                 token.to_owned(),
                 valid_until_ms,
                 tally.yes_nodes(),
-                self.drift,
+                self.redlock,
             );
             return Ok(Attempt::Acquired(guard));
         }
-        nodes.release_except(token, &tally.no_nodes()).await;
+        nodes.undo(token, &tally.no_nodes()).await;
         if tally.yes() >= nodes.quorum || tally.mostly_refused() {
             // The validity ran out, or others hold the lock: back off and retry.
             return Ok(Attempt::Held { holder_ttl: None });
