@@ -33,11 +33,14 @@ pub enum ErrorKind {
     Response,
     /// The backend was configured wrongly (an unparsable URL, say).
     InvalidConfig,
+    /// Redis Cluster: one command's keys hash to different slots
+    /// (`CROSSSLOT Keys in request don't hash to the same slot`).
+    CrossSlot,
 }
 
 impl ErrorKind {
     /// Every kind, for tools that list or parse them.
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::InvalidExpire,
         ErrorKind::NotInteger,
         ErrorKind::Overflow,
@@ -50,6 +53,7 @@ impl ErrorKind {
         ErrorKind::Unsupported,
         ErrorKind::Response,
         ErrorKind::InvalidConfig,
+        ErrorKind::CrossSlot,
     ];
 
     /// The kind's name, as `Debug` spells it (`Timeout`, `WrongType`, …).
@@ -67,6 +71,7 @@ impl ErrorKind {
             ErrorKind::Unsupported => "Unsupported",
             ErrorKind::Response => "Response",
             ErrorKind::InvalidConfig => "InvalidConfig",
+            ErrorKind::CrossSlot => "CrossSlot",
         }
     }
 
@@ -180,10 +185,31 @@ impl Error {
             ErrorKind::WrongType
         } else if text.starts_with("NOSCRIPT") {
             ErrorKind::NoScript
+        } else if text.starts_with("CROSSSLOT") {
+            ErrorKind::CrossSlot
         } else {
             ErrorKind::Response
         };
         Self::new(kind, text)
+    }
+
+    /// `CROSSSLOT Keys in request don't hash to the same slot` (Redis Cluster).
+    pub fn cross_slot() -> Self {
+        Self::new(
+            ErrorKind::CrossSlot,
+            "CROSSSLOT Keys in request don't hash to the same slot",
+        )
+    }
+
+    /// What a Redis Cluster node answers when a script touches a key it does not serve,
+    /// or one command in it spans slots: `ERR Script attempted to access a non local key
+    /// in a cluster node` ([`ErrorKind::Script`]). A server adds ` script: <sha1>, on
+    /// @user_script:<line>.`; an in-process double, which has no Lua line, does not.
+    pub fn non_local_key() -> Self {
+        Self::new(
+            ErrorKind::Script,
+            "ERR Script attempted to access a non local key in a cluster node",
+        )
     }
 
     /// `NOSCRIPT No matching script. Please use EVAL.`

@@ -94,43 +94,17 @@ impl TryFrom<&str> for LockName {
     }
 }
 
-const CRC16_XMODEM: crc::Crc<u16> = crc::Crc::<u16>::new(&crc::CRC_16_XMODEM);
-
-/// The Redis Cluster slot (0..16384) of `key`, honouring hash tags exactly as
-/// `CLUSTER KEYSLOT` does.
-pub fn hash_slot(key: &[u8]) -> u16 {
-    let hashed = key
-        .iter()
-        .position(|&b| b == b'{')
-        .and_then(|open| {
-            let rest = &key[open + 1..];
-            let close = rest.iter().position(|&b| b == b'}')?;
-            (close > 0).then(|| &rest[..close])
-        })
-        .unwrap_or(key);
-    CRC16_XMODEM.checksum(hashed) % 16384
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{common_slot, hash_slot};
 
     #[test]
-    fn slots_match_cluster_keyslot() {
-        // Values from Redis's cluster specification and CLUSTER KEYSLOT.
-        assert_eq!(hash_slot(b"foo"), 12182);
-        assert_eq!(hash_slot(b"bar"), 5061);
-        assert_eq!(hash_slot(b"{foo}.x"), 12182);
-        assert_eq!(
-            hash_slot(b"{user1000}.following"),
-            hash_slot(b"{user1000}.followers")
-        );
-        // An empty tag means the whole key is hashed.
-        assert_ne!(hash_slot(b"{}foo"), hash_slot(b"{}bar"));
-        assert_eq!(
-            hash_slot(b"foo{}{bar}"),
-            CRC16_XMODEM.checksum(b"foo{}{bar}") % 16384
-        );
+    fn every_key_of_a_lock_is_in_one_slot() {
+        let name = LockName::new("orders:42").unwrap();
+        let keys = ["lock", "fence", "issued", "served", "ticket:7", "wake"].map(|s| name.key(s));
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        assert_eq!(common_slot(&keys), Ok(Some(hash_slot(b"orders:42"))));
     }
 
     #[test]

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use lock_core::{
     Clock, Error, ErrorKind, ExpireCondition, KvBackend, Replicated, Replication, Result, Script,
-    SetOptions, SetReply, Subscription, Value,
+    ScriptContext, SetOptions, SetReply, SlotLayout, Subscription, Value,
 };
 use parking_lot::Mutex;
 
+use crate::cluster::{ClusterScope, one_slot};
 use crate::data::Data;
 use crate::dump::{Dump, KeyDump};
 use crate::faults::{Faults, Phase};
@@ -134,6 +135,38 @@ impl MemoryBackend {
         let channels = other.shared.store.lock().channels.clone();
         backend.shared.store.lock().channels = channels;
         backend
+    }
+
+    /// This backend (and its clones) in cluster mode: it refuses what a Redis Cluster whose
+    /// primaries split the slots as `layout` says would refuse, with Redis's error texts:
+    /// `CROSSSLOT` for one command's keys in two slots, and a script's access to a key
+    /// another node serves. Commands on any single slot still work, as through a cluster
+    /// client that routes them.
+    ///
+    /// ```
+    /// use lock_core::{ErrorKind, KvBackend, Script, SlotLayout, Value};
+    /// use lock_memory::MemoryBackend;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let cluster = MemoryBackend::new().with_cluster_rules(SlotLayout::even(3));
+    /// let two_keys = Script::new("two", "return redis.call('DEL', KEYS[1], KEYS[2])")
+    ///     .with_native(|store, keys, _| Ok(Value::Int(store.del(keys)?)));
+    /// let refused = cluster.eval(&two_keys, &[b"orders", b"invoices"], &[]).await.unwrap_err();
+    /// assert_eq!(refused.kind(), ErrorKind::CrossSlot);
+    /// assert_eq!(refused.message(), "CROSSSLOT Keys in request don't hash to the same slot");
+    /// // One hash tag, one slot: allowed.
+    /// assert!(cluster.eval(&two_keys, &[b"{o}:lock", b"{o}:fence"], &[]).await.is_ok());
+    /// # }
+    /// ```
+    pub fn with_cluster_rules(self, layout: SlotLayout) -> Self {
+        self.shared.store.lock().cluster = Some(layout);
+        self
+    }
+
+    /// The slot layout whose rules this backend enforces, if it is in cluster mode.
+    pub fn cluster_rules(&self) -> Option<SlotLayout> {
+        self.shared.store.lock().cluster.clone()
     }
 
     /// Moves the backend's clock forward (keys expire, clock sleeps wake).
@@ -276,6 +309,31 @@ fn no_native_body(script: &Script) -> Error {
     )
 }
 
+/// A native body against `store`, cut short when `interruption` says so, and held to
+/// Redis Cluster's rules when `layout` is set (`CROSSSLOT` for its `KEYS` is not the
+/// body's error, so it is not a script error either).
+fn run_native(
+    store: &mut Store,
+    layout: Option<&SlotLayout>,
+    interruption: Option<(u32, Error)>,
+    body: impl FnOnce(&mut dyn ScriptContext) -> Result<Value>,
+    keys: &[&[u8]],
+) -> Result<Value> {
+    let mut interrupted;
+    let context: &mut dyn ScriptContext = match interruption {
+        Some((after, error)) => {
+            interrupted = Interrupted::new(store, after, error);
+            &mut interrupted
+        }
+        None => store,
+    };
+    match layout {
+        Some(layout) => body(&mut ClusterScope::new(context, layout, keys)?),
+        None => body(context),
+    }
+    .map_err(raised_in_script)
+}
+
 /// An error a script body raised, as Redis reports it: [`ErrorKind::Script`], whatever the
 /// command inside failed with (Redis adds ` script: <sha1>, on @user_script:<line>.` to the
 /// text, which a native body has no line for). Injected faults never reach a body.
@@ -303,10 +361,18 @@ impl KvBackend for MemoryBackend {
         self.run("GETDEL", |s| s.getdel(key)).await
     }
     async fn del(&self, keys: &[&[u8]]) -> Result<i64> {
-        self.run("DEL", |s| s.del(keys)).await
+        self.run("DEL", |s| {
+            one_slot(s.cluster.as_ref(), keys)?;
+            s.del(keys)
+        })
+        .await
     }
     async fn exists(&self, keys: &[&[u8]]) -> Result<i64> {
-        self.run("EXISTS", |s| s.exists(keys)).await
+        self.run("EXISTS", |s| {
+            one_slot(s.cluster.as_ref(), keys)?;
+            s.exists(keys)
+        })
+        .await
     }
     async fn pexpire(&self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool> {
         self.run("PEXPIRE", |s| s.pexpire(key, ms, condition)).await
@@ -336,13 +402,15 @@ impl KvBackend for MemoryBackend {
         let native = script.native().ok_or_else(|| no_native_body(script))?;
         let interruption = self.shared.faults.take_interruption();
         self.run("EVALSHA", |store| {
-            let reply = match interruption {
-                Some((after, error)) => {
-                    native(&mut Interrupted::new(store, after, error), keys, args)
-                }
-                None => native(store, keys, args),
-            };
-            reply.map_err(raised_in_script)
+            let layout = store.cluster.clone();
+            let reply = run_native(
+                store,
+                layout.as_ref(),
+                interruption,
+                |context| native(context, keys, args),
+                keys,
+            );
+            reply
         })
         .await
     }

@@ -25,6 +25,7 @@
 //! ```
 
 mod backend;
+mod cluster;
 mod commands;
 mod data;
 mod dump;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use hashbrown::hash_map::EntryRef;
 
-use lock_core::{Error, Result};
+use lock_core::{Error, Result, SlotLayout};
 
 use crate::data::Data;
 use crate::keyspace::WatchMark;
@@ -90,6 +90,9 @@ pub(crate) struct Store {
     /// [`crate::replication`]), and the keys the current command wrote.
     pub(crate) replication: Option<Arc<Stream>>,
     written: Vec<Vec<u8>>,
+    /// Redis Cluster's key rules, when the backend is in cluster mode (see
+    /// [`crate::cluster`]).
+    pub(crate) cluster: Option<SlotLayout>,
 }
 
 impl Default for Store {
@@ -106,6 +109,7 @@ impl Default for Store {
             channels: Arc::default(),
             replication: None,
             written: Vec::new(),
+            cluster: None,
         }
     }
 }

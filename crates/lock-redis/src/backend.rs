@@ -4,15 +4,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{
-    ErrorKind, ExpireCondition, KvBackend, Replicated, Replication, Result, Script, SetCondition,
-    SetExpiry, SetOptions, SetReply, Subscription, Value,
+    ErrorKind, KvBackend, Replicated, Replication, Result, Script, Subscription, Value,
 };
 use redis::aio::MultiplexedConnection;
 use redis::{Cmd, FromRedisValue};
 
+use crate::commands::one_command_each;
 use crate::pubsub::Notifier;
 use crate::route::{Route, Sentinels};
-use crate::{errors, value};
+use crate::{commands, errors, value};
 
 /// How [`RedisBackend`] connects and waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,139 +244,20 @@ impl RedisBackend {
         keys: &[&[u8]],
         args: &[&[u8]],
     ) -> Result<Value> {
-        let mut cmd = redis::cmd(command);
-        cmd.arg(body).arg(keys.len());
-        for key in keys {
-            cmd.arg(*key);
-        }
-        for arg in args {
-            cmd.arg(*arg);
-        }
-        self.query::<redis::Value>(&cmd)
+        let command = commands::script_command(command, body, keys, args);
+        self.query::<redis::Value>(&command)
             .await
             .map(value::from_redis)
     }
-}
 
-fn set_command(key: &[u8], value: &[u8], options: SetOptions) -> Cmd {
-    let mut cmd = redis::cmd("SET");
-    cmd.arg(key).arg(value);
-    match options.condition {
-        SetCondition::Always => {}
-        SetCondition::IfNotExists => {
-            cmd.arg("NX");
-        }
-        SetCondition::IfExists => {
-            cmd.arg("XX");
-        }
+    /// A lone server takes any keys in one command.
+    fn check_keys(&self, _keys: &[&[u8]]) -> Result<()> {
+        Ok(())
     }
-    if options.get {
-        cmd.arg("GET");
-    }
-    match options.expiry {
-        SetExpiry::Clear => {}
-        SetExpiry::KeepTtl => {
-            cmd.arg("KEEPTTL");
-        }
-        SetExpiry::Ex(s) => {
-            cmd.arg("EX").arg(s);
-        }
-        SetExpiry::Px(ms) => {
-            cmd.arg("PX").arg(ms);
-        }
-        SetExpiry::ExAt(s) => {
-            cmd.arg("EXAT").arg(s);
-        }
-        SetExpiry::PxAt(ms) => {
-            cmd.arg("PXAT").arg(ms);
-        }
-    }
-    cmd
-}
-
-fn expire_command(name: &str, key: &[u8], when: i64, condition: ExpireCondition) -> Cmd {
-    let mut cmd = redis::cmd(name);
-    cmd.arg(key).arg(when);
-    let flag = match condition {
-        ExpireCondition::Always => None,
-        ExpireCondition::IfNoExpiry => Some("NX"),
-        ExpireCondition::IfHasExpiry => Some("XX"),
-        ExpireCondition::IfGreater => Some("GT"),
-        ExpireCondition::IfLess => Some("LT"),
-    };
-    if let Some(flag) = flag {
-        cmd.arg(flag);
-    }
-    cmd
-}
-
-fn key_command(name: &str, key: &[u8]) -> Cmd {
-    let mut cmd = redis::cmd(name);
-    cmd.arg(key);
-    cmd
-}
-
-fn keys_command(name: &str, keys: &[&[u8]]) -> Cmd {
-    let mut cmd = redis::cmd(name);
-    for key in keys {
-        cmd.arg(*key);
-    }
-    cmd
 }
 
 impl KvBackend for RedisBackend {
-    async fn set(&self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply> {
-        let reply: redis::Value = self.query(&set_command(key, value, options)).await?;
-        Ok(match (options.get, reply) {
-            (true, redis::Value::BulkString(old)) => SetReply::OldValue(Some(old)),
-            (true, _) => SetReply::OldValue(None),
-            (false, redis::Value::Nil) => SetReply::NotApplied,
-            (false, _) => SetReply::Applied,
-        })
-    }
-    async fn setnx(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.query(redis::cmd("SETNX").arg(key).arg(value)).await
-    }
-    async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.query(&key_command("GET", key)).await
-    }
-    async fn getset(&self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.query(redis::cmd("GETSET").arg(key).arg(value)).await
-    }
-    async fn getdel(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.query(&key_command("GETDEL", key)).await
-    }
-    async fn del(&self, keys: &[&[u8]]) -> Result<i64> {
-        self.query(&keys_command("DEL", keys)).await
-    }
-    async fn exists(&self, keys: &[&[u8]]) -> Result<i64> {
-        self.query(&keys_command("EXISTS", keys)).await
-    }
-    async fn pexpire(&self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool> {
-        self.query(&expire_command("PEXPIRE", key, ms, condition))
-            .await
-    }
-    async fn pexpireat(
-        &self,
-        key: &[u8],
-        unix_ms: i64,
-        condition: ExpireCondition,
-    ) -> Result<bool> {
-        self.query(&expire_command("PEXPIREAT", key, unix_ms, condition))
-            .await
-    }
-    async fn pttl(&self, key: &[u8]) -> Result<i64> {
-        self.query(&key_command("PTTL", key)).await
-    }
-    async fn ttl(&self, key: &[u8]) -> Result<i64> {
-        self.query(&key_command("TTL", key)).await
-    }
-    async fn persist(&self, key: &[u8]) -> Result<bool> {
-        self.query(&key_command("PERSIST", key)).await
-    }
-    async fn incr(&self, key: &[u8]) -> Result<i64> {
-        self.query(&key_command("INCR", key)).await
-    }
+    one_command_each!();
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
         match self.run_script("EVALSHA", script.sha1(), keys, args).await {
             Err(e) if e.kind() == ErrorKind::NoScript => {
@@ -413,10 +294,6 @@ impl KvBackend for RedisBackend {
                 outcome
             }
         }
-    }
-    async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
-        self.query(redis::cmd("PUBLISH").arg(channel).arg(message))
-            .await
     }
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         self.notifier.subscribe(channel).await

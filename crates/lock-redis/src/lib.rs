@@ -5,6 +5,10 @@
 //! on a free loopback port for tests.
 
 mod backend;
+pub mod cluster;
+#[cfg(feature = "cluster")]
+mod cluster_backend;
+mod commands;
 mod errors;
 #[cfg(feature = "conformance")]
 mod harness;
@@ -19,6 +23,9 @@ pub mod server;
 mod value;
 
 pub use backend::{RedisBackend, RedisOptions};
+pub use cluster::RedisCluster;
+#[cfg(feature = "cluster")]
+pub use cluster_backend::{ClusterBackend, ClusterOptions};
 #[cfg(feature = "conformance")]
 pub use harness::{RedisHarness, ReplicatedRedisHarness, SentinelHarness};
 pub use instances::{Durability, RedisInstances};

@@ -128,6 +128,17 @@ impl RedisServer {
         Err(last_error)
     }
 
+    /// [`RedisServer::spawn_with`] on `port` (one try: the caller chose the port).
+    pub fn spawn_on(port: u16, extra: &[String]) -> Result<Self, String> {
+        let mut server = RedisServer {
+            child: None,
+            port,
+            extra: extra.to_vec(),
+        };
+        server.start()?;
+        Ok(server)
+    }
+
     fn start(&mut self) -> Result<(), String> {
         // A config file must come first on the command line.
         let (file, options): (Vec<&String>, Vec<&String>) =

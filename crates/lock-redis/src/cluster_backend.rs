@@ -1,0 +1,279 @@
+//! [`ClusterBackend`]: [`KvBackend`] over a Redis Cluster, through redis-rs's
+//! `cluster-async` client.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{
+    Error, ErrorKind, KvBackend, Replicated, Replication, Result, Script, Subscription, Value,
+    common_slot,
+};
+use redis::cluster::ClusterClientBuilder;
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+use redis::{Cmd, FromRedisValue};
+
+use crate::commands::{self, one_command_each};
+use crate::pubsub::Notifier;
+use crate::route;
+use crate::{RedisOptions, errors, value};
+
+/// How [`ClusterBackend`] waits and retries.
+///
+/// redis-rs's defaults (16 retries, waits from 1,280 ms) suit a cache, not a lock whose
+/// TTL is seconds: these retry a redirection or a node's hiccup a few times within
+/// milliseconds, and leave longer outages to the lock's own [`AcquirePolicy`].
+///
+/// [`AcquirePolicy`]: lock_core::AcquirePolicy
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClusterOptions {
+    /// The longest one command may take, redirections and retries included; then it fails
+    /// with [`ErrorKind::Timeout`]. Default 2 s.
+    pub command_timeout: Duration,
+    /// The longest one node may take to answer one attempt. Default 500 ms.
+    pub response_timeout: Duration,
+    /// The longest a connection to a node may take to open. Default 1 s.
+    pub connect_timeout: Duration,
+    /// How often a command is retried after a redirection, `TRYAGAIN`, `CLUSTERDOWN` or a
+    /// lost node. Default 4.
+    pub retries: u32,
+    /// The longest wait between two retries. Default 200 ms (the shortest is 10 ms).
+    pub max_retry_wait: Duration,
+}
+
+impl Default for ClusterOptions {
+    fn default() -> Self {
+        Self {
+            command_timeout: Duration::from_secs(2),
+            response_timeout: Duration::from_millis(500),
+            connect_timeout: Duration::from_secs(1),
+            retries: 4,
+            max_retry_wait: Duration::from_millis(200),
+        }
+    }
+}
+
+/// A [`KvBackend`] on a Redis Cluster.
+///
+/// - Built from one or more nodes' URLs (`redis://host:port`); the client learns the rest
+///   of the cluster from them and follows `MOVED` (refreshing its slot map) and `ASK`.
+/// - Every command goes to its key's slot's primary; a script goes to its first key's.
+///   One command whose keys span slots (`DEL a b`, a script's `KEYS`) is refused here,
+///   without a round trip, with Redis's own `CROSSSLOT` error
+///   ([`ErrorKind::Crossslot`](lock_core::ErrorKind::CrossSlot)), instead of being split
+///   across nodes as redis-rs would: a lock's keys must share one hash tag, and every
+///   [`LockName`](lock_core::LockName)'s do.
+/// - Scripts run with `EVALSHA`, and with `EVAL` on `NOSCRIPT` (each node has its own
+///   script cache).
+/// - [`eval_replicated`](KvBackend::eval_replicated) runs the script and `WAIT` on a
+///   connection of their own, both routed to the script's slot's primary: redis-rs would
+///   otherwise send `WAIT` to every primary and answer the smallest count.
+/// - Wake-ups: lock scripts `PUBLISH`, which a cluster delivers to subscribers on every
+///   node, so subscriptions are made on one pub/sub connection to the first node given.
+/// - Redirections and cluster-down replies that outlast the retries are
+///   [`ErrorKind::Connection`]: nothing ran, and a lock's retry policy tries again.
+#[derive(Clone)]
+pub struct ClusterBackend {
+    connection: ClusterConnection,
+    options: ClusterOptions,
+    notifier: Arc<Notifier>,
+    /// A second cluster connection for script + WAIT, used by one call at a time.
+    replicated: Arc<tokio::sync::Mutex<ClusterConnection>>,
+}
+
+impl std::fmt::Debug for ClusterBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterBackend")
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl ClusterBackend {
+    /// Connects to the cluster that `nodes` (URLs of one or more of its nodes) belong to,
+    /// with default [`ClusterOptions`].
+    pub async fn connect(nodes: &[&str]) -> Result<Self> {
+        Self::connect_with(nodes, ClusterOptions::default()).await
+    }
+
+    /// Connects to the cluster that `nodes` belong to.
+    pub async fn connect_with(nodes: &[&str], options: ClusterOptions) -> Result<Self> {
+        let Some(first) = nodes.first() else {
+            return Err(Error::new(
+                ErrorKind::InvalidConfig,
+                "a cluster needs at least one node URL",
+            ));
+        };
+        let client = ClusterClientBuilder::new(nodes.to_vec())
+            .retries(options.retries)
+            .min_retry_wait(10)
+            .max_retry_wait(options.max_retry_wait.as_millis().max(11) as u64)
+            .retry_wait_formula(10, 2)
+            .connection_timeout(options.connect_timeout)
+            .response_timeout(options.response_timeout)
+            .overall_response_timeout(Some(options.command_timeout))
+            .build()
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidConfig,
+                    format!("invalid cluster node URLs {nodes:?}: {e}"),
+                )
+            })?;
+        let connect = || async {
+            let limit = options.connect_timeout + options.command_timeout;
+            tokio::time::timeout(limit, client.get_async_connection())
+                .await
+                .map_err(|_| errors::timed_out(limit))?
+                .map_err(from_cluster)
+        };
+        let connection = connect().await?;
+        let replicated = connect().await?;
+        let single = RedisOptions {
+            command_timeout: options.command_timeout,
+            connect_timeout: options.connect_timeout,
+        };
+        let pubsub_node = Arc::new(route::Route::fixed(first, single).await?);
+        Ok(Self {
+            connection,
+            options,
+            notifier: Arc::new(Notifier::new(pubsub_node, single)),
+            replicated: Arc::new(tokio::sync::Mutex::new(replicated)),
+        })
+    }
+
+    /// Sends one command, routed by its key, and converts its reply.
+    pub async fn query<T: FromRedisValue>(&self, command: &Cmd) -> Result<T> {
+        let mut connection = self.connection.clone();
+        command
+            .query_async::<T>(&mut connection)
+            .await
+            .map_err(from_cluster)
+    }
+
+    /// Sends one command to the primary that serves `slot` (`CLUSTER COUNTKEYSINSLOT`,
+    /// `WAIT`…, which name no key).
+    pub async fn query_slot<T: FromRedisValue>(&self, command: &Cmd, slot: u16) -> Result<T> {
+        let mut connection = self.connection.clone();
+        let reply = connection
+            .route_command(command.clone(), to_primary(slot))
+            .await
+            .map_err(from_cluster)?;
+        T::from_redis_value(reply)
+            .map_err(|e| Error::new(ErrorKind::Response, format!("unexpected reply: {e}")))
+    }
+
+    /// `EVALSHA sha …` or `EVAL lua …`.
+    async fn run_script(
+        &self,
+        command: &str,
+        body: &str,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+    ) -> Result<Value> {
+        let command = commands::script_command(command, body, keys, args);
+        self.query::<redis::Value>(&command)
+            .await
+            .map(value::from_redis)
+    }
+
+    /// One command's keys must share a slot, as every cluster node requires.
+    fn check_keys(&self, keys: &[&[u8]]) -> Result<()> {
+        common_slot(keys).map(drop)
+    }
+}
+
+fn to_primary(slot: u16) -> RoutingInfo {
+    RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::new(
+        slot,
+        SlotAddr::Master,
+    )))
+}
+
+/// A redis-rs error as an nxlock error; a redirection or an unavailable cluster that
+/// outlasted the retries is [`ErrorKind::Connection`] (nothing ran; try again).
+fn from_cluster(e: redis::RedisError) -> Error {
+    let error = errors::from_redis(e);
+    let unavailable = [
+        "MOVED",
+        "ASK",
+        "TRYAGAIN",
+        "CLUSTERDOWN",
+        "MASTERDOWN",
+        "LOADING",
+    ]
+    .iter()
+    .any(|code| error.message().starts_with(code));
+    if unavailable && error.kind() == ErrorKind::Response {
+        Error::new(ErrorKind::Connection, error.message())
+    } else {
+        error
+    }
+}
+
+impl KvBackend for ClusterBackend {
+    one_command_each!();
+
+    async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
+        self.check_keys(keys)?;
+        match self.run_script("EVALSHA", script.sha1(), keys, args).await {
+            Err(e) if e.kind() == ErrorKind::NoScript => {
+                self.run_script("EVAL", script.lua(), keys, args).await
+            }
+            reply => reply,
+        }
+    }
+
+    async fn eval_replicated(
+        &self,
+        script: &Script,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        replication: &Replication,
+    ) -> Result<Replicated<Value>> {
+        if replication.fsync {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                "ERR WAITAOF needs Redis 7.2; this backend sends WAIT only",
+            ));
+        }
+        let Some(slot) = common_slot(keys)? else {
+            return Err(Error::new(
+                ErrorKind::InvalidConfig,
+                "a replicated script on a cluster needs a key to route it and its WAIT",
+            ));
+        };
+        let mut connection = self.replicated.lock().await;
+        let limit = self.options.command_timeout + replication.timeout;
+        let run = async {
+            let mut reply = None;
+            for (command, body) in [("EVALSHA", script.sha1()), ("EVAL", script.lua())] {
+                let cmd = commands::script_command(command, body, keys, args);
+                match connection.route_command(cmd, to_primary(slot)).await {
+                    Err(e) if e.code() == Some("NOSCRIPT") => continue,
+                    answered => {
+                        reply = Some(answered.map_err(from_cluster)?);
+                        break;
+                    }
+                }
+            }
+            let reply = reply.ok_or_else(|| Error::no_script())?;
+            let mut wait = redis::cmd("WAIT");
+            wait.arg(replication.replicas).arg(replication.timeout_ms());
+            let acknowledged = connection
+                .route_command(wait, to_primary(slot))
+                .await
+                .map_err(from_cluster)?;
+            Ok(Replicated {
+                reply: value::from_redis(reply),
+                acknowledged: i64::from_redis_value(acknowledged).unwrap_or(0),
+            })
+        };
+        tokio::time::timeout(limit, run)
+            .await
+            .unwrap_or_else(|_| Err(errors::timed_out(limit)))
+    }
+
+    async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
+        self.notifier.subscribe(channel).await
+    }
+}
