@@ -49,7 +49,7 @@ pub use lock_core::{
     SetReply, Subscription, TokenGuard, TokenLock, Value, Wait, hash_slot, scripts,
 };
 pub use lock_memory::{
-    Dump, Faults, KeyDump, Link, MemoryBackend, MemoryHarness, MemoryInstances, MemoryReplicaSet,
+    Dump, Faults, KeyDump, Link, MemoryBackend, MemoryClusterHarness, MemoryHarness, MemoryInstances, MemoryReplicaSet,
     MemoryStats, NoSuchNode, Persistence, RedlockHarness, ReplicaSetClient, ReplicaSetHarness,
     Role,
 };

@@ -24,24 +24,36 @@ pub enum Capability {
     /// the controls to kill, black-hole and restart them and to step their clocks: the
     /// Redlock cases.
     MultiInstance,
+    /// The backend is a Redis Cluster (or a double holding to its rules), and
+    /// [`Harness::cluster`](crate::Harness::cluster) says which shard serves which slot:
+    /// the cross-slot cases.
+    Cluster,
+    /// [`Harness::cluster`](crate::Harness::cluster)'s control can also move a slot
+    /// between shards and fail a shard over: the migration and failover cases.
+    ClusterOperations,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 4] = [
+    pub const ALL: [Capability; 6] = [
         Capability::PubSub,
         Capability::TimeControl,
         Capability::Replication,
         Capability::MultiInstance,
+        Capability::Cluster,
+        Capability::ClusterOperations,
     ];
 
-    /// The name reports use: `pubsub`, `time-control`, `replication`, `multi-instance`.
+    /// The name reports use: `pubsub`, `time-control`, `replication`, `multi-instance`,
+    /// `cluster`, `cluster-operations`.
     pub fn name(self) -> &'static str {
         match self {
             Capability::PubSub => "pubsub",
             Capability::TimeControl => "time-control",
             Capability::Replication => "replication",
             Capability::MultiInstance => "multi-instance",
+            Capability::Cluster => "cluster",
+            Capability::ClusterOperations => "cluster-operations",
         }
     }
 

@@ -87,6 +87,37 @@ pub trait Harness: Send + Sync {
     fn instances(&self) -> impl Future<Output = Result<Deployment<Self::Backend>, String>> + Send {
         async { Err("this harness has no independent instances".to_string()) }
     }
+
+    /// The cluster the backend talks to, for the cluster cases: which shard serves which
+    /// slot and, with [`Capability::ClusterOperations`](crate::Capability::ClusterOperations),
+    /// moving slots and failing shards over. Called only when the harness declares
+    /// [`Capability::Cluster`](crate::Capability::Cluster); the default has none.
+    fn cluster(&self) -> impl Future<Output = Result<Box<dyn Cluster>, String>> + Send {
+        async { Err("this harness has no cluster".to_string()) }
+    }
+}
+
+/// A future a [`Cluster`] query returns.
+pub type Answer<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+
+/// Controls the cluster behind a harness's backend ([`Harness::cluster`]). Shards are
+/// numbered from 0 and keep their number across failovers (a shard is a primary and its
+/// replicas). The cluster is shared by every case: a case that moves a slot picks one of
+/// its own keys' slots.
+pub trait Cluster: Send + Sync {
+    /// How many shards serve slots.
+    fn shards(&self) -> usize;
+    /// The shard serving `slot` now.
+    fn shard_of(&self, slot: u16) -> Answer<'_, usize>;
+    /// Starts moving `slot` to shard `to` (`MIGRATING` on its owner, `IMPORTING` there).
+    fn start_migration(&self, slot: u16, to: usize) -> Step<'_>;
+    /// Moves the keys of `slot`, mid-migration, to shard `to` (`MIGRATE`).
+    fn move_keys(&self, slot: u16, to: usize) -> Step<'_>;
+    /// Ends the migration: shard `to` owns `slot` (`CLUSTER SETSLOT … NODE`).
+    fn finish_migration(&self, slot: u16, to: usize) -> Step<'_>;
+    /// A manual failover (`CLUSTER FAILOVER`) of the shard serving `slot`: a replica
+    /// catches up and takes over; returns once every node agrees.
+    fn fail_over(&self, slot: u16) -> Step<'_>;
 }
 
 /// Controls N independent nodes for the Redlock cases ([`Harness::instances`]). Node
@@ -163,9 +194,10 @@ impl<'h, H: Harness> Ctx<'h, H> {
         })
     }
 
-    /// The namespaced key for `name`.
+    /// The namespaced key for `name`: `{<case prefix>}name`, so that every key one case
+    /// names hashes to one Redis Cluster slot and multi-key commands stay legal there.
     pub fn key(&self, name: &str) -> Vec<u8> {
-        self.name(name).into_bytes()
+        format!("{{{}}}{name}", self.prefix).into_bytes()
     }
 
     /// The namespaced name for `name`, as text.
@@ -186,6 +218,11 @@ impl<'h, H: Harness> Ctx<'h, H> {
     /// A fresh replicated deployment for this case (see [`Harness::replicated`]).
     pub async fn replicated(&self) -> Result<(H::Backend, Box<dyn Failover>), String> {
         self.harness.replicated().await
+    }
+
+    /// The cluster behind the backend (see [`Harness::cluster`]).
+    pub async fn cluster(&self) -> Result<Box<dyn Cluster>, String> {
+        self.harness.cluster().await
     }
 
     /// Fresh independent nodes for this case (see [`Harness::instances`]).

@@ -51,7 +51,9 @@ pub use capabilities::{Capabilities, Capability};
 pub use check::{CaseResult, Failure, Verdict};
 pub use detector::{Inside, OverlapDetector};
 pub use fenced_resource::{FencedResource, StaleFence};
-pub use harness::{Ctx, Deployment, Failover, Harness, Instances, Step, check_instance_count};
+pub use harness::{
+    Answer, Cluster, Ctx, Deployment, Failover, Harness, Instances, Step, check_instance_count,
+};
 pub use report::{CaseReport, Outcome, Report};
 
 /// Calls `$callback! { ($args) group { case [needs(Capability, ...)], ... } ... }` with
@@ -191,6 +193,14 @@ macro_rules! __with_cases {
                 a_resource_that_rejects_stale_fences_stays_safe_across_a_failover needs(Replication),
                 a_lock_is_taken_once_the_failover_window_ends needs(Replication),
                 the_watchdog_reports_a_lock_lost_in_a_failover needs(Replication),
+            }
+            cluster {
+                keys_of_two_slots_in_one_command_are_crossslot needs(Cluster),
+                a_script_may_touch_only_keys_its_node_serves needs(Cluster),
+                one_command_in_a_script_spanning_slots_is_refused needs(Cluster),
+                every_lock_keeps_its_keys_in_one_slot needs(Cluster),
+                a_lock_held_across_a_slot_migration_stays_exclusive needs(Cluster, ClusterOperations),
+                a_lock_survives_a_manual_failover needs(Cluster, ClusterOperations),
             }
             redlock {
                 mutual_exclusion needs(MultiInstance),

@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use lock_conformance::{
-    Capabilities, Capability, Deployment, Failover, Harness, Instances, Step, check_instance_count,
+    Answer, Capabilities, Capability, Cluster, Deployment, Failover, Harness, Instances, Step,
+    check_instance_count,
 };
-use lock_core::Clock;
+use lock_core::{Clock, SlotLayout};
 
 use crate::{MemoryBackend, MemoryInstances, MemoryReplicaSet, Persistence, ReplicaSetClient};
 
@@ -35,6 +36,95 @@ impl Harness for MemoryHarness {
             .with(Capability::PubSub)
             .with(Capability::TimeControl)
     }
+}
+
+/// Runs the conformance suite on a fresh [`MemoryBackend`] per case in cluster mode
+/// ([`MemoryBackend::with_cluster_rules`]), standing for a cluster of `shards` primaries
+/// split as `redis-cli --cluster create` splits them: the cross-slot cases run, and every
+/// other case shows its commands legal on a cluster. Slots cannot move (one store holds
+/// them all), so the migration and failover cases are skipped.
+#[derive(Clone, Debug)]
+pub struct MemoryClusterHarness {
+    layout: SlotLayout,
+}
+
+impl MemoryClusterHarness {
+    /// A cluster of `shards` primaries (at least 1).
+    pub fn new(shards: usize) -> Self {
+        Self {
+            layout: SlotLayout::even(shards),
+        }
+    }
+}
+
+impl Default for MemoryClusterHarness {
+    /// Three primaries, as the smallest real cluster.
+    fn default() -> Self {
+        Self::new(3)
+    }
+}
+
+impl Harness for MemoryClusterHarness {
+    type Backend = MemoryBackend;
+
+    fn name(&self) -> String {
+        format!(
+            "memory cluster (MemoryBackend with the cluster rules of {} primaries)",
+            self.layout.primaries()
+        )
+    }
+
+    fn topology(&self) -> String {
+        "cluster".into()
+    }
+
+    async fn backend(&self) -> Result<MemoryBackend, String> {
+        Ok(MemoryBackend::new().with_cluster_rules(self.layout.clone()))
+    }
+
+    async fn advance(&self, backend: &MemoryBackend, by: Duration) {
+        backend.advance(by);
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::none()
+            .with(Capability::PubSub)
+            .with(Capability::TimeControl)
+            .with(Capability::Cluster)
+    }
+
+    async fn cluster(&self) -> Result<Box<dyn Cluster>, String> {
+        Ok(Box::new(FixedSlots(self.layout.clone())))
+    }
+}
+
+/// The double's slots: where they are, never moving.
+struct FixedSlots(SlotLayout);
+
+impl Cluster for FixedSlots {
+    fn shards(&self) -> usize {
+        self.0.primaries()
+    }
+    fn shard_of(&self, slot: u16) -> Answer<'_, usize> {
+        let shard = self.0.node_of(slot);
+        Box::pin(async move { Ok(shard) })
+    }
+    fn start_migration(&self, _: u16, _: usize) -> Step<'_> {
+        fixed()
+    }
+    fn move_keys(&self, _: u16, _: usize) -> Step<'_> {
+        fixed()
+    }
+    fn finish_migration(&self, _: u16, _: usize) -> Step<'_> {
+        fixed()
+    }
+    fn fail_over(&self, _: u16) -> Step<'_> {
+        fixed()
+    }
+}
+
+fn fixed() -> Step<'static> {
+    Box::pin(async { Err("the in-process cluster is one store: its slots cannot move".into()) })
 }
 
 /// Runs the conformance suite on a fresh [`MemoryReplicaSet`] per case (a primary and one

@@ -47,7 +47,7 @@ pub use dump::{Dump, KeyDump};
 pub use faults::{COMMANDS, Faults, injected_error};
 pub use glob::glob_match;
 #[cfg(feature = "conformance")]
-pub use harness::{MemoryHarness, RedlockHarness, ReplicaSetHarness};
+pub use harness::{MemoryClusterHarness, MemoryHarness, RedlockHarness, ReplicaSetHarness};
 pub use instances::{MemoryInstances, NoSuchNode, Persistence};
 pub use keyspace::{Keyspace, WatchMark};
 pub use pubsub::{Delivery, Inbox, InboxAddress};

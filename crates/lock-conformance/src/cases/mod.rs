@@ -5,6 +5,7 @@
 
 pub mod algorithm;
 pub mod cancellation;
+pub mod cluster;
 pub mod expiry;
 pub mod fair;
 pub mod fenced;
