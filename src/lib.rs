@@ -11,7 +11,8 @@
 //!   [`MemoryInstances`]: independent nodes with their own clocks, for [`Redlock`].
 //! - [`conformance`]: the suite every backend runs; [`MemoryHarness`] runs it on the
 //!   double, `RedisHarness` (feature `redis`) on a real server.
-//! - With features: `RedisBackend` (`redis`), `nxlock serve` as a library ([`server`],
+//! - With features: `RedisBackend` (`redis`), `ClusterBackend` for Redis Cluster
+//!   (`cluster`), `nxlock serve` as a library ([`server`],
 //!   feature `server`), the contention benchmark ([`bench`](mod@bench), feature `bench`). The default
 //!   feature `cli` turns all of them on and builds the `nxlock` binary; a project that
 //!   unit-tests its lock code needs none of them:
@@ -49,10 +50,12 @@ pub use lock_core::{
     SetReply, Subscription, TokenGuard, TokenLock, Value, Wait, hash_slot, scripts,
 };
 pub use lock_memory::{
-    Dump, Faults, KeyDump, Link, MemoryBackend, MemoryClusterHarness, MemoryHarness, MemoryInstances, MemoryReplicaSet,
-    MemoryStats, NoSuchNode, Persistence, RedlockHarness, ReplicaSetClient, ReplicaSetHarness,
-    Role,
+    Dump, Faults, KeyDump, Link, MemoryBackend, MemoryClusterHarness, MemoryHarness,
+    MemoryInstances, MemoryReplicaSet, MemoryStats, NoSuchNode, Persistence, RedlockHarness,
+    ReplicaSetClient, ReplicaSetHarness, Role,
 };
+#[cfg(feature = "cluster")]
+pub use lock_redis::{ClusterBackend, ClusterOptions, RedisClusterHarness};
 #[cfg(feature = "redis")]
 pub use lock_redis::{
     RedisBackend, RedisHarness, RedisOptions, RedlockRedisHarness, ReplicatedRedisHarness,
@@ -75,7 +78,7 @@ pub mod testing {
     pub use lock_redis::replicated::MASTER_NAME;
     pub use lock_redis::server::{URL_VAR, announce_skip};
     pub use lock_redis::{
-        Durability, Proxy, RedisInstances, RedisServer, RedisTarget, ReplicatedRedis,
+        Durability, Proxy, RedisCluster, RedisInstances, RedisServer, RedisTarget, ReplicatedRedis,
         redis_required, skip_or_fail,
     };
 }

@@ -22,14 +22,20 @@ async fn a_script_declaring_keys_of_two_slots_is_crossslot() {
     let del = Script::new("del-keys", "return redis.call('DEL', KEYS[1], KEYS[2])")
         .with_native(|store, keys, _| Ok(Value::Int(store.del(keys)?)));
     backend.set(b"foo", b"1", SetOptions::new()).await.unwrap();
-    let error = backend.eval(&del, &[b"foo", b"bar"], &[]).await.unwrap_err();
+    let error = backend
+        .eval(&del, &[b"foo", b"bar"], &[])
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::CrossSlot);
     assert_eq!(error.message(), CROSSSLOT);
     // Refused before running: nothing was deleted.
     assert_eq!(backend.get(b"foo").await.unwrap(), Some(b"1".to_vec()));
     // The same keys with one hash tag are one slot.
     let tagged: [&[u8]; 2] = [b"{foo}:a", b"{foo}:b"];
-    assert_eq!(backend.eval(&del, &tagged, &[]).await.unwrap(), Value::Int(0));
+    assert_eq!(
+        backend.eval(&del, &tagged, &[]).await.unwrap(),
+        Value::Int(0)
+    );
 }
 
 #[tokio::test]
@@ -43,7 +49,10 @@ async fn multi_key_commands_across_slots_are_crossslot() {
     }
     assert_eq!(backend.del(&[b"{x}1", b"{x}2"]).await.unwrap(), 0);
     // Without cluster rules the same command is fine.
-    assert_eq!(MemoryBackend::new().del(&[b"foo", b"bar"]).await.unwrap(), 0);
+    assert_eq!(
+        MemoryBackend::new().del(&[b"foo", b"bar"]).await.unwrap(),
+        0
+    );
 }
 
 #[tokio::test]
@@ -55,7 +64,10 @@ async fn a_script_reaching_another_nodes_key_is_refused_and_its_own_nodes_is_not
     assert_eq!(layout.node_of(hash_slot(b"k1")), 2);
     backend.set(b"k1", b"v1", SetOptions::new()).await.unwrap();
     assert_eq!(
-        backend.eval(&get_argv(), &[b"foo"], &[b"k1"]).await.unwrap(),
+        backend
+            .eval(&get_argv(), &[b"foo"], &[b"k1"])
+            .await
+            .unwrap(),
         Value::Data(b"v1".to_vec())
     );
     let error = backend

@@ -295,6 +295,10 @@ impl KvBackend for RedisBackend {
             }
         }
     }
+    async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        self.query(redis::cmd("PUBLISH").arg(channel).arg(message))
+            .await
+    }
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         self.notifier.subscribe(channel).await
     }

@@ -77,6 +77,8 @@ pub struct ClusterBackend {
     connection: ClusterConnection,
     options: ClusterOptions,
     notifier: Arc<Notifier>,
+    /// `(host, port)` of the node the notifier subscribes on.
+    pubsub_node: (String, u16),
     /// A second cluster connection for script + WAIT, used by one call at a time.
     replicated: Arc<tokio::sync::Mutex<ClusterConnection>>,
 }
@@ -132,11 +134,22 @@ impl ClusterBackend {
             command_timeout: options.command_timeout,
             connect_timeout: options.connect_timeout,
         };
-        let pubsub_node = Arc::new(route::Route::fixed(first, single).await?);
+        let route = Arc::new(route::Route::fixed(first, single).await?);
+        let address = route.node().address.clone();
+        let pubsub_node = address
+            .rsplit_once(':')
+            .and_then(|(host, port)| Some((host.to_string(), port.parse().ok()?)))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidConfig,
+                    format!("no host:port in {address:?}"),
+                )
+            })?;
         Ok(Self {
             connection,
             options,
-            notifier: Arc::new(Notifier::new(pubsub_node, single)),
+            notifier: Arc::new(Notifier::new(route, single)),
+            pubsub_node,
             replicated: Arc::new(tokio::sync::Mutex::new(replicated)),
         })
     }
@@ -271,6 +284,24 @@ impl KvBackend for ClusterBackend {
         tokio::time::timeout(limit, run)
             .await
             .unwrap_or_else(|_| Err(errors::timed_out(limit)))
+    }
+
+    /// Sent to the node this backend subscribes on: a cluster delivers the message to
+    /// every node's subscribers, but counts only the receiving node's in its reply.
+    async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        let mut publish = redis::cmd("PUBLISH");
+        publish.arg(channel).arg(message);
+        let (host, port) = self.pubsub_node.clone();
+        let mut connection = self.connection.clone();
+        let reply = connection
+            .route_command(
+                publish,
+                RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port }),
+            )
+            .await
+            .map_err(from_cluster)?;
+        i64::from_redis_value(reply)
+            .map_err(|e| Error::new(ErrorKind::Response, format!("unexpected reply: {e}")))
     }
 
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {

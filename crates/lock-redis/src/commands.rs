@@ -166,10 +166,6 @@ macro_rules! one_command_each {
             self.query(&$crate::commands::key_command("INCR", key))
                 .await
         }
-        async fn publish(&self, channel: &[u8], message: &[u8]) -> lock_core::Result<i64> {
-            self.query(redis::cmd("PUBLISH").arg(channel).arg(message))
-                .await
-        }
     };
 }
 pub(crate) use one_command_each;

@@ -8,6 +8,8 @@ mod backend;
 pub mod cluster;
 #[cfg(feature = "cluster")]
 mod cluster_backend;
+#[cfg(all(feature = "cluster", feature = "conformance"))]
+mod cluster_harness;
 mod commands;
 mod errors;
 #[cfg(feature = "conformance")]
@@ -26,6 +28,8 @@ pub use backend::{RedisBackend, RedisOptions};
 pub use cluster::RedisCluster;
 #[cfg(feature = "cluster")]
 pub use cluster_backend::{ClusterBackend, ClusterOptions};
+#[cfg(all(feature = "cluster", feature = "conformance"))]
+pub use cluster_harness::RedisClusterHarness;
 #[cfg(feature = "conformance")]
 pub use harness::{RedisHarness, ReplicatedRedisHarness, SentinelHarness};
 pub use instances::{Durability, RedisInstances};

@@ -79,7 +79,11 @@ pub async fn keys_of_two_slots_in_one_command_are_crossslot<H: Harness>(
             Err(error) => error,
             Ok(reply) => return Err(Failure(format!("{what} across slots answered {reply:?}"))),
         };
-        check_eq!(error.kind(), ErrorKind::CrossSlot, "{what}: the error's kind");
+        check_eq!(
+            error.kind(),
+            ErrorKind::CrossSlot,
+            "{what}: the error's kind"
+        );
         check_eq!(error.message(), CROSSSLOT, "{what}: the error's text");
     }
     check_eq!(
@@ -107,7 +111,9 @@ pub async fn a_script_may_touch_only_keys_its_node_serves<H: Harness>(
     .await?
     .ok_or_else(|| Failure("no other slot on the declared key's shard".into()))?;
     b.set(&neighbour, b"here", SetOptions::new()).await?;
-    let read = b.eval(&get_undeclared(), &[&declared], &[&neighbour]).await?;
+    let read = b
+        .eval(&get_undeclared(), &[&declared], &[&neighbour])
+        .await?;
     check_eq!(
         read,
         Value::Data(b"here".to_vec()),
@@ -143,7 +149,11 @@ pub async fn one_command_in_a_script_spanning_slots_is_refused<H: Harness>(
     .ok_or_else(|| Failure("no other slot on the declared key's shard".into()))?;
     expect_non_local(
         ctx.backend
-            .eval(&del_two_undeclared(), &[&declared], &[&declared, &neighbour])
+            .eval(
+                &del_two_undeclared(),
+                &[&declared],
+                &[&declared, &neighbour],
+            )
             .await,
         "DEL of two slots inside a script",
     )
@@ -174,7 +184,11 @@ pub async fn every_lock_keeps_its_keys_in_one_slot<H: Harness>(ctx: &Ctx<'_, H>)
     let fenced = name("fenced");
     cycle(FencedLock::new(b(), &fenced), FencedLock::new(b(), &fenced)).await?;
     let scripted = name("scripted");
-    cycle(ScriptedLock::new(b(), &scripted), ScriptedLock::new(b(), &scripted)).await?;
+    cycle(
+        ScriptedLock::new(b(), &scripted),
+        ScriptedLock::new(b(), &scripted),
+    )
+    .await?;
     let legacy = name("legacy");
     cycle(LegacyLock::new(b(), &legacy), LegacyLock::new(b(), &legacy)).await?;
     let fair = name("fair");
@@ -234,7 +248,11 @@ pub async fn a_lock_held_across_a_slot_migration_stays_exclusive<H: Harness>(
             "{when}: a second client took the lock"
         );
     }
-    check_eq!(cluster.shard_of(slot).await?, to, "the slot's shard after the move");
+    check_eq!(
+        cluster.shard_of(slot).await?,
+        to,
+        "the slot's shard after the move"
+    );
     let pttl = ctx.backend.pttl(&name.lock_key()).await?;
     check!(
         pttl > 0 && pttl <= 30_000,
