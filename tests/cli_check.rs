@@ -218,6 +218,108 @@ fn spawn_topology_redlock_runs_the_redlock_cases_on_real_instances() {
     assert_the_redlock_cases(&json);
 }
 
+/// The outcome of every cluster case, by name.
+fn cluster_outcomes(json: &serde_json::Value) -> Vec<(String, String)> {
+    json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("cluster::"))
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+const CLUSTER_RULE_CASES: [&str; 4] = [
+    "cluster::keys_of_two_slots_in_one_command_are_crossslot",
+    "cluster::a_script_may_touch_only_keys_its_node_serves",
+    "cluster::one_command_in_a_script_spanning_slots_is_refused",
+    "cluster::every_lock_keeps_its_keys_in_one_slot",
+];
+const CLUSTER_MOVING_CASES: [&str; 2] = [
+    "cluster::a_lock_held_across_a_slot_migration_stays_exclusive",
+    "cluster::a_lock_survives_a_manual_failover",
+];
+
+#[test]
+fn topology_cluster_runs_the_cross_slot_cases_on_the_double() {
+    let json = passing_check(&["check", "--topology", "cluster", "--json"], "cluster");
+    let outcomes = cluster_outcomes(&json);
+    for case in CLUSTER_RULE_CASES {
+        assert!(
+            outcomes.contains(&(case.into(), "pass".into())),
+            "{outcomes:?}"
+        );
+    }
+    // One store holds every slot: nothing moves.
+    for case in CLUSTER_MOVING_CASES {
+        assert!(
+            outcomes.contains(&(case.into(), "skipped".into())),
+            "{outcomes:?}"
+        );
+    }
+}
+
+#[test]
+fn spawn_topology_cluster_runs_every_cluster_case_on_a_real_cluster() {
+    if let Err(why) = nxlock::testing::RedisServer::spawn() {
+        nxlock::testing::skip_or_fail("nxlock check --spawn --topology cluster", &why);
+        return;
+    }
+    let json = passing_check(
+        &["check", "--spawn", "--topology", "cluster", "--json"],
+        "cluster",
+    );
+    let outcomes = cluster_outcomes(&json);
+    for case in CLUSTER_RULE_CASES.iter().chain(&CLUSTER_MOVING_CASES) {
+        assert!(
+            outcomes.contains(&(case.to_string(), "pass".into())),
+            "{outcomes:?}"
+        );
+    }
+    assert!(
+        json["target"]
+            .as_str()
+            .unwrap()
+            .starts_with("cluster redis://127.0.0.1:")
+    );
+}
+
+#[test]
+fn a_cluster_given_with_url_or_another_topology_is_a_usage_error() {
+    for (args, says) in [
+        (
+            &[
+                "check",
+                "--topology",
+                "cluster",
+                "--url",
+                "redis://127.0.0.1:1",
+            ][..],
+            "--cluster URL",
+        ),
+        (
+            &[
+                "check",
+                "--topology",
+                "redlock",
+                "--cluster",
+                "redis://127.0.0.1:1",
+            ][..],
+            "--topology cluster or none",
+        ),
+    ] {
+        let out = nxlock(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn an_even_or_tiny_instance_count_is_a_usage_error() {
     for n in ["1", "4"] {

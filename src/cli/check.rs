@@ -6,8 +6,8 @@ use clap::{Args, ValueEnum};
 use nxlock::conformance::check_instance_count;
 use nxlock::conformance::{Harness, Report, run_all};
 use nxlock::{
-    MemoryHarness, RedisHarness, RedlockHarness, RedlockRedisHarness, ReplicaSetHarness,
-    ReplicatedRedisHarness, SentinelHarness,
+    MemoryClusterHarness, MemoryHarness, RedisClusterHarness, RedisHarness, RedlockHarness,
+    RedlockRedisHarness, ReplicaSetHarness, ReplicatedRedisHarness, SentinelHarness,
 };
 
 /// How the checked backend is deployed.
@@ -19,21 +19,36 @@ pub enum Topology {
     Replicated,
     /// N independent instances, with the Redlock cases.
     Redlock,
+    /// A Redis Cluster (3 primaries, 1 replica each when spawned), with the cross-slot,
+    /// migration and failover cases.
+    Cluster,
 }
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Check the server at this URL (any Redis-protocol server: Redis, Valkey, KeyDB,
     /// Dragonfly, Garnet, …) through RedisBackend, instead of the embedded double.
-    #[arg(long, value_name = "redis://HOST:PORT", conflicts_with_all = ["spawn", "sentinel"])]
+    #[arg(long, value_name = "redis://HOST:PORT", conflicts_with_all = ["spawn", "sentinel", "cluster"])]
     url: Option<String>,
+    /// Check the existing Redis Cluster these nodes belong to (one or more, comma
+    /// separated) through ClusterBackend. Slots are only read: the migration and
+    /// failover cases are skipped.
+    #[arg(
+        long,
+        value_name = "redis://HOST:PORT,...",
+        value_delimiter = ',',
+        conflicts_with_all = ["spawn", "sentinel"]
+    )]
+    cluster: Vec<String>,
     /// Spawn real redis-server processes on free loopback ports (from PATH) for the
     /// topology, and stop them afterwards, instead of using the embedded double.
     #[arg(long)]
     spawn: bool,
     /// How the backend is deployed: `single`; `replicated` (a primary and a replica, with
     /// the failover cases); `redlock` (--instances independent instances, with the
-    /// Redlock cases). In memory, or spawned with --spawn.
+    /// Redlock cases); `cluster` (3 primaries, with the cross-slot cases, and with
+    /// --spawn 1 replica each and the migration and failover cases). In memory, or
+    /// spawned with --spawn.
     #[arg(long, value_enum, default_value = "single")]
     topology: Topology,
     /// How many independent instances each Redlock case runs on (--topology redlock): odd,
@@ -97,6 +112,12 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
     } else if args.instances != 5 {
         return Err("--instances is for --topology redlock".into());
     }
+    if !args.cluster.is_empty() {
+        if !matches!(args.topology, Topology::Single | Topology::Cluster) {
+            return Err("--cluster checks a Redis Cluster: --topology cluster or none".into());
+        }
+        return Ok(run_all(&RedisClusterHarness::at(args.cluster.clone())).await);
+    }
     match (&args.url, args.spawn, args.topology) {
         (Some(url), _, Topology::Single) => Ok(run_all(&RedisHarness::at(url)).await),
         (Some(_), _, Topology::Replicated) => Err(
@@ -116,6 +137,17 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
                 Some(why) => Err(why),
                 None => Ok(run_all(&harness).await),
             }
+        }
+        (Some(_), _, Topology::Cluster) => {
+            Err("a cluster is checked with --cluster URL[,URL...], not --url".into())
+        }
+        (None, false, Topology::Cluster) => Ok(run_all(&MemoryClusterHarness::default()).await),
+        (None, true, Topology::Cluster) => {
+            // Building a cluster blocks on the nodes' answers; keep it off the runtime.
+            let harness = tokio::task::spawn_blocking(|| RedisClusterHarness::spawn(3, 1))
+                .await
+                .map_err(|e| format!("spawning the cluster panicked: {e}"))??;
+            Ok(run_all(&harness).await)
         }
         (None, false, Topology::Single) => Ok(run_all(&MemoryHarness).await),
         (None, false, Topology::Replicated) => Ok(run_all(&ReplicaSetHarness).await),
