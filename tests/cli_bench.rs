@@ -44,6 +44,7 @@ fn json_has_exactly_the_documented_fields() {
             "hold_us",
             "keys",
             "per_client_cycles",
+            "topology",
             "violations"
         ]
     );
@@ -229,10 +230,12 @@ fn redlock_topology_reports_every_scenario_on_the_double() {
             "one_refused",
             "ratio",
             "rslock",
+            "topology",
             "ttl_ms"
         ]
     );
     assert_eq!(report["instances"], 5);
+    assert_eq!(report["topology"], "redlock");
     assert_eq!(report["drift_ms"], 102, "1% of the 10 s TTL + 2 ms");
     assert!(report["rslock"].is_null() && report["ratio"].is_null());
     for scenario in ["nxlock", "one_refused", "one_blackholed"] {
@@ -319,4 +322,82 @@ fn spawned_redlock_compares_with_rslock() {
     let expected = report["nxlock"]["cycles_per_sec"].as_f64().unwrap()
         / report["rslock"]["cycles_per_sec"].as_f64().unwrap();
     assert!((ratio - expected).abs() < 0.01, "{ratio} vs {expected}");
+}
+
+/// Locks spread over a cluster's slots: one acquire script and one release script per
+/// uncontended cycle, as on one server, and the JSON says `cluster`.
+fn assert_an_uncontended_cluster_run(report: &serde_json::Value) {
+    assert_eq!(report["topology"], "cluster");
+    assert_eq!(report["violations"], 0);
+    assert!(report["cycles"].as_u64().unwrap() > 0);
+    assert_eq!(report["commands_per_cycle"].as_f64(), Some(2.0));
+}
+
+#[test]
+fn cluster_topology_runs_on_the_double_with_cluster_rules() {
+    let report = json(&[
+        "bench",
+        "--topology",
+        "cluster",
+        "--clients",
+        "8",
+        "--keys",
+        "64",
+        "--duration",
+        "0.3",
+        "--json",
+    ]);
+    assert_an_uncontended_cluster_run(&report);
+    assert_eq!(report["backend"], "memory");
+}
+
+#[test]
+fn spawned_cluster_topology_runs_on_a_real_cluster() {
+    if let Err(why) = nxlock::testing::RedisServer::spawn() {
+        nxlock::testing::skip_or_fail("nxlock bench --spawn --topology cluster", &why);
+        return;
+    }
+    let report = json(&[
+        "bench",
+        "--spawn",
+        "--topology",
+        "cluster",
+        "--clients",
+        "8",
+        "--keys",
+        "64",
+        "--duration",
+        "0.5",
+        "--json",
+    ]);
+    assert_an_uncontended_cluster_run(&report);
+    // Three primaries' URLs.
+    assert_eq!(report["backend"].as_str().unwrap().split(',').count(), 3);
+}
+
+#[test]
+fn cluster_topology_argument_mistakes_are_usage_errors() {
+    for args in [
+        &["bench", "--cluster", "redis://127.0.0.1:1"][..],
+        &[
+            "bench",
+            "--topology",
+            "cluster",
+            "--url",
+            "redis://127.0.0.1:1",
+        ],
+        &[
+            "bench",
+            "--topology",
+            "cluster",
+            "--spawn",
+            "--cluster",
+            "redis://127.0.0.1:1",
+        ],
+        &["bench", "--topology", "cluster", "--compare", "rslock"],
+    ] {
+        let out = nxlock(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?} gave no reason");
+    }
 }

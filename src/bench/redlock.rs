@@ -59,6 +59,8 @@ impl Scenario {
 pub struct RedlockReport {
     /// `memory` or `spawned redis-server`.
     pub backend: String,
+    /// Always `redlock`.
+    pub topology: String,
     /// N.
     pub instances: usize,
     /// Concurrent clients.
@@ -184,6 +186,7 @@ fn report(
         .map(|r| (healthy.cycles_per_sec / r.cycles_per_sec * 1e3).round() / 1e3);
     RedlockReport {
         backend: backend.into(),
+        topology: "redlock".into(),
         instances,
         clients: workload.clients,
         keys: workload.keys,

@@ -70,6 +70,8 @@ pub struct Fairness {
 pub struct BenchReport {
     /// `memory` or the server URL.
     pub backend: String,
+    /// How the backend is deployed: `single` or `cluster`.
+    pub topology: String,
     /// `token`, `legacy` or `scripted`.
     pub algorithm: String,
     /// Concurrent clients.
@@ -141,6 +143,7 @@ impl BenchReport {
         let seconds = elapsed.as_secs_f64();
         BenchReport {
             backend,
+            topology: "single".into(),
             algorithm: workload.label().into(),
             clients: workload.clients,
             keys: workload.keys,
@@ -184,7 +187,7 @@ impl BenchReport {
 impl fmt::Display for BenchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let a = &self.acquire_us;
-        writeln!(f, "backend            {}", self.backend)?;
+        writeln!(f, "backend            {} ({})", self.backend, self.topology)?;
         writeln!(
             f,
             "algorithm          {} ({} clients, {} keys, hold {} µs)",

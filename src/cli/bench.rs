@@ -10,7 +10,9 @@ use nxlock::bench::{
     Algorithm, BenchReport, RedlockReport, Waiting, Workload, hand_written_floor, run,
     run_redlock_memory, run_redlock_spawned,
 };
-use nxlock::{MemoryBackend, RedisBackend};
+use nxlock::lock_core::SlotLayout;
+use nxlock::testing::RedisCluster;
+use nxlock::{ClusterBackend, MemoryBackend, RedisBackend};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum AlgorithmArg {
@@ -30,6 +32,7 @@ enum WaitArg {
 enum TopologyArg {
     Single,
     Redlock,
+    Cluster,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -49,8 +52,12 @@ enum RuntimeArg {
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Benchmark this server (any Redis-protocol server) instead of the embedded double.
-    #[arg(long, value_name = "redis://HOST:PORT")]
+    #[arg(long, value_name = "redis://HOST:PORT", conflicts_with = "cluster")]
     url: Option<String>,
+    /// Benchmark the existing Redis Cluster these nodes belong to (comma separated),
+    /// through ClusterBackend (--topology cluster).
+    #[arg(long, value_name = "redis://HOST:PORT,...", value_delimiter = ',')]
+    cluster: Vec<String>,
     /// The lock algorithm.
     #[arg(long, value_enum, default_value = "token")]
     algorithm: AlgorithmArg,
@@ -79,15 +86,18 @@ pub struct BenchArgs {
     /// Print one JSON object and nothing else.
     #[arg(long)]
     json: bool,
-    /// `single` (one server or the double), or `redlock`: nxlock's Redlock over
+    /// `single` (one server or the double); `redlock`: nxlock's Redlock over
     /// --instances independent instances, healthy, with one refusing and with one
-    /// black-holed.
+    /// black-holed; `cluster`: a Redis Cluster of 3 primaries (the double with cluster
+    /// rules, --spawn, or --cluster URL,...), client i on key i % --keys, the keys spread
+    /// over the slots.
     #[arg(long, value_enum, default_value = "single")]
     topology: TopologyArg,
     /// Instances for --topology redlock.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=99))]
     instances: u32,
-    /// Spawn the instances as redis-server processes (--topology redlock).
+    /// Spawn the instances (--topology redlock) or the cluster (--topology cluster) as
+    /// redis-server processes.
     #[arg(long)]
     spawn: bool,
     /// Also run a reference and print the ratio: `floor` (the token cycle hand-written on
@@ -116,9 +126,21 @@ fn usage_error(args: &BenchArgs) -> Option<&'static str> {
     if !(args.duration.is_finite() && args.duration > 0.0 && args.duration <= 86_400.0) {
         return Some("--duration must be between 0 and 86400 seconds");
     }
+    if !args.cluster.is_empty() && args.topology != TopologyArg::Cluster {
+        return Some("--cluster is for --topology cluster");
+    }
     match args.topology {
         TopologyArg::Single if args.spawn || args.instances != 5 => {
-            Some("--spawn and --instances are for --topology redlock")
+            Some("--spawn and --instances are for --topology redlock or cluster")
+        }
+        TopologyArg::Cluster if args.url.is_some() => {
+            Some("--topology cluster runs on the double, --spawn or --cluster URL,...")
+        }
+        TopologyArg::Cluster if args.spawn && !args.cluster.is_empty() => {
+            Some("--spawn and --cluster exclude each other")
+        }
+        TopologyArg::Cluster if args.instances != 5 || args.compare.is_some() => {
+            Some("--instances and --compare are not for --topology cluster")
         }
         TopologyArg::Single if args.compare == Some(CompareArg::Rslock) => {
             Some("--compare rslock needs --topology redlock --spawn")
@@ -194,6 +216,9 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
             })
         });
         let result = match &args.url {
+            None if args.topology == TopologyArg::Cluster => run_cluster(&args, &workload)
+                .await
+                .map(|report| (report, None)),
             None => Ok((
                 run(MemoryBackend::new(), "memory", &workload)
                     .await
@@ -235,6 +260,37 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         }
         report.violations
     })
+}
+
+/// `--topology cluster`: the workload on 3 primaries (the double's rules, spawned
+/// redis-servers or an existing cluster).
+async fn run_cluster(args: &BenchArgs, workload: &Workload) -> Result<BenchReport, String> {
+    let spawned = if args.spawn {
+        // No replicas: they would share the machine's cores without changing a command.
+        let cluster = tokio::task::spawn_blocking(|| RedisCluster::spawn(3, 0))
+            .await
+            .map_err(|e| format!("spawning the cluster panicked: {e}"))??;
+        Some(cluster)
+    } else {
+        None
+    };
+    let urls = match &spawned {
+        Some(cluster) => cluster.urls(),
+        None => args.cluster.clone(),
+    };
+    let mut report = if urls.is_empty() {
+        let double = MemoryBackend::new().with_cluster_rules(SlotLayout::even(3));
+        run(double, "memory", workload).await
+    } else {
+        let nodes: Vec<&str> = urls.iter().map(String::as_str).collect();
+        let backend = ClusterBackend::connect(&nodes)
+            .await
+            .map_err(|e| format!("cannot connect to the cluster at {urls:?}: {e}"))?;
+        run(backend, urls.join(","), workload).await
+    }
+    .map_err(|e| e.to_string())?;
+    report.topology = "cluster".into();
+    Ok(report)
 }
 
 /// Clears the progress bar, then prints the error, or the report through `print`, which
