@@ -93,3 +93,62 @@ fn requirepass_is_enforced() {
         "OK"
     );
 }
+
+/// `nxlock serve --cluster` is a cluster that `redis-cli -c` and `nxlock check --cluster`
+/// both take for one: slots answered, cross-slot commands refused, the suite's
+/// cluster cases passing.
+#[test]
+fn serve_cluster_is_a_one_node_cluster_to_cluster_clients() {
+    if Command::new("redis-cli").arg("--version").output().is_err() {
+        return nxlock::testing::skip_or_fail(
+            "serve_cluster_is_a_one_node_cluster_to_cluster_clients",
+            "redis-cli is not installed",
+        );
+    }
+    let served = serve(&["--cluster"]);
+    let cli = |args: &[&str]| redis_cli(&served.port, args).unwrap();
+    assert!(cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"));
+    assert_eq!(
+        cli(&["CLUSTER", "KEYSLOT", "{orders:42}:lock"]),
+        cli(&["CLUSTER", "KEYSLOT", "orders:42"])
+    );
+    assert_eq!(
+        cli(&["DEL", "orders", "invoices"]),
+        "CROSSSLOT Keys in request don't hash to the same slot"
+    );
+    let url = format!("redis://127.0.0.1:{}", served.port);
+    let out = Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args(["check", "--cluster", &url, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["topology"], "cluster");
+    assert_eq!(report["failed"], 0);
+    let passed = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("cluster::") && c["outcome"] == "pass")
+        .count();
+    assert_eq!(passed, 4, "the cross-slot cases");
+}
+
+#[test]
+fn without_cluster_the_cluster_command_is_disabled_as_in_redis() {
+    if Command::new("redis-cli").arg("--version").output().is_err() {
+        return nxlock::testing::skip_or_fail(
+            "without_cluster_the_cluster_command_is_disabled_as_in_redis",
+            "redis-cli is not installed",
+        );
+    }
+    let served = serve(&[]);
+    assert_eq!(
+        redis_cli(&served.port, &["CLUSTER", "INFO"]).unwrap(),
+        "ERR This instance has cluster support disabled"
+    );
+}

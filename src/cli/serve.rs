@@ -17,6 +17,11 @@ pub struct ServeArgs {
     /// Password clients must AUTH with.
     #[arg(long)]
     requirepass: Option<String>,
+    /// Answer as a one-node Redis Cluster serving every slot (CLUSTER SLOTS, SHARDS,
+    /// NODES, INFO), holding commands and scripts to the cluster's cross-slot rules, so
+    /// cluster clients of any language connect.
+    #[arg(long)]
+    cluster: bool,
 }
 
 pub fn run(args: ServeArgs) -> ExitCode {
@@ -35,6 +40,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             bind: args.bind,
             port: args.port,
             requirepass: args.requirepass,
+            cluster: args.cluster,
             ..ServerOptions::default()
         };
         let server = match Server::start(options).await {

@@ -316,8 +316,8 @@ fn run_native(
     store: &mut Store,
     layout: Option<&SlotLayout>,
     interruption: Option<(u32, Error)>,
-    body: impl FnOnce(&mut dyn ScriptContext) -> Result<Value>,
     keys: &[&[u8]],
+    body: impl FnOnce(&mut dyn ScriptContext) -> Result<Value>,
 ) -> Result<Value> {
     let mut interrupted;
     let context: &mut dyn ScriptContext = match interruption {
@@ -402,15 +402,11 @@ impl KvBackend for MemoryBackend {
         let native = script.native().ok_or_else(|| no_native_body(script))?;
         let interruption = self.shared.faults.take_interruption();
         self.run("EVALSHA", |store| {
+            // Cloned: the body borrows the store mutably.
             let layout = store.cluster.clone();
-            let reply = run_native(
-                store,
-                layout.as_ref(),
-                interruption,
-                |context| native(context, keys, args),
-                keys,
-            );
-            reply
+            run_native(store, layout.as_ref(), interruption, keys, |context| {
+                native(context, keys, args)
+            })
         })
         .await
     }

@@ -167,10 +167,7 @@ impl ClusterBackend {
     /// `WAIT`…, which name no key).
     pub async fn query_slot<T: FromRedisValue>(&self, command: &Cmd, slot: u16) -> Result<T> {
         let mut connection = self.connection.clone();
-        let reply = connection
-            .route_command(command.clone(), to_primary(slot))
-            .await
-            .map_err(from_cluster)?;
+        let reply = routed(&mut connection, command.clone(), to_primary(slot)).await?;
         T::from_redis_value(reply)
             .map_err(|e| Error::new(ErrorKind::Response, format!("unexpected reply: {e}")))
     }
@@ -195,6 +192,26 @@ impl ClusterBackend {
     }
 }
 
+/// Sends `command` where `routing` says; an error reply is an error (redis-rs hands a
+/// routed command's error reply back as a value).
+async fn routed(
+    connection: &mut ClusterConnection,
+    command: Cmd,
+    routing: RoutingInfo,
+) -> Result<redis::Value> {
+    match connection.route_command(command, routing).await {
+        Ok(redis::Value::ServerError(error)) => {
+            let text = match error.details() {
+                Some(detail) => format!("{} {detail}", error.code()),
+                None => error.code().to_string(),
+            };
+            Err(redirected_or_down(Error::from_reply(text)))
+        }
+        Ok(reply) => Ok(reply),
+        Err(e) => Err(from_cluster(e)),
+    }
+}
+
 fn to_primary(slot: u16) -> RoutingInfo {
     RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::new(
         slot,
@@ -202,10 +219,38 @@ fn to_primary(slot: u16) -> RoutingInfo {
     )))
 }
 
+/// `WAIT replicas timeout`, or `WAITAOF 0 replicas timeout`.
+fn wait_command(replication: &Replication) -> Cmd {
+    let mut wait = if replication.fsync {
+        let mut waitaof = redis::cmd("WAITAOF");
+        waitaof.arg(0);
+        waitaof
+    } else {
+        redis::cmd("WAIT")
+    };
+    wait.arg(replication.replicas).arg(replication.timeout_ms());
+    wait
+}
+
+/// WAIT's count, or WAITAOF's second (`[local fsyncs, replica fsyncs]`).
+fn acknowledged_by_replicas(reply: redis::Value) -> i64 {
+    match reply {
+        redis::Value::Int(n) => n,
+        redis::Value::Array(counts) => match counts.as_slice() {
+            [_, redis::Value::Int(n)] => *n,
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
 /// A redis-rs error as an nxlock error; a redirection or an unavailable cluster that
 /// outlasted the retries is [`ErrorKind::Connection`] (nothing ran; try again).
 fn from_cluster(e: redis::RedisError) -> Error {
-    let error = errors::from_redis(e);
+    redirected_or_down(errors::from_redis(e))
+}
+
+fn redirected_or_down(error: Error) -> Error {
     let unavailable = [
         "MOVED",
         "ASK",
@@ -243,12 +288,6 @@ impl KvBackend for ClusterBackend {
         args: &[&[u8]],
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
-        if replication.fsync {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                "ERR WAITAOF needs Redis 7.2; this backend sends WAIT only",
-            ));
-        }
         let Some(slot) = common_slot(keys)? else {
             return Err(Error::new(
                 ErrorKind::InvalidConfig,
@@ -258,27 +297,33 @@ impl KvBackend for ClusterBackend {
         let mut connection = self.replicated.lock().await;
         let limit = self.options.command_timeout + replication.timeout;
         let run = async {
+            if replication.fsync {
+                // Asked alone first: a server without WAITAOF (before 7.2) refuses it
+                // before the lock is written, not after.
+                match routed(&mut connection, wait_command(replication), to_primary(slot)).await {
+                    Err(e) if e.message().starts_with("ERR unknown command") => {
+                        return Err(Error::new(ErrorKind::Unsupported, e.message()));
+                    }
+                    probed => probed?,
+                };
+            }
             let mut reply = None;
             for (command, body) in [("EVALSHA", script.sha1()), ("EVAL", script.lua())] {
                 let cmd = commands::script_command(command, body, keys, args);
-                match connection.route_command(cmd, to_primary(slot)).await {
-                    Err(e) if e.code() == Some("NOSCRIPT") => continue,
+                match routed(&mut connection, cmd, to_primary(slot)).await {
+                    Err(e) if e.kind() == ErrorKind::NoScript => continue,
                     answered => {
-                        reply = Some(answered.map_err(from_cluster)?);
+                        reply = Some(answered?);
                         break;
                     }
                 }
             }
-            let reply = reply.ok_or_else(|| Error::no_script())?;
-            let mut wait = redis::cmd("WAIT");
-            wait.arg(replication.replicas).arg(replication.timeout_ms());
-            let acknowledged = connection
-                .route_command(wait, to_primary(slot))
-                .await
-                .map_err(from_cluster)?;
+            let reply = reply.ok_or_else(Error::no_script)?;
+            let acknowledged =
+                routed(&mut connection, wait_command(replication), to_primary(slot)).await?;
             Ok(Replicated {
                 reply: value::from_redis(reply),
-                acknowledged: i64::from_redis_value(acknowledged).unwrap_or(0),
+                acknowledged: acknowledged_by_replicas(acknowledged),
             })
         };
         tokio::time::timeout(limit, run)
@@ -293,13 +338,8 @@ impl KvBackend for ClusterBackend {
         publish.arg(channel).arg(message);
         let (host, port) = self.pubsub_node.clone();
         let mut connection = self.connection.clone();
-        let reply = connection
-            .route_command(
-                publish,
-                RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port }),
-            )
-            .await
-            .map_err(from_cluster)?;
+        let node = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
+        let reply = routed(&mut connection, publish, node).await?;
         i64::from_redis_value(reply)
             .map_err(|e| Error::new(ErrorKind::Response, format!("unexpected reply: {e}")))
     }

@@ -20,6 +20,11 @@ pub struct ServerOptions {
     /// A Lua script running longer is stopped with an error reply (Redis would keep it
     /// running and answer BUSY to others). Default 5 s, Redis's `lua-time-limit`.
     pub script_time_limit: Duration,
+    /// Answer as a one-node Redis Cluster that serves every slot (`CLUSTER SLOTS`,
+    /// `SHARDS`, `NODES`, `INFO`…), and hold to a cluster's rules: `CROSSSLOT` for one
+    /// command's (or one transaction's) keys in two slots, a script's command spanning
+    /// slots refused, `SELECT` of another database refused. Default off.
+    pub cluster: bool,
 }
 
 impl Default for ServerOptions {
@@ -30,6 +35,7 @@ impl Default for ServerOptions {
             requirepass: None,
             max_clients: 10_000,
             script_time_limit: Duration::from_secs(5),
+            cluster: false,
         }
     }
 }

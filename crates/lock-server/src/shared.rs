@@ -39,6 +39,8 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
     /// INFO's `run_id`: random, different for every server.
     pub(crate) run_id: String,
+    /// `CLUSTER MYID` (cluster mode): random, 40 hex digits like the run id.
+    pub(crate) node_id: String,
 }
 
 impl Shared {
@@ -63,9 +65,8 @@ impl Shared {
             registry: Registry::default(),
             stats: Stats::default(),
             started: Instant::now(),
-            run_id: (0..40)
-                .map(|_| char::from_digit(fastrand::u32(..16), 16).expect("a hex digit"))
-                .collect(),
+            run_id: random_hex_id(),
+            node_id: random_hex_id(),
         }
     }
 
@@ -108,4 +109,11 @@ impl Shared {
     pub(crate) fn disconnected(&self) {
         self.clients.fetch_sub(1, Ordering::AcqRel);
     }
+}
+
+/// 40 random hex digits, as Redis's run and node ids.
+fn random_hex_id() -> String {
+    (0..40)
+        .map(|_| char::from_digit(fastrand::u32(..16), 16).expect("a hex digit"))
+        .collect()
 }

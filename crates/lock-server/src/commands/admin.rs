@@ -1,4 +1,4 @@
-//! Server commands: INFO, CONFIG, COMMAND, DEBUG (refused, as Redis refuses it by
+//! Server commands: INFO, CONFIG, COMMAND, CLUSTER, DEBUG (refused, as Redis refuses it by
 //! default), FLUSHDB, FLUSHALL and `NXLOCK.FASTFORWARD`.
 
 use std::time::Duration;
@@ -20,6 +20,7 @@ pub(crate) enum Admin {
     Debug,
     FlushAll,
     FastForward,
+    Cluster,
 }
 
 /// Runs `which` (its arity already checked).
@@ -29,6 +30,7 @@ pub(crate) fn run(shared: &Shared, which: Admin, args: &[Vec<u8>]) -> Value {
         Admin::Config => super::config_command::config(shared, args),
         Admin::Command => super::introspection::command(args),
         Admin::Debug => Value::Error(DEBUG_REFUSED.into()),
+        Admin::Cluster => super::cluster::cluster(shared, args),
         Admin::FlushAll => {
             if !flush_mode_ok(args) {
                 return Value::Error(SYNTAX_ERROR.into());

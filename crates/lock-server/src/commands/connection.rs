@@ -53,6 +53,9 @@ pub(crate) async fn run(
         }
         Connection::Select => match integer(&args[1]) {
             None => Value::Error(NOT_AN_INTEGER.into()).into(),
+            Some(db) if db != 0 && shared.options.cluster => {
+                Value::Error("ERR SELECT is not allowed in cluster mode".into()).into()
+            }
             Some(db) if (0..DATABASES as i64).contains(&db) => {
                 client.db = db as usize;
                 ok().into()
@@ -154,7 +157,7 @@ fn hello(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
             Value::Int(if protocol == Protocol::Resp3 { 3 } else { 2 }),
         ),
         (field("id"), Value::Int(client.id as i64)),
-        (field("mode"), field("standalone")),
+        (field("mode"), field(super::cluster::mode(shared))),
         (field("role"), field("master")),
         (field("modules"), Value::Array(Vec::new())),
     ])

@@ -4,7 +4,7 @@
 use lock_core::Value;
 
 use super::{
-    Flags, Kind, admin, connection, keyspace, lookup, pubsub, scripting, transaction,
+    Flags, Kind, admin, cluster, connection, keyspace, lookup, pubsub, scripting, transaction,
     unknown_command, wrong_arity,
 };
 use crate::client::Client;
@@ -36,6 +36,9 @@ pub(crate) async fn execute(
     let refusal = match command {
         None => Some(unknown_command(&args)),
         Some(command) if !command.arity_ok(args.len()) => Some(wrong_arity(command.name)),
+        Some(command) if shared.options.cluster && cluster::cross_slot(command, &args) => {
+            Some(Value::Error(cluster::CROSSSLOT.into()))
+        }
         Some(_) => None,
     };
     if let Some(refusal) = refusal {

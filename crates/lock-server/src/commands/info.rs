@@ -129,7 +129,10 @@ fn section(shared: &Shared, name: &str) -> Fields {
             .into_iter()
             .map(|(code, count)| (format!("errorstat_{code}"), format!("count={count}")))
             .collect(),
-        "cluster" => fields(&[("cluster_enabled", "0".into())]),
+        "cluster" => fields(&[(
+            "cluster_enabled",
+            u8::from(shared.options.cluster).to_string(),
+        )]),
         "keyspace" => keyspace(shared),
         _ => Vec::new(),
     }
@@ -139,7 +142,7 @@ fn server(shared: &Shared) -> Fields {
     let uptime = shared.started.elapsed().as_secs();
     fields(&[
         ("redis_version", REDIS_VERSION.into()),
-        ("redis_mode", "standalone".into()),
+        ("redis_mode", super::cluster::mode(shared).into()),
         (
             "os",
             format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),

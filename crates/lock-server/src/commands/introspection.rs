@@ -1,7 +1,6 @@
 //! `COMMAND`, `COMMAND COUNT|INFO|DOCS|LIST`: the server's command table as Redis 7.0
 //! describes its own. Names, arity, flags and key positions come from [`TABLE`]; ACL
-//! categories, tips, key specifications and docs are left empty (the double has no ACLs
-//! and no cluster).
+//! categories, tips, key specifications and docs are left empty (the double has no ACLs).
 
 use lock_core::Value;
 use lock_memory::glob_match;
@@ -72,7 +71,7 @@ fn names(keep: impl Fn(&str) -> bool) -> Value {
 
 /// Where a command's keys are: first, last (negative: from the end), step. Commands
 /// whose keys depend on their arguments (EVAL, LMPOP…) report 0, 0, 0 and `movablekeys`.
-fn key_positions(command: &Command) -> (i64, i64, i64) {
+pub(crate) fn key_positions(command: &Command) -> (i64, i64, i64) {
     match command.name {
         "del" | "unlink" | "exists" | "touch" | "mget" | "watch" | "sinter" | "sunion"
         | "sdiff" => (1, -1, 1),

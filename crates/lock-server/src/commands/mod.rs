@@ -4,6 +4,7 @@
 
 pub(crate) mod admin;
 pub(crate) mod client_command;
+pub(crate) mod cluster;
 pub(crate) mod config_command;
 pub(crate) mod connection;
 pub(crate) mod dispatch;
@@ -52,6 +53,8 @@ pub(crate) struct Context {
     pub(crate) limits: Limits,
     /// The caller's database (`SELECT`).
     pub(crate) db: usize,
+    /// Whether the server holds to Redis Cluster's rules (scripts check their commands).
+    pub(crate) cluster: bool,
 }
 
 /// A command whose reply depends on its arguments alone (PING, ECHO).
@@ -196,6 +199,7 @@ pub(crate) static TABLE: &[Command] = &[
     command("info", -1, R, Kind::Admin(A::Info)),
     command("config", -2, R, Kind::Admin(A::Config)),
     command("command", -1, R, Kind::Admin(A::Command)),
+    command("cluster", -2, R, Kind::Admin(A::Cluster)),
     command("debug", -2, NS, Kind::Admin(A::Debug)),
     keyspace("dbsize", 1, R, keys::dbsize),
     keyspace("flushdb", -1, W, keys::flushdb),

@@ -80,6 +80,14 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
     let broken_elsewhere = release_watches(shared, client, Some(db)).await?;
     let here = std::mem::take(&mut client.watched);
     let watches = marks_of(&here, db);
+    // A cluster node runs a transaction only if all of it is in one slot; otherwise it
+    // discards it whole.
+    if shared.options.cluster && super::cluster::transaction_spans_slots(&queued.commands) {
+        if !watches.is_empty() {
+            keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await?;
+        }
+        return Ok(Value::Error(super::cluster::CROSSSLOT.into()).into());
+    }
     if queued.refused || broken_elsewhere {
         if !watches.is_empty() {
             keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await?;

@@ -9,7 +9,7 @@ use lock_memory::Keyspace;
 use mlua::{Lua, Table, Value as LuaValue};
 
 use super::convert;
-use crate::commands::{Context, Flags, keyspace, lookup};
+use crate::commands::{Context, Flags, cluster, keyspace, lookup};
 use crate::reply::Protocol;
 
 /// One run's `redis.call`: the keyspace it reaches and what the script may do.
@@ -69,6 +69,9 @@ impl Call<'_> {
                 "ERR nxlock serve cannot run '{}' from a script",
                 command.name
             ));
+        }
+        if self.context.cluster && cluster::cross_slot(command, args) {
+            return error(cluster::NON_LOCAL);
         }
         if self.read_only && command.flags.has(Flags::WRITE) {
             return error("ERR Write commands are not allowed from read-only scripts.");
