@@ -12,7 +12,7 @@ use redis::{Cmd, FromRedisValue};
 use crate::commands::one_command_each;
 use crate::pubsub::Notifier;
 use crate::route::{Route, Sentinels};
-use crate::{commands, errors, value};
+use crate::{errors, value};
 
 /// How [`RedisBackend`] connects and waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,20 +236,6 @@ impl RedisBackend {
         unreachable!("EVAL never answers NOSCRIPT")
     }
 
-    /// `EVALSHA sha …` or `EVAL lua …`.
-    async fn run_script(
-        &self,
-        command: &str,
-        body: &str,
-        keys: &[&[u8]],
-        args: &[&[u8]],
-    ) -> Result<Value> {
-        let command = commands::script_command(command, body, keys, args);
-        self.query::<redis::Value>(&command)
-            .await
-            .map(value::from_redis)
-    }
-
     /// A lone server takes any keys in one command.
     fn check_keys(&self, _keys: &[&[u8]]) -> Result<()> {
         Ok(())
@@ -258,14 +244,6 @@ impl RedisBackend {
 
 impl KvBackend for RedisBackend {
     one_command_each!();
-    async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
-        match self.run_script("EVALSHA", script.sha1(), keys, args).await {
-            Err(e) if e.kind() == ErrorKind::NoScript => {
-                self.run_script("EVAL", script.lua(), keys, args).await
-            }
-            reply => reply,
-        }
-    }
     async fn eval_replicated(
         &self,
         script: &Script,

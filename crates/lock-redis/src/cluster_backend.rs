@@ -172,20 +172,6 @@ impl ClusterBackend {
             .map_err(|e| Error::new(ErrorKind::Response, format!("unexpected reply: {e}")))
     }
 
-    /// `EVALSHA sha …` or `EVAL lua …`.
-    async fn run_script(
-        &self,
-        command: &str,
-        body: &str,
-        keys: &[&[u8]],
-        args: &[&[u8]],
-    ) -> Result<Value> {
-        let command = commands::script_command(command, body, keys, args);
-        self.query::<redis::Value>(&command)
-            .await
-            .map(value::from_redis)
-    }
-
     /// One command's keys must share a slot, as every cluster node requires.
     fn check_keys(&self, keys: &[&[u8]]) -> Result<()> {
         common_slot(keys).map(drop)
@@ -271,15 +257,6 @@ fn redirected_or_down(error: Error) -> Error {
 impl KvBackend for ClusterBackend {
     one_command_each!();
 
-    async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
-        self.check_keys(keys)?;
-        match self.run_script("EVALSHA", script.sha1(), keys, args).await {
-            Err(e) if e.kind() == ErrorKind::NoScript => {
-                self.run_script("EVAL", script.lua(), keys, args).await
-            }
-            reply => reply,
-        }
-    }
 
     async fn eval_replicated(
         &self,

@@ -95,9 +95,26 @@ pub(crate) fn script_command(command: &str, body: &str, keys: &[&[u8]], args: &[
 }
 
 /// The [`KvBackend`](lock_core::KvBackend) methods that are one command each, sent with
-/// the implementing type's `query`, and `del`/`exists` after its `check_keys`.
+/// the implementing type's `query`; `del`, `exists` and `eval` after its `check_keys`.
+/// `eval` is `EVALSHA`, then `EVAL` on `NOSCRIPT` (which also caches the script again).
 macro_rules! one_command_each {
     () => {
+        async fn eval(
+            &self,
+            script: &lock_core::Script,
+            keys: &[&[u8]],
+            args: &[&[u8]],
+        ) -> lock_core::Result<lock_core::Value> {
+            self.check_keys(keys)?;
+            for (command, body) in [("EVALSHA", script.sha1()), ("EVAL", script.lua())] {
+                let command = $crate::commands::script_command(command, body, keys, args);
+                match self.query::<redis::Value>(&command).await {
+                    Err(e) if e.kind() == lock_core::ErrorKind::NoScript => continue,
+                    reply => return reply.map($crate::value::from_redis),
+                }
+            }
+            Err(lock_core::Error::no_script())
+        }
         async fn set(
             &self,
             key: &[u8],

@@ -56,6 +56,22 @@ async fn find_key<H: Harness>(
     Ok(None)
 }
 
+/// A key a script declares, the shard serving it, and a key of another slot on that
+/// shard.
+async fn declared_and_neighbour<H: Harness>(
+    ctx: &Ctx<'_, H>,
+    cluster: &dyn Cluster,
+) -> Result<(Vec<u8>, usize, Vec<u8>), Failure> {
+    let declared = ctx.name("declared").into_bytes();
+    let home = cluster.shard_of(hash_slot(&declared)).await?;
+    let neighbour = find_key(ctx, "neighbour", async |slot| {
+        Ok(slot != hash_slot(&declared) && cluster.shard_of(slot).await? == home)
+    })
+    .await?
+    .ok_or_else(|| Failure("no other slot on the declared key's shard".into()))?;
+    Ok((declared, home, neighbour))
+}
+
 /// One command naming keys of two slots is `CROSSSLOT`, outside a script and in a
 /// script's `KEYS`, and writes nothing.
 pub async fn keys_of_two_slots_in_one_command_are_crossslot<H: Harness>(
@@ -103,13 +119,7 @@ pub async fn a_script_may_touch_only_keys_its_node_serves<H: Harness>(
 ) -> CaseResult {
     let cluster = ctx.cluster().await?;
     let b = &ctx.backend;
-    let declared = ctx.name("declared").into_bytes();
-    let home = cluster.shard_of(hash_slot(&declared)).await?;
-    let neighbour = find_key(ctx, "neighbour", async |slot| {
-        Ok(slot != hash_slot(&declared) && cluster.shard_of(slot).await? == home)
-    })
-    .await?
-    .ok_or_else(|| Failure("no other slot on the declared key's shard".into()))?;
+    let (declared, home, neighbour) = declared_and_neighbour(ctx, &*cluster).await?;
     b.set(&neighbour, b"here", SetOptions::new()).await?;
     let read = b
         .eval(&get_undeclared(), &[&declared], &[&neighbour])
@@ -140,13 +150,7 @@ pub async fn one_command_in_a_script_spanning_slots_is_refused<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
     let cluster = ctx.cluster().await?;
-    let declared = ctx.name("declared").into_bytes();
-    let home = cluster.shard_of(hash_slot(&declared)).await?;
-    let neighbour = find_key(ctx, "neighbour", async |slot| {
-        Ok(slot != hash_slot(&declared) && cluster.shard_of(slot).await? == home)
-    })
-    .await?
-    .ok_or_else(|| Failure("no other slot on the declared key's shard".into()))?;
+    let (declared, _, neighbour) = declared_and_neighbour(ctx, &*cluster).await?;
     expect_non_local(
         ctx.backend
             .eval(
