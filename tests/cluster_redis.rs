@@ -82,17 +82,22 @@ async fn wait_counts_the_replica_of_the_scripts_own_shard() {
     assert_eq!(keyless.kind(), ErrorKind::InvalidConfig);
 }
 
-/// A waiter on one node wakes when the holder's release script publishes on another: the
-/// cluster carries the message between nodes.
+/// A release `SPUBLISH`es on the lock's own shard, whichever shard that is, and the
+/// backend's `SSUBSCRIBE` hears it; a waiter then takes the lock.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_release_wakes_a_waiter_whatever_node_the_lock_is_on() {
-    let Some(cluster) = spawn("a_release_wakes_a_waiter_whatever_node_the_lock_is_on") else {
+async fn a_release_wakes_a_waiter_whatever_shard_the_lock_is_on() {
+    let Some(cluster) = spawn("a_release_wakes_a_waiter_whatever_shard_the_lock_is_on") else {
         return;
     };
     let backend = connect(&cluster).await;
-    for n in 0..6 {
+    // Redis 7: sharded pub/sub, the wake-up staying within the lock's shard.
+    assert!(backend.sharded_pubsub());
+    let mut shards_seen = std::collections::HashSet::new();
+    for n in 0..9 {
         let name = LockName::new(format!("wake-{n}")).unwrap();
-        // A long poll: only the wake-up can make the waiter quick.
+        let channel = name.key("wake");
+        shards_seen.insert(cluster.shard_of(hash_slot(&channel)).await.unwrap());
+        let mut heard = backend.subscribe(&channel).await.unwrap();
         let options = LockOptions::new()
             .ttl(Duration::from_secs(30))
             .wait(Wait::Notify);
@@ -100,14 +105,13 @@ async fn a_release_wakes_a_waiter_whatever_node_the_lock_is_on() {
         let waiter = TokenLock::with_options(backend.clone(), &name, options).unwrap();
         let guard = holder.acquire().await.unwrap();
         let waiting = tokio::spawn(async move { waiter.acquire().await });
-        tokio::time::sleep(Duration::from_millis(50)).await;
         guard.release().await.unwrap();
-        // Woken, not timed out at the holder's 30 s TTL.
-        let woken = tokio::time::timeout(Duration::from_secs(10), waiting)
+        tokio::time::timeout(Duration::from_secs(5), heard.recv())
             .await
-            .expect("the waiter was not woken")
-            .unwrap()
-            .unwrap();
-        woken.release().await.unwrap();
+            .expect("the release's wake-up never arrived")
+            .expect("the subscription ended");
+        let next = waiting.await.unwrap().unwrap();
+        assert!(next.release().await.unwrap());
     }
+    assert_eq!(shards_seen.len(), 3, "the locks covered every shard");
 }

@@ -76,7 +76,10 @@ fn arg_sets(script: &Script, now: i64) -> Vec<Vec<Vec<u8>>> {
             vec![vec![s("me"), n(5_000)], vec![s("you"), n(5_000)]]
         }
         "reentrant-release" => vec![vec![s("me")], vec![s("you")]],
-        "notify-release" => vec![vec![s("token-1"), s("differential:wake")]],
+        "notify-release" => vec![
+            vec![s("token-1"), s("differential:wake")],
+            vec![s("token-1"), s("differential:wake"), s("PUBLISH")],
+        ],
         "acquire-or-pttl" => vec![vec![s("token-1"), n(5_000)]],
         other => panic!("no argument sets for script {other}: add them"),
     }
@@ -256,7 +259,7 @@ async fn fair_queue_scripts_agree() {
             prepare_fair(&pair.memory, &state).await;
             prepare_fair(&pair.redis, &state).await;
             let mut args: Vec<&[u8]> = call.iter().map(|a| a.as_bytes()).collect();
-            args.extend([b"2000".as_slice(), FAIR_TICKETS, FAIR_WAKE]);
+            args.extend([b"2000".as_slice(), FAIR_TICKETS, FAIR_WAKE, b"PUBLISH"]);
             if script.name() == "fair-acquire" {
                 args.push(b"10000");
             }

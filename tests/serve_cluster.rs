@@ -154,3 +154,31 @@ async fn cluster_mode_answers_as_a_real_cluster_node() {
     }
     server.stop().await;
 }
+
+/// `nxlock serve --cluster` has no `SPUBLISH`: ClusterBackend falls back to classic
+/// pub/sub there, and a release's wake-up still reaches its subscription.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_client_wakes_waiters_with_classic_pubsub_on_serve() {
+    use nxlock::prelude::*;
+    use nxlock::{ClusterBackend, LockName, LockOptions, TokenLock, Wait};
+
+    let options = ServerOptions {
+        cluster: true,
+        ..ServerOptions::default()
+    };
+    let server = Server::start(options).await.unwrap();
+    let backend = ClusterBackend::connect(&[server.url().as_str()])
+        .await
+        .unwrap();
+    assert!(!backend.sharded_pubsub());
+    let name = LockName::new("serve-cluster-wake").unwrap();
+    let mut heard = backend.subscribe(&name.key("wake")).await.unwrap();
+    let options = LockOptions::new().wait(Wait::Notify);
+    let lock = TokenLock::with_options(backend.clone(), &name, options).unwrap();
+    lock.acquire().await.unwrap().release().await.unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), heard.recv())
+        .await
+        .expect("the release's wake-up never arrived")
+        .expect("the subscription ended");
+    server.stop().await;
+}

@@ -269,12 +269,33 @@ pub trait KvBackend: Send + Sync {
         async { Err(unsupported("SUBSCRIBE")) }
     }
 
+    /// Whether wake-ups use sharded pub/sub, Redis 7's `SPUBLISH` and `SSUBSCRIBE`: a
+    /// channel then lives in its name's slot like a key (a lock's `{name}:wake` in its
+    /// lock's slot), and a Redis Cluster keeps each message within that slot's shard
+    /// instead of sending it to every node. Lock scripts publish with the command
+    /// [`publish_command`] names for this backend, and [`KvBackend::publish`] and
+    /// [`KvBackend::subscribe`] use the matching kind. Default `false`: classic
+    /// `PUBLISH`/`SUBSCRIBE`.
+    fn sharded_pubsub(&self) -> bool {
+        false
+    }
+
     /// The clock a client of this backend should use for timestamps and retry sleeps.
     ///
     /// For a real server this is the system clock; a double returns its own (virtual)
     /// clock so that expiry and client-side waiting move together in tests.
     fn clock(&self) -> Clock {
         Clock::system()
+    }
+}
+
+/// The command lock scripts publish wake-ups with on `backend`: `SPUBLISH` where it uses
+/// sharded pub/sub ([`KvBackend::sharded_pubsub`]), else `PUBLISH`.
+pub fn publish_command<B: KvBackend + ?Sized>(backend: &B) -> &'static [u8] {
+    if backend.sharded_pubsub() {
+        b"SPUBLISH"
+    } else {
+        b"PUBLISH"
     }
 }
 

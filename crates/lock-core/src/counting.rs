@@ -125,6 +125,9 @@ impl<B: KvBackend> KvBackend for CountingBackend<B> {
         self.count();
         self.inner.subscribe(channel).await
     }
+    fn sharded_pubsub(&self) -> bool {
+        self.inner.sharded_pubsub()
+    }
     fn clock(&self) -> Clock {
         self.inner.clock()
     }

@@ -91,6 +91,12 @@ impl<L: KvBackend, R: KvBackend> KvBackend for Either<L, R> {
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         either!(self, b => b.subscribe(channel))
     }
+    fn sharded_pubsub(&self) -> bool {
+        match self {
+            Either::Left(b) => b.sharded_pubsub(),
+            Either::Right(b) => b.sharded_pubsub(),
+        }
+    }
     fn clock(&self) -> Clock {
         match self {
             Either::Left(b) => b.clock(),

@@ -42,7 +42,9 @@ pub use algorithms::{
     LockOwner, Redlock, RedlockGuard, RedlockOptions, ReentrantGuard, ReentrantLock, ScriptedGuard,
     ScriptedLock, TokenGuard, TokenLock,
 };
-pub use backend::{ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOptions, SetReply};
+pub use backend::{
+    ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOptions, SetReply, publish_command,
+};
 pub use clock::Clock;
 pub use counting::CountingBackend;
 pub use either::Either;

@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use lock_core::{
     Error, ErrorKind, KvBackend, Replicated, Replication, Result, Script, Subscription, Value,
-    common_slot,
+    common_slot, hash_slot,
 };
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{Cmd, FromRedisValue};
 
+use crate::cluster_pubsub::ShardedNotifier;
 use crate::commands::{self, one_command_each};
 use crate::pubsub::Notifier;
 use crate::route;
@@ -68,17 +69,19 @@ impl Default for ClusterOptions {
 /// - [`eval_replicated`](KvBackend::eval_replicated) runs the script and `WAIT` on a
 ///   connection of their own, both routed to the script's slot's primary: redis-rs would
 ///   otherwise send `WAIT` to every primary and answer the smallest count.
-/// - Wake-ups: lock scripts `PUBLISH`, which a cluster delivers to subscribers on every
-///   node, so subscriptions are made on one pub/sub connection to the first node given.
+/// - Wake-ups use sharded pub/sub ([`KvBackend::sharded_pubsub`]): lock scripts
+///   `SPUBLISH` on `{name}:wake`, which stays within the lock's shard, and subscriptions
+///   are `SSUBSCRIBE`s on one RESP3 connection that redis-rs sends to each channel's
+///   shard and renews after a failover. A cluster without `SPUBLISH` gets classic
+///   `PUBLISH`, which it delivers to every node, and one `SUBSCRIBE` connection to the
+///   first node given.
 /// - Redirections and cluster-down replies that outlast the retries are
 ///   [`ErrorKind::Connection`]: nothing ran, and a lock's retry policy tries again.
 #[derive(Clone)]
 pub struct ClusterBackend {
     connection: ClusterConnection,
     options: ClusterOptions,
-    notifier: Arc<Notifier>,
-    /// `(host, port)` of the node the notifier subscribes on.
-    pubsub_node: (String, u16),
+    wakeups: Arc<Wakeups>,
     /// A second cluster connection for script + WAIT, used by one call at a time.
     replicated: Arc<tokio::sync::Mutex<ClusterConnection>>,
 }
@@ -106,21 +109,13 @@ impl ClusterBackend {
                 "a cluster needs at least one node URL",
             ));
         };
-        let client = ClusterClientBuilder::new(nodes.to_vec())
-            .retries(options.retries)
-            .min_retry_wait(10)
-            .max_retry_wait(options.max_retry_wait.as_millis().max(11) as u64)
-            .retry_wait_formula(10, 2)
-            .connection_timeout(options.connect_timeout)
-            .response_timeout(options.response_timeout)
-            .overall_response_timeout(Some(options.command_timeout))
-            .build()
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::InvalidConfig,
-                    format!("invalid cluster node URLs {nodes:?}: {e}"),
-                )
-            })?;
+        let urls: Vec<String> = nodes.iter().map(|url| url.to_string()).collect();
+        let client = client_builder(&urls, &options).build().map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidConfig,
+                format!("invalid cluster node URLs {nodes:?}: {e}"),
+            )
+        })?;
         let connect = || async {
             let limit = options.connect_timeout + options.command_timeout;
             tokio::time::timeout(limit, client.get_async_connection())
@@ -130,28 +125,25 @@ impl ClusterBackend {
         };
         let connection = connect().await?;
         let replicated = connect().await?;
-        let single = RedisOptions {
-            command_timeout: options.command_timeout,
-            connect_timeout: options.connect_timeout,
-        };
-        let route = Arc::new(route::Route::fixed(first, single).await?);
-        let address = route.node().address.clone();
-        let pubsub_node = address
-            .rsplit_once(':')
-            .and_then(|(host, port)| Some((host.to_string(), port.parse().ok()?)))
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::InvalidConfig,
-                    format!("no host:port in {address:?}"),
-                )
-            })?;
-        Ok(Self {
+        let mut backend = Self {
             connection,
             options,
-            notifier: Arc::new(Notifier::new(route, single)),
-            pubsub_node,
+            wakeups: Arc::new(Wakeups::Sharded(ShardedNotifier::new(urls, options))),
             replicated: Arc::new(tokio::sync::Mutex::new(replicated)),
-        })
+        };
+        if !backend.has_sharded_pubsub().await? {
+            backend.wakeups = Arc::new(Wakeups::classic(first, options).await?);
+        }
+        Ok(backend)
+    }
+
+    /// Whether the cluster knows `SPUBLISH` (Redis 7 does; `nxlock serve --cluster`, a
+    /// one-node cluster, does not need it).
+    async fn has_sharded_pubsub(&self) -> Result<bool> {
+        let info: Vec<redis::Value> = self
+            .query(redis::cmd("COMMAND").arg("INFO").arg("SPUBLISH"))
+            .await?;
+        Ok(matches!(info.first(), Some(redis::Value::Array(_))))
     }
 
     /// Sends one command, routed by its key, and converts its reply.
@@ -196,6 +188,54 @@ async fn routed(
         Ok(reply) => Ok(reply),
         Err(e) => Err(from_cluster(e)),
     }
+}
+
+/// How a [`ClusterBackend`] publishes and subscribes.
+enum Wakeups {
+    /// `SPUBLISH`/`SSUBSCRIBE`: each channel on its slot's shard.
+    Sharded(ShardedNotifier),
+    /// `PUBLISH`/`SUBSCRIBE` on one connection to one node, `(host, port)`, for clusters
+    /// without sharded pub/sub: a cluster carries a classic message to every node.
+    Classic {
+        notifier: Notifier,
+        node: (String, u16),
+    },
+}
+
+impl Wakeups {
+    async fn classic(url: &str, options: ClusterOptions) -> Result<Self> {
+        let single = RedisOptions {
+            command_timeout: options.command_timeout,
+            connect_timeout: options.connect_timeout,
+        };
+        let route = Arc::new(route::Route::fixed(url, single).await?);
+        let address = route.node().address.clone();
+        let node = address
+            .rsplit_once(':')
+            .and_then(|(host, port)| Some((host.to_string(), port.parse().ok()?)))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidConfig,
+                    format!("no host:port in {address:?}"),
+                )
+            })?;
+        Ok(Wakeups::Classic {
+            notifier: Notifier::new(route, single),
+            node,
+        })
+    }
+}
+
+/// The redis-rs client configuration for `nodes` and `options`.
+pub(crate) fn client_builder(nodes: &[String], options: &ClusterOptions) -> ClusterClientBuilder {
+    ClusterClientBuilder::new(nodes.to_vec())
+        .retries(options.retries)
+        .min_retry_wait(10)
+        .max_retry_wait(options.max_retry_wait.as_millis().max(11) as u64)
+        .retry_wait_formula(10, 2)
+        .connection_timeout(options.connect_timeout)
+        .response_timeout(options.response_timeout)
+        .overall_response_timeout(Some(options.command_timeout))
 }
 
 fn to_primary(slot: u16) -> RoutingInfo {
@@ -257,7 +297,6 @@ fn redirected_or_down(error: Error) -> Error {
 impl KvBackend for ClusterBackend {
     one_command_each!();
 
-
     async fn eval_replicated(
         &self,
         script: &Script,
@@ -308,20 +347,38 @@ impl KvBackend for ClusterBackend {
             .unwrap_or_else(|_| Err(errors::timed_out(limit)))
     }
 
-    /// Sent to the node this backend subscribes on: a cluster delivers the message to
-    /// every node's subscribers, but counts only the receiving node's in its reply.
+    /// `SPUBLISH` to the channel's slot's primary; or `PUBLISH` to the node this backend
+    /// subscribes on: a cluster delivers a classic message to every node's subscribers,
+    /// but counts only the receiving node's in its reply.
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
-        let mut publish = redis::cmd("PUBLISH");
+        let (command, routing) = match &*self.wakeups {
+            Wakeups::Sharded(_) => ("SPUBLISH", to_primary(hash_slot(channel))),
+            Wakeups::Classic {
+                node: (host, port), ..
+            } => (
+                "PUBLISH",
+                RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                    host: host.clone(),
+                    port: *port,
+                }),
+            ),
+        };
+        let mut publish = redis::cmd(command);
         publish.arg(channel).arg(message);
-        let (host, port) = self.pubsub_node.clone();
         let mut connection = self.connection.clone();
-        let node = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
-        let reply = routed(&mut connection, publish, node).await?;
+        let reply = routed(&mut connection, publish, routing).await?;
         i64::from_redis_value(reply)
             .map_err(|e| Error::new(ErrorKind::Response, format!("unexpected reply: {e}")))
     }
 
+    fn sharded_pubsub(&self) -> bool {
+        matches!(*self.wakeups, Wakeups::Sharded(_))
+    }
+
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
-        self.notifier.subscribe(channel).await
+        match &*self.wakeups {
+            Wakeups::Sharded(notifier) => notifier.subscribe(channel).await,
+            Wakeups::Classic { notifier, .. } => notifier.subscribe(channel).await,
+        }
     }
 }

@@ -10,6 +10,8 @@ pub mod cluster;
 mod cluster_backend;
 #[cfg(all(feature = "cluster", feature = "conformance"))]
 mod cluster_harness;
+#[cfg(feature = "cluster")]
+mod cluster_pubsub;
 mod commands;
 mod errors;
 #[cfg(feature = "conformance")]

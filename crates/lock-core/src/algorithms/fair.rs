@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::token::TokenGuard;
 use super::{Binding, Hold, int_reply, ms_arg, unexpected};
 use crate::lock::{Budget, ReleaseError, Supports, run_in_background};
+use crate::publish_command;
 use crate::scripts::{COMPARE_AND_PEXPIRE, FAIR_ACQUIRE, FAIR_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
 use crate::{
@@ -71,6 +72,8 @@ struct Line {
     served: Vec<u8>,
     ticket_prefix: Vec<u8>,
     channel: Vec<u8>,
+    /// `PUBLISH` or `SPUBLISH`, as the backend wakes waiters.
+    publish: &'static [u8],
     patience_ms: Vec<u8>,
     patience: Duration,
 }
@@ -93,6 +96,7 @@ impl Line {
                     &self.patience_ms,
                     &self.ticket_prefix,
                     &self.channel,
+                    self.publish,
                 ],
             )
             .await
@@ -128,6 +132,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
             served: name.key("served"),
             ticket_prefix: name.key("ticket:"),
             channel: name.key("wake"),
+            publish: publish_command(&backend),
             patience_ms: Vec::new(),
             patience: Duration::ZERO,
         };
@@ -169,6 +174,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
                     &line.patience_ms,
                     &line.ticket_prefix,
                     &line.channel,
+                    line.publish,
                     &ms_arg(*ttl_ms),
                 ],
             )

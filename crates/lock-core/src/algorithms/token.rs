@@ -10,6 +10,7 @@ use super::{
 use crate::lock::{
     Before, Budget, ReleaseError, Supports, acquire_with_policy, run_in_background, ttl_ms,
 };
+use crate::publish_command;
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE, NOTIFY_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter};
 use crate::{
@@ -259,7 +260,11 @@ impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
             Some(channel) => (
                 &*NOTIFY_RELEASE,
                 backend
-                    .eval(&NOTIFY_RELEASE, &[key], &[token.as_bytes(), channel])
+                    .eval(
+                        &NOTIFY_RELEASE,
+                        &[key],
+                        &[token.as_bytes(), channel, publish_command(backend)],
+                    )
                     .await,
             ),
             None => (

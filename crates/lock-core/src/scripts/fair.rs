@@ -8,7 +8,8 @@
 //! serves them, but they are not declared in KEYS).
 //!
 //! Shared arguments: `ARGV[1]` token, `ARGV[2]` ticket (0 = none), `ARGV[3]` patience ms,
-//! `ARGV[4]` ticket key prefix, `ARGV[5]` wake-up channel.
+//! `ARGV[4]` ticket key prefix, `ARGV[5]` wake-up channel, `ARGV[6]` the command that
+//! publishes on it (`PUBLISH` or `SPUBLISH`, see [`publish_command`](crate::publish_command)).
 
 use std::sync::LazyLock;
 
@@ -32,7 +33,7 @@ macro_rules! hand_off_lua {
       redis.call('SET', KEYS[3], served)
       if waiter ~= ARGV[1] then
         redis.call('SET', KEYS[1], waiter, 'PX', ARGV[3])
-        redis.call('PUBLISH', ARGV[5], waiter)
+        redis.call(ARGV[6], ARGV[5], waiter)
       end
       return waiter
     end
@@ -44,11 +45,11 @@ end
     };
 }
 
-/// Fair acquire, also a waiter's refresh. `ARGV[6]` is the TTL ms of a hold.
+/// Fair acquire, also a waiter's refresh. `ARGV[7]` is the TTL ms of a hold.
 ///
 /// Replies `{1, 0, 0}` when the caller holds the lock: it was free with nobody live
 /// ahead, or it had been handed to the caller's token (the TTL is then raised from the
-/// patience to `ARGV[6]`). Otherwise `{0, pttl, ticket}`: the caller waits in line with
+/// patience to `ARGV[7]`). Otherwise `{0, pttl, ticket}`: the caller waits in line with
 /// `ticket` (a new one if it had none or its old one lapsed) and the holder has `pttl` ms
 /// left. A free lock with live waiters is handed to the first of them first. Ticket -1
 /// asks without queueing: `{0, pttl, 0}` instead of a ticket.
@@ -60,7 +61,7 @@ pub static FAIR_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
             r#"local token = ARGV[1]
 local holder = redis.call('GET', KEYS[1])
 if holder == token then
-  redis.call('PEXPIRE', KEYS[1], ARGV[6])
+  redis.call('PEXPIRE', KEYS[1], ARGV[7])
   return {1, 0, 0}
 end
 local ticket = tonumber(ARGV[2])
@@ -70,7 +71,7 @@ end
 if not holder then
   local served = hand_off()
   if not served or served == token then
-    redis.call('SET', KEYS[1], token, 'PX', ARGV[6])
+    redis.call('SET', KEYS[1], token, 'PX', ARGV[7])
     return {1, 0, 0}
   end
 end
@@ -93,7 +94,7 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
             ]))
         };
         let queue = Queue::parse(keys, args)?;
-        let ttl = integer_arg(args, 5)?;
+        let ttl = integer_arg(args, 6)?;
         let holder = store.get(queue.lock)?;
         if holder.as_deref() == Some(queue.token) {
             store.pexpire(queue.lock, ttl, Default::default())?;
