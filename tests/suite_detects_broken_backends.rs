@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use nxlock::conformance::{Capabilities, Capability, Harness, Outcome, Report, run_all};
+use nxlock::conformance::{
+    Answer, Capabilities, Capability, Cluster, Harness, Outcome, Report, Step, run_all,
+};
+use nxlock::lock_core::SlotLayout;
 use nxlock::{
     Clock, Error, ErrorKind, ExpireCondition, KvBackend, MemoryBackend, Result, Script, SetExpiry,
     SetOptions, SetReply, Subscription, Value, scripts,
@@ -285,12 +288,82 @@ async fn unsupported_is_never_counted_as_a_pass() {
     assert_eq!(report.skipped(), replication.len());
 }
 
-/// The cases that need a replicated deployment or independent instances, which no
-/// mutant harness offers.
+/// The cases that need a replicated deployment, independent instances or a cluster,
+/// which no mutant harness offers.
 fn multi_node_cases() -> Vec<&'static str> {
     nxlock::conformance::case_names()
         .iter()
         .copied()
-        .filter(|name| name.starts_with("replication::") || name.starts_with("redlock::"))
+        .filter(|name| {
+            name.starts_with("replication::")
+                || name.starts_with("redlock::")
+                || name.starts_with("cluster::")
+        })
         .collect()
+}
+
+/// A lone double that claims to be a cluster of three primaries but holds to none of
+/// its rules.
+struct NotAClusterHarness;
+
+struct EvenSlots(SlotLayout);
+
+impl Cluster for EvenSlots {
+    fn shards(&self) -> usize {
+        self.0.primaries()
+    }
+    fn shard_of(&self, slot: u16) -> Answer<'_, usize> {
+        let shard = self.0.node_of(slot);
+        Box::pin(async move { Ok(shard) })
+    }
+    fn start_migration(&self, _: u16, _: usize) -> Step<'_> {
+        Box::pin(async { Err("no".into()) })
+    }
+    fn move_keys(&self, _: u16, _: usize) -> Step<'_> {
+        Box::pin(async { Err("no".into()) })
+    }
+    fn finish_migration(&self, _: u16, _: usize) -> Step<'_> {
+        Box::pin(async { Err("no".into()) })
+    }
+    fn fail_over(&self, _: u16) -> Step<'_> {
+        Box::pin(async { Err("no".into()) })
+    }
+}
+
+impl Harness for NotAClusterHarness {
+    type Backend = MemoryBackend;
+    fn name(&self) -> String {
+        "a lone double claiming to be a cluster".into()
+    }
+    async fn backend(&self) -> std::result::Result<MemoryBackend, String> {
+        Ok(MemoryBackend::new())
+    }
+    async fn advance(&self, backend: &MemoryBackend, by: Duration) {
+        backend.advance(by);
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::none().with(Capability::Cluster)
+    }
+    async fn cluster(&self) -> std::result::Result<Box<dyn Cluster>, String> {
+        Ok(Box::new(EvenSlots(SlotLayout::even(3))))
+    }
+}
+
+/// A backend that runs cross-slot commands and scripts a cluster would refuse fails the
+/// cross-slot cases; its locks still work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backend_ignoring_cluster_rules_fails_the_cross_slot_cases() {
+    let report = run_all(&NotAClusterHarness).await;
+    for name in [
+        "cluster::keys_of_two_slots_in_one_command_are_crossslot",
+        "cluster::a_script_may_touch_only_keys_its_node_serves",
+        "cluster::one_command_in_a_script_spanning_slots_is_refused",
+    ] {
+        let case = report.case(name).unwrap();
+        assert_eq!(case.outcome, Outcome::Failed, "{name}: {}", case.detail);
+    }
+    let locks = report
+        .case("cluster::every_lock_keeps_its_keys_in_one_slot")
+        .unwrap();
+    assert_eq!(locks.outcome, Outcome::Passed, "{}", locks.detail);
 }

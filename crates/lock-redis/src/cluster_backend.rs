@@ -61,7 +61,7 @@ impl Default for ClusterOptions {
 /// - Every command goes to its key's slot's primary; a script goes to its first key's.
 ///   One command whose keys span slots (`DEL a b`, a script's `KEYS`) is refused here,
 ///   without a round trip, with Redis's own `CROSSSLOT` error
-///   ([`ErrorKind::Crossslot`](lock_core::ErrorKind::CrossSlot)), instead of being split
+///   ([`ErrorKind::CrossSlot`](lock_core::ErrorKind::CrossSlot)), instead of being split
 ///   across nodes as redis-rs would: a lock's keys must share one hash tag, and every
 ///   [`LockName`](lock_core::LockName)'s do.
 /// - Scripts run with `EVALSHA`, and with `EVAL` on `NOSCRIPT` (each node has its own

@@ -217,15 +217,15 @@ async fn cycle<A: LockAlgorithm>(holder: A, rival: A) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The lock of a case that moves its slot, and the shard it starts on and goes to.
-async fn moving(
-    ctx_lock: LockName,
+/// The slot of `name`'s lock and the shard after the one serving it: where a case moves
+/// it.
+async fn slot_and_next_shard(
+    name: &LockName,
     cluster: &dyn Cluster,
-) -> Result<(LockName, u16, usize, usize), Failure> {
-    let slot = hash_slot(&ctx_lock.lock_key());
+) -> Result<(u16, usize), Failure> {
+    let slot = hash_slot(&name.lock_key());
     let from = cluster.shard_of(slot).await?;
-    let to = (from + 1) % cluster.shards();
-    Ok((ctx_lock, slot, from, to))
+    Ok((slot, (from + 1) % cluster.shards()))
 }
 
 /// A lock held while its slot moves to another shard stays held, step by step: while
@@ -236,7 +236,8 @@ pub async fn a_lock_held_across_a_slot_migration_stays_exclusive<H: Harness>(
 ) -> CaseResult {
     let cluster = ctx.cluster().await?;
     check!(cluster.shards() >= 2, "a migration needs two shards");
-    let (name, slot, _, to) = moving(ctx.lock_name("migrating"), &*cluster).await?;
+    let name = ctx.lock_name("migrating");
+    let (slot, to) = slot_and_next_shard(&name, &*cluster).await?;
     let holder = TokenLock::new(ctx.backend.clone(), &name);
     let rival = TokenLock::new(ctx.backend.clone(), &name);
     let guard = holder.acquire().await?;
