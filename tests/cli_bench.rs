@@ -401,3 +401,49 @@ fn cluster_topology_argument_mistakes_are_usage_errors() {
         assert!(!out.stderr.is_empty(), "{args:?} gave no reason");
     }
 }
+
+/// Counters without a lock (compare-and-set, WATCH) and inside the fair lock, on the
+/// double and on a real server: no increment lost, conflicts reported per increment.
+#[test]
+fn counter_algorithms_lose_no_increment_and_report_conflicts() {
+    let server = nxlock::testing::RedisServer::spawn();
+    let url = match &server {
+        Ok(server) => Some(server.url()),
+        Err(why) => {
+            nxlock::testing::skip_or_fail("nxlock bench --algorithm optimistic --url", why);
+            None
+        }
+    };
+    let mut targets = vec![None];
+    targets.extend(url.as_deref().map(Some));
+    for target in targets {
+        for algorithm in ["optimistic", "watch", "locked"] {
+            let mut args = vec![
+                "bench",
+                "--algorithm",
+                algorithm,
+                "--clients",
+                "8",
+                "--keys",
+                "2",
+                "--duration",
+                "0.3",
+                "--json",
+            ];
+            if let Some(url) = target {
+                args.extend(["--url", url]);
+            }
+            let report = json(&args);
+            assert_eq!(report["algorithm"], algorithm, "{target:?}");
+            assert_eq!(
+                report["violations"], 0,
+                "{algorithm} on {target:?}: {report}"
+            );
+            assert!(report["cycles"].as_u64().unwrap() > 0);
+            let conflicts = report["conflicts_per_cycle"].as_f64().unwrap();
+            if algorithm == "locked" {
+                assert_eq!(conflicts, 0.0, "a lock never conflicts");
+            }
+        }
+    }
+}

@@ -49,6 +49,11 @@ fn states(now: i64) -> Vec<State> {
         b"me:2".to_vec(),
         b"you:1".to_vec(),
         b"me:x".to_vec(),
+        b"3:abc".to_vec(),
+        b"12:x:y".to_vec(),
+        b"0:".to_vec(),
+        b":no-version".to_vec(),
+        b"3abc".to_vec(),
     ];
     let mut states = vec![State::Missing];
     for v in values {
@@ -81,6 +86,12 @@ fn arg_sets(script: &Script, now: i64) -> Vec<Vec<Vec<u8>>> {
             vec![s("token-1"), s("differential:wake"), s("PUBLISH")],
         ],
         "acquire-or-pttl" => vec![vec![s("token-1"), n(5_000)]],
+        "compare-and-set" => vec![
+            vec![n(0), s("v")],
+            vec![n(3), s("new")],
+            vec![n(12), s("")],
+            vec![n(2), s("x")],
+        ],
         other => panic!("no argument sets for script {other}: add them"),
     }
 }

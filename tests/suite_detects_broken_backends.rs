@@ -288,8 +288,8 @@ async fn unsupported_is_never_counted_as_a_pass() {
     assert_eq!(report.skipped(), replication.len());
 }
 
-/// The cases that need a replicated deployment, independent instances or a cluster,
-/// which no mutant harness offers.
+/// The cases that need a replicated deployment, independent instances, a cluster or
+/// transactions, which no mutant harness offers.
 fn multi_node_cases() -> Vec<&'static str> {
     nxlock::conformance::case_names()
         .iter()
@@ -298,6 +298,7 @@ fn multi_node_cases() -> Vec<&'static str> {
             name.starts_with("replication::")
                 || name.starts_with("redlock::")
                 || name.starts_with("cluster::")
+                || name.starts_with("transactions::")
         })
         .collect()
 }

@@ -1,7 +1,10 @@
 //! Contention benchmarks: N clients looping acquire → hold → release on K keys, measured
-//! with HdrHistogram, checked for mutual-exclusion violations. Shared by `nxlock bench`
+//! with HdrHistogram, checked for mutual-exclusion violations; and the same clients
+//! incrementing K counters without a lock (optimistic compare-and-set, `WATCH`), checked
+//! for lost updates. Shared by `nxlock bench`
 //! and the criterion benches; [`run_locks`] runs any [`LockAlgorithm`](crate::LockAlgorithm).
 
+mod counters;
 mod error;
 #[cfg(feature = "redis")]
 mod floor;

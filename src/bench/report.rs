@@ -11,6 +11,8 @@ use super::workload::Workload;
 pub(crate) struct ClientResult {
     pub(crate) cycles: u64,
     pub(crate) errors: u64,
+    /// Optimistic writes that found another write first and were done again.
+    pub(crate) conflicts: u64,
     pub(crate) acquire_ns: Histogram<u64>,
     pub(crate) release_ns: Histogram<u64>,
     pub(crate) cycle_ns: Histogram<u64>,
@@ -19,6 +21,26 @@ pub(crate) struct ClientResult {
     pub(crate) handoff_ns: Histogram<u64>,
     /// Per acquire: the TTL less the validity the guard reported, ms.
     pub(crate) validity_lost_ms: Histogram<u64>,
+}
+
+impl ClientResult {
+    pub(crate) fn new() -> Self {
+        Self {
+            cycles: 0,
+            errors: 0,
+            conflicts: 0,
+            acquire_ns: histogram(),
+            release_ns: histogram(),
+            cycle_ns: histogram(),
+            handoff_ns: histogram(),
+            validity_lost_ms: histogram(),
+        }
+    }
+}
+
+fn histogram() -> Histogram<u64> {
+    // Nanoseconds, 3 significant figures, up to an hour.
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
 }
 
 /// A latency distribution's percentiles, in microseconds.
@@ -95,8 +117,13 @@ pub struct BenchReport {
     /// Backend commands per completed cycle (2 is the floor for the token lock; more is
     /// polling).
     pub commands_per_cycle: f64,
-    /// Times two holders were inside one key's critical section at once (must be 0).
+    /// Times two holders were inside one key's critical section at once, or (counter
+    /// workloads) increments reported but missing from the counters (must be 0).
     pub violations: usize,
+    /// Counter workloads (`optimistic`, `watch`, `locked`): attempts that met a conflict
+    /// and were done again, per increment that landed. Absent for the lock cycles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflicts_per_cycle: Option<f64>,
     /// Failed acquires or releases that reported the lock lost (not part of the JSON).
     #[serde(skip)]
     pub errors: u64,
@@ -163,6 +190,7 @@ impl BenchReport {
                 (commands as f64 / cycles as f64 * 1000.0).round() / 1000.0
             },
             violations,
+            conflicts_per_cycle: None,
             errors: clients.iter().map(|c| c.errors).sum(),
             handoff_us: (!handoff.is_empty()).then(|| Latency::of(&handoff)),
             release_us: Latency::of(&release),

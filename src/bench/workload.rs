@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
 use lock_conformance::OverlapDetector;
 use lock_core::{
     CountingBackend, FairLock, KvBackend, LegacyLock, LockAlgorithm, LockError, LockGuard,
@@ -12,6 +11,7 @@ use lock_core::{
 };
 
 use super::BenchError;
+use super::counters::{self, Protection};
 use super::report::{BenchReport, ClientResult};
 
 /// Which lock algorithm a benchmark drives.
@@ -23,6 +23,13 @@ pub enum Algorithm {
     Legacy,
     /// [`ScriptedLock`] (seed 001).
     Scripted,
+    /// No lock: counters incremented by versioned compare-and-set
+    /// ([`Versioned`](lock_core::Versioned), seed 002's optimistic lock).
+    Optimistic,
+    /// No lock: counters incremented in `WATCH` … `EXEC` transactions.
+    Watch,
+    /// The same counter increments inside the fair lock, for comparison.
+    Locked,
 }
 
 impl Algorithm {
@@ -32,6 +39,9 @@ impl Algorithm {
             Algorithm::Token => "token",
             Algorithm::Legacy => "legacy",
             Algorithm::Scripted => "scripted",
+            Algorithm::Optimistic => "optimistic",
+            Algorithm::Watch => "watch",
+            Algorithm::Locked => "locked",
         }
     }
 }
@@ -57,7 +67,8 @@ pub struct Workload {
     pub clients: usize,
     /// Keys; client `i` uses key `i % keys`.
     pub keys: usize,
-    /// Time spent holding the lock per cycle (0: release at once). Tokio's timer has
+    /// Time spent holding the lock per cycle (0: release at once); for the counter
+    /// algorithms, the time between reading a counter and writing it. Tokio's timer has
     /// millisecond resolution, so holds below 1 ms are rounded up by the sleep.
     pub hold: Duration,
     /// The lock TTL.
@@ -72,6 +83,9 @@ impl Workload {
     /// The name reports use: the algorithm, and how it waits unless it polls.
     pub fn label(&self) -> &'static str {
         match (self.algorithm, self.wait) {
+            (algorithm @ (Algorithm::Optimistic | Algorithm::Watch | Algorithm::Locked), _) => {
+                algorithm.name()
+            }
             (algorithm, Waiting::Poll) => algorithm.name(),
             (_, Waiting::Notify) => "token+notify",
             (_, Waiting::Fair) => "fair",
@@ -93,11 +107,6 @@ impl Default for Workload {
     }
 }
 
-fn histogram() -> Histogram<u64> {
-    // Nanoseconds, 3 significant figures, up to an hour.
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds")
-}
-
 /// One key's shared state: its overlap detector, and when its last release started (ns
 /// since the run began), for hand-off latency.
 struct KeyState {
@@ -113,15 +122,7 @@ async fn client_loop<A: LockAlgorithm>(
     epoch: Instant,
 ) -> ClientResult {
     let ttl_ms = i64::try_from(lock.options().ttl.as_millis()).unwrap_or(i64::MAX);
-    let mut result = ClientResult {
-        cycles: 0,
-        errors: 0,
-        acquire_ns: histogram(),
-        release_ns: histogram(),
-        cycle_ns: histogram(),
-        handoff_ns: histogram(),
-        validity_lost_ms: histogram(),
-    };
+    let mut result = ClientResult::new();
     let since_epoch = |at: Instant| u64::try_from((at - epoch).as_nanos()).unwrap_or(u64::MAX);
     while !stop.load(Ordering::Relaxed) {
         let start = Instant::now();
@@ -296,6 +297,11 @@ pub async fn run<B: KvBackend + Clone + 'static>(
         (Algorithm::Scripted, Waiting::Poll) => {
             run_locks(backend, name, workload, ScriptedLock::with_options).await
         }
+        (Algorithm::Optimistic, _) => {
+            counters::run(backend, name, workload, Protection::CompareAndSet).await
+        }
+        (Algorithm::Watch, _) => counters::run(backend, name, workload, Protection::Watch).await,
+        (Algorithm::Locked, _) => counters::run(backend, name, workload, Protection::Lock).await,
         (algorithm, wait) => Err(BenchError::InvalidWorkload(
             format!(
                 "--wait {wait:?} needs --algorithm token; {} locks can only poll",

@@ -19,6 +19,12 @@ enum AlgorithmArg {
     Token,
     Legacy,
     Scripted,
+    /// Counters incremented by versioned compare-and-set, no lock.
+    Optimistic,
+    /// Counters incremented in WATCH … EXEC transactions, no lock.
+    Watch,
+    /// The same counter increments inside the fair lock.
+    Locked,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -58,7 +64,9 @@ pub struct BenchArgs {
     /// through ClusterBackend (--topology cluster).
     #[arg(long, value_name = "redis://HOST:PORT,...", value_delimiter = ',')]
     cluster: Vec<String>,
-    /// The lock algorithm.
+    /// The lock algorithm; or, on counters incremented with --hold-us between read and
+    /// write: optimistic (versioned compare-and-set), watch (WATCH … EXEC) or locked (the
+    /// fair lock around the same read and write).
     #[arg(long, value_enum, default_value = "token")]
     algorithm: AlgorithmArg,
     /// How blocked clients wait: poll (backoff and retry), notify (wake on release) or
@@ -184,6 +192,9 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
             AlgorithmArg::Token => Algorithm::Token,
             AlgorithmArg::Legacy => Algorithm::Legacy,
             AlgorithmArg::Scripted => Algorithm::Scripted,
+            AlgorithmArg::Optimistic => Algorithm::Optimistic,
+            AlgorithmArg::Watch => Algorithm::Watch,
+            AlgorithmArg::Locked => Algorithm::Locked,
         },
         clients: args.clients as usize,
         keys: args.keys as usize,
@@ -191,9 +202,15 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         ttl: Duration::from_millis(args.ttl_ms),
         duration: Duration::from_secs_f64(args.duration),
         wait: match (args.wait, args.algorithm) {
-            (Some(WaitArg::Poll), _) | (None, AlgorithmArg::Legacy | AlgorithmArg::Scripted) => {
-                Waiting::Poll
-            }
+            (Some(WaitArg::Poll), _)
+            | (
+                None,
+                AlgorithmArg::Legacy
+                | AlgorithmArg::Scripted
+                | AlgorithmArg::Optimistic
+                | AlgorithmArg::Watch
+                | AlgorithmArg::Locked,
+            ) => Waiting::Poll,
             (Some(WaitArg::Notify), _) => Waiting::Notify,
             (Some(WaitArg::Fair), _) | (None, AlgorithmArg::Token) => Waiting::Fair,
         },

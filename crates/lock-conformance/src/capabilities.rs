@@ -31,21 +31,25 @@ pub enum Capability {
     /// [`Harness::cluster`](crate::Harness::cluster)'s control can also move a slot
     /// between shards and fail a shard over: the migration and failover cases.
     ClusterOperations,
+    /// [`KvBackend::watch`](lock_core::KvBackend::watch) works: `WATCH` … `EXEC`
+    /// transactions on a connection of their own.
+    Transactions,
 }
 
 impl Capability {
     /// Every capability, in declaration order.
-    pub const ALL: [Capability; 6] = [
+    pub const ALL: [Capability; 7] = [
         Capability::PubSub,
         Capability::TimeControl,
         Capability::Replication,
         Capability::MultiInstance,
         Capability::Cluster,
         Capability::ClusterOperations,
+        Capability::Transactions,
     ];
 
     /// The name reports use: `pubsub`, `time-control`, `replication`, `multi-instance`,
-    /// `cluster`, `cluster-operations`.
+    /// `cluster`, `cluster-operations`, `transactions`.
     pub fn name(self) -> &'static str {
         match self {
             Capability::PubSub => "pubsub",
@@ -54,6 +58,7 @@ impl Capability {
             Capability::MultiInstance => "multi-instance",
             Capability::Cluster => "cluster",
             Capability::ClusterOperations => "cluster-operations",
+            Capability::Transactions => "transactions",
         }
     }
 

@@ -194,6 +194,17 @@ macro_rules! __with_cases {
                 a_lock_is_taken_once_the_failover_window_ends needs(Replication),
                 the_watchdog_reports_a_lock_lost_in_a_failover needs(Replication),
             }
+            optimistic {
+                a_read_modify_write_without_protection_loses_updates,
+                compare_and_set_loses_no_update_under_16_writers,
+                a_write_from_a_stale_version_is_refused,
+            }
+            transactions {
+                watch_loses_no_update_under_16_writers needs(Transactions),
+                a_watched_key_written_by_another_client_aborts_exec needs(Transactions),
+                a_watched_key_that_expires_aborts_exec needs(Transactions),
+                a_dropped_transaction_writes_nothing needs(Transactions),
+            }
             cluster {
                 keys_of_two_slots_in_one_command_are_crossslot needs(Cluster),
                 a_script_may_touch_only_keys_its_node_serves needs(Cluster),

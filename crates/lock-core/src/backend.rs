@@ -3,7 +3,8 @@
 use std::future::Future;
 
 use crate::{
-    Clock, Error, ErrorKind, Replicated, Replication, Result, Script, Subscription, Value,
+    Clock, Error, ErrorKind, Replicated, Replication, Result, Script, Subscription, Transaction,
+    Value,
 };
 
 /// SET's existence condition.
@@ -267,6 +268,19 @@ pub trait KvBackend: Send + Sync {
     fn subscribe(&self, channel: &[u8]) -> impl Future<Output = Result<Subscription>> + Send {
         let _ = channel;
         async { Err(unsupported("SUBSCRIBE")) }
+    }
+
+    /// `WATCH keys`, then `GET` each, on a connection of the transaction's own (never the
+    /// shared one: `WATCH` belongs to a connection, and another caller's `EXEC` on a shared
+    /// one would see or clear it). The returned [`Transaction`] holds the values read;
+    /// its [`exec`](Transaction::exec) sends `MULTI`, the writes and `EXEC`, which writes
+    /// nothing when a watched key was written, deleted or expired in between.
+    ///
+    /// A server's keys must share a slot on a Redis Cluster (`CROSSSLOT` otherwise). The
+    /// default answers [`ErrorKind::Unsupported`].
+    fn watch(&self, keys: &[&[u8]]) -> impl Future<Output = Result<Transaction>> + Send {
+        let _ = keys;
+        async { Err(unsupported("WATCH")) }
     }
 
     /// Whether wake-ups use sharded pub/sub, Redis 7's `SPUBLISH` and `SSUBSCRIBE`: a

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{
     Clock, ExpireCondition, KvBackend, Replicated, Replication, Result, Script, SetOptions,
-    SetReply, Subscription, Value,
+    SetReply, Subscription, Transaction, Value,
 };
 
 /// Wraps a backend and counts every command sent through it (a script counts as one), so
@@ -124,6 +124,12 @@ impl<B: KvBackend> KvBackend for CountingBackend<B> {
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         self.count();
         self.inner.subscribe(channel).await
+    }
+    /// Counted as the two round trips it takes: WATCH + GETs, then MULTI … EXEC.
+    async fn watch(&self, keys: &[&[u8]]) -> Result<Transaction> {
+        self.count();
+        self.count();
+        self.inner.watch(keys).await
     }
     fn sharded_pubsub(&self) -> bool {
         self.inner.sharded_pubsub()

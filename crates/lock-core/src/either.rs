@@ -3,7 +3,7 @@
 
 use crate::{
     Clock, ExpireCondition, KvBackend, Replicated, Replication, Result, Script, SetOptions,
-    SetReply, Subscription, Value,
+    SetReply, Subscription, Transaction, Value,
 };
 
 /// A backend of kind `L` or kind `R`; every command goes to the one it holds. Nest it
@@ -90,6 +90,9 @@ impl<L: KvBackend, R: KvBackend> KvBackend for Either<L, R> {
     }
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         either!(self, b => b.subscribe(channel))
+    }
+    async fn watch(&self, keys: &[&[u8]]) -> Result<Transaction> {
+        either!(self, b => b.watch(keys))
     }
     fn sharded_pubsub(&self) -> bool {
         match self {

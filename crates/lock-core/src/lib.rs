@@ -15,6 +15,9 @@
 //! | [`FairLock`] | Redisson's fair lock | script: ticket line, FIFO | script: hand to the next waiter |
 //! | [`Redlock`] | 000's remedy | `SET NX PX` on a quorum of N nodes | compare-and-delete on all N |
 //!
+//! And the optimistic alternative of seed 002, no lock at all: [`Versioned`], a value
+//! with a version, written by compare-and-set.
+//!
 //! Every algorithm implements [`LockAlgorithm`]; [`LockAlgorithm::acquire`] retries by the
 //! lock's [`AcquirePolicy`] and never forever unless asked ([`Retry::Forever`]).
 
@@ -34,7 +37,9 @@ mod replication;
 mod script;
 pub mod scripts;
 mod slots;
+mod transaction;
 mod value;
+mod versioned;
 mod wake;
 
 pub use algorithms::{
@@ -58,5 +63,7 @@ pub use pubsub::{Fanout, Message, Missed, Subscription};
 pub use replication::{Replicated, Replication};
 pub use script::{NativeScript, Script, ScriptContext, integer_arg, nth};
 pub use slots::{SLOTS, SlotLayout, common_slot, hash_slot};
+pub use transaction::{Session, Transaction, TxWrite};
 pub use value::Value;
+pub use versioned::{Snapshot, Updated, Versioned};
 pub use wake::Wait;

@@ -104,6 +104,17 @@ pub enum LockError {
     /// A lock name or option that cannot work (an empty name, a TTL of zero, …).
     #[error("invalid lock configuration: {0}")]
     InvalidConfig(String),
+    /// A [`Versioned`](crate::Versioned) update found another write first on every
+    /// attempt its policy allowed; nothing was written.
+    #[error("{key:?}: {conflicts} conflicting writes over {waited:?}, nothing written")]
+    Conflicted {
+        /// The value's key, lossily decoded for display.
+        key: String,
+        /// How many attempts found another write first.
+        conflicts: u32,
+        /// How long the policy waited (on the backend's clock).
+        waited: Duration,
+    },
 }
 
 impl LockError {

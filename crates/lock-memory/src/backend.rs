@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use lock_core::{
     Clock, Error, ErrorKind, ExpireCondition, KvBackend, Replicated, Replication, Result, Script,
-    ScriptContext, SetOptions, SetReply, SlotLayout, Subscription, Value,
+    ScriptContext, SetOptions, SetReply, SlotLayout, Subscription, Transaction, Value,
 };
 use parking_lot::Mutex;
 
@@ -19,6 +19,7 @@ use crate::keyspace::Keyspace;
 use crate::pubsub::InboxAddress;
 use crate::replication::{Effect, Stream, lone_wait, no_waitaof};
 use crate::store::Store;
+use crate::transaction::Watching;
 
 /// An in-process Redis double with exact Redis 7 semantics for the lock command set.
 ///
@@ -431,6 +432,26 @@ impl KvBackend for MemoryBackend {
     }
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
         self.run("PUBLISH", |s| s.publish(channel, message)).await
+    }
+    async fn watch(&self, keys: &[&[u8]]) -> Result<Transaction> {
+        let (marks, values) = self
+            .run("WATCH", |store| {
+                one_slot(store.cluster.as_ref(), keys)?;
+                let marks: Vec<_> = keys.iter().map(|k| (k.to_vec(), store.watch(k))).collect();
+                let values: Result<Vec<_>> = keys.iter().map(|k| store.get(k)).collect();
+                if values.is_err() {
+                    for key in keys {
+                        store.unwatch(key);
+                    }
+                }
+                Ok((marks, values?))
+            })
+            .await?;
+        let session = Watching {
+            backend: self.clone(),
+            marks,
+        };
+        Ok(Transaction::new(values, Box::new(session)))
     }
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         self.run("SUBSCRIBE", |s| s.subscribe(channel)).await

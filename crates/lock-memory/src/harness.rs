@@ -35,6 +35,7 @@ impl Harness for MemoryHarness {
         Capabilities::none()
             .with(Capability::PubSub)
             .with(Capability::TimeControl)
+            .with(Capability::Transactions)
     }
 }
 
@@ -90,6 +91,7 @@ impl Harness for MemoryClusterHarness {
         Capabilities::none()
             .with(Capability::PubSub)
             .with(Capability::TimeControl)
+            .with(Capability::Transactions)
             .with(Capability::Cluster)
     }
 
@@ -156,6 +158,7 @@ impl Harness for ReplicaSetHarness {
         Capabilities::none()
             .with(Capability::PubSub)
             .with(Capability::TimeControl)
+            .with(Capability::Transactions)
             .with(Capability::Replication)
     }
 

@@ -40,6 +40,7 @@ mod pubsub;
 mod replication;
 mod script_context;
 mod store;
+mod transaction;
 
 pub use backend::{MemoryBackend, MemoryStats};
 pub use data::{Data, Hash, List, Set, SortedSet};

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{
-    ErrorKind, KvBackend, Replicated, Replication, Result, Script, Subscription, Value,
+    ErrorKind, KvBackend, Replicated, Replication, Result, Script, Subscription, Transaction, Value,
 };
 use redis::aio::MultiplexedConnection;
 use redis::{Cmd, FromRedisValue};
@@ -12,7 +12,7 @@ use redis::{Cmd, FromRedisValue};
 use crate::commands::one_command_each;
 use crate::pubsub::Notifier;
 use crate::route::{Route, Sentinels};
-use crate::{errors, value};
+use crate::{errors, transaction, value};
 
 /// How [`RedisBackend`] connects and waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +51,8 @@ impl Default for RedisOptions {
 /// - [`eval_replicated`](KvBackend::eval_replicated) runs the script and `WAIT` on a
 ///   connection of their own (taken from a small pool), so `WAIT` counts exactly the
 ///   script's write and never holds up the shared connection.
+/// - [`watch`](KvBackend::watch) runs `WATCH`, the reads, and later `MULTI` … `EXEC` on a
+///   connection of the transaction's own from the same pool.
 /// - [`RedisBackend::connect_sentinel`] follows the master Redis Sentinel names, across
 ///   failovers.
 #[derive(Clone)]
@@ -276,6 +278,27 @@ impl KvBackend for RedisBackend {
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
         self.query(redis::cmd("PUBLISH").arg(channel).arg(message))
             .await
+    }
+    async fn watch(&self, keys: &[&[u8]]) -> Result<Transaction> {
+        let (address, mut connection) = self.dedicated().await?;
+        let limit = self.options.command_timeout;
+        let pipe = transaction::watch_and_get(keys);
+        let read = pipe.query_async::<Vec<Option<Vec<u8>>>>(&mut connection);
+        let values = match tokio::time::timeout(limit, read).await {
+            Ok(values) => values.map_err(errors::from_redis)?,
+            Err(_) => return Err(errors::timed_out(limit)),
+        };
+        let pool = self.dedicated.clone();
+        let session = transaction::Watching {
+            connection,
+            limit,
+            give_back: Box::new(move |connection| {
+                pool.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((address, connection));
+            }),
+        };
+        Ok(Transaction::new(values, Box::new(session)))
     }
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         self.notifier.subscribe(channel).await

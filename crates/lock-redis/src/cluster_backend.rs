@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{
-    Error, ErrorKind, KvBackend, Replicated, Replication, Result, Script, Subscription, Value,
-    common_slot, hash_slot,
+    Error, ErrorKind, KvBackend, Replicated, Replication, Result, Script, Subscription,
+    Transaction, Value, common_slot, hash_slot,
 };
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
@@ -14,6 +14,7 @@ use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr
 use redis::{Cmd, FromRedisValue};
 
 use crate::cluster_pubsub::ShardedNotifier;
+use crate::cluster_transaction;
 use crate::commands::{self, one_command_each};
 use crate::pubsub::Notifier;
 use crate::route;
@@ -172,7 +173,7 @@ impl ClusterBackend {
 
 /// Sends `command` where `routing` says; an error reply is an error (redis-rs hands a
 /// routed command's error reply back as a value).
-async fn routed(
+pub(crate) async fn routed(
     connection: &mut ClusterConnection,
     command: Cmd,
     routing: RoutingInfo,
@@ -238,7 +239,7 @@ pub(crate) fn client_builder(nodes: &[String], options: &ClusterOptions) -> Clus
         .overall_response_timeout(Some(options.command_timeout))
 }
 
-fn to_primary(slot: u16) -> RoutingInfo {
+pub(crate) fn to_primary(slot: u16) -> RoutingInfo {
     RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::new(
         slot,
         SlotAddr::Master,
@@ -373,6 +374,45 @@ impl KvBackend for ClusterBackend {
 
     fn sharded_pubsub(&self) -> bool {
         matches!(*self.wakeups, Wakeups::Sharded(_))
+    }
+
+    /// On the second cluster connection, held until `EXEC` or drop, every command routed
+    /// to the primary of the keys' one slot.
+    async fn watch(&self, keys: &[&[u8]]) -> Result<Transaction> {
+        let Some(slot) = common_slot(keys)? else {
+            return Err(Error::new(
+                ErrorKind::InvalidConfig,
+                "a transaction on a cluster needs a key to route it by",
+            ));
+        };
+        let limit = self.options.command_timeout;
+        let mut connection = self.replicated.clone().lock_owned().await;
+        let read = async {
+            let mut watch = redis::cmd("WATCH");
+            watch.arg(keys);
+            routed(&mut connection, watch, to_primary(slot)).await?;
+            let mut values = Vec::with_capacity(keys.len());
+            for key in keys {
+                let mut get = redis::cmd("GET");
+                get.arg(*key);
+                let value = routed(&mut connection, get, to_primary(slot)).await?;
+                values.push(Option::<Vec<u8>>::from_redis_value(value).map_err(|e| {
+                    Error::new(ErrorKind::Response, format!("unexpected reply: {e}"))
+                })?);
+            }
+            Ok::<_, Error>(values)
+        };
+        let values = match tokio::time::timeout(limit, read).await {
+            Ok(values) => values,
+            Err(_) => Err(errors::timed_out(limit)),
+        };
+        let session = cluster_transaction::Watching {
+            connection: Some(connection),
+            slot,
+            limit,
+        };
+        // On an error the session's drop still clears the watch.
+        Ok(Transaction::new(values?, Box::new(session)))
     }
 
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {

@@ -102,6 +102,7 @@ impl Harness for RedisClusterHarness {
     fn capabilities(&self) -> Capabilities {
         let capabilities = Capabilities::none()
             .with(Capability::PubSub)
+            .with(Capability::Transactions)
             .with(Capability::Cluster);
         match self.spawned {
             Some(_) => capabilities.with(Capability::ClusterOperations),

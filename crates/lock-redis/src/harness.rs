@@ -88,7 +88,9 @@ impl Harness for RedisHarness {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::none().with(Capability::PubSub)
+        Capabilities::none()
+            .with(Capability::PubSub)
+            .with(Capability::Transactions)
     }
 
     fn skip_reason(&self) -> Option<String> {
@@ -195,6 +197,7 @@ impl Harness for ReplicatedRedisHarness {
     fn capabilities(&self) -> Capabilities {
         Capabilities::none()
             .with(Capability::PubSub)
+            .with(Capability::Transactions)
             .with(Capability::Replication)
     }
 
@@ -302,6 +305,8 @@ impl Harness for SentinelHarness {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::none().with(Capability::PubSub)
+        Capabilities::none()
+            .with(Capability::PubSub)
+            .with(Capability::Transactions)
     }
 }

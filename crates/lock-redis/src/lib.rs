@@ -12,6 +12,8 @@ mod cluster_backend;
 mod cluster_harness;
 #[cfg(feature = "cluster")]
 mod cluster_pubsub;
+#[cfg(feature = "cluster")]
+mod cluster_transaction;
 mod commands;
 mod errors;
 #[cfg(feature = "conformance")]
@@ -24,6 +26,7 @@ mod redlock_harness;
 pub mod replicated;
 mod route;
 pub mod server;
+mod transaction;
 mod value;
 
 pub use backend::{RedisBackend, RedisOptions};

@@ -4,6 +4,7 @@
 mod acquire_or_pttl;
 mod compare_and_delete;
 mod compare_and_pexpire;
+mod compare_and_set;
 mod fair;
 mod fenced_acquire;
 mod legacy_acquire;
@@ -17,6 +18,8 @@ mod reentrant_release;
 pub use acquire_or_pttl::ACQUIRE_OR_PTTL;
 pub use compare_and_delete::COMPARE_AND_DELETE;
 pub use compare_and_pexpire::COMPARE_AND_PEXPIRE;
+pub use compare_and_set::COMPARE_AND_SET;
+pub(crate) use compare_and_set::split_versioned;
 pub use fair::{FAIR_ACQUIRE, FAIR_RELEASE};
 pub use fenced_acquire::FENCED_ACQUIRE;
 pub use legacy_acquire::LEGACY_ACQUIRE;
@@ -28,11 +31,12 @@ pub use reentrant_extend::REENTRANT_EXTEND;
 pub use reentrant_release::REENTRANT_RELEASE;
 
 /// Every built-in script, for tools that check them all (the differential tests).
-pub fn all() -> [&'static crate::Script; 13] {
+pub fn all() -> [&'static crate::Script; 14] {
     [
         &ACQUIRE_OR_PTTL,
         &COMPARE_AND_DELETE,
         &COMPARE_AND_PEXPIRE,
+        &COMPARE_AND_SET,
         &FAIR_ACQUIRE,
         &FAIR_RELEASE,
         &FENCED_ACQUIRE,

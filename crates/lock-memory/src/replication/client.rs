@@ -131,6 +131,9 @@ impl KvBackend for ReplicaSetClient {
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         self.primary()?.subscribe(channel).await
     }
+    async fn watch(&self, keys: &[&[u8]]) -> Result<lock_core::Transaction> {
+        self.primary()?.watch(keys).await
+    }
     fn clock(&self) -> Clock {
         self.set.clock()
     }

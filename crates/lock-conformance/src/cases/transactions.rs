@@ -1,0 +1,124 @@
+//! `WATCH` … `MULTI` … `EXEC` ([`KvBackend::watch`]): optimistic concurrency as Redis
+//! offers it. A watched key written, deleted or expired before `EXEC` makes it write
+//! nothing; a transaction dropped before `EXEC` writes nothing; retried transactions lose
+//! no update. (`WATCH` on a shared multiplexed connection, unsafe in redis-rs, cannot be
+//! built with this API: every transaction has a connection of its own.)
+
+use std::time::Duration;
+
+use lock_core::{KvBackend, SetOptions, TxWrite};
+
+use super::optimistic::WRITERS;
+use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+
+fn counter(value: Option<&[u8]>) -> u64 {
+    value
+        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Sixteen writers each increment a counter in a transaction, again until `EXEC`
+/// applies: every increment lands.
+pub async fn watch_loses_no_update_under_16_writers<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let key = ctx.key("counter");
+    let mut writers = Vec::new();
+    for _ in 0..WRITERS {
+        let (backend, key) = (ctx.backend.clone(), key.clone());
+        writers.push(tokio::spawn(async move {
+            let mut aborted = 0u32;
+            loop {
+                let transaction = backend.watch(&[&key]).await?;
+                let next = counter(transaction.values()[0].as_deref()) + 1;
+                let write = TxWrite::set(key.clone(), next.to_string());
+                if transaction.exec(vec![write]).await? {
+                    return Ok::<_, lock_core::Error>(aborted);
+                }
+                aborted += 1;
+                tokio::task::yield_now().await;
+            }
+        }));
+    }
+    for writer in writers {
+        writer
+            .await
+            .map_err(|e| Failure(format!("a writer panicked: {e}")))??;
+    }
+    let total = counter(ctx.backend.get(&key).await?.as_deref());
+    check_eq!(
+        total,
+        WRITERS as u64,
+        "the counter after {WRITERS} increments"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// A watched key another client writes before `EXEC`: nothing of the transaction is
+/// written.
+pub async fn a_watched_key_written_by_another_client_aborts_exec<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let (b, key, other) = (&ctx.backend, ctx.key("watched"), ctx.key("other"));
+    b.set(&key, b"1", SetOptions::new()).await?;
+    let transaction = b.watch(&[&key]).await?;
+    check_eq!(
+        transaction.values(),
+        [Some(b"1".to_vec())],
+        "the value read under WATCH"
+    );
+    b.set(&key, b"theirs", SetOptions::new()).await?;
+    let writes = vec![
+        TxWrite::set(key.clone(), "mine"),
+        TxWrite::set(other.clone(), "x"),
+    ];
+    check!(
+        !transaction.exec(writes).await?,
+        "EXEC applied after the watched key changed"
+    );
+    check_eq!(
+        b.get(&key).await?,
+        Some(b"theirs".to_vec()),
+        "the watched key"
+    );
+    check_eq!(
+        b.exists(&[&other]).await?,
+        0,
+        "the transaction's other write"
+    );
+    Ok(Verdict::Passed)
+}
+
+/// A watched key that expires before `EXEC` counts as changed (Redis 6.0.9 and later).
+pub async fn a_watched_key_that_expires_aborts_exec<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, key, other) = (&ctx.backend, ctx.key("expiring"), ctx.key("other"));
+    b.set(&key, b"1", SetOptions::new().px(100)).await?;
+    let transaction = b.watch(&[&key]).await?;
+    ctx.advance(Duration::from_millis(250)).await;
+    check!(
+        !transaction
+            .exec(vec![TxWrite::set(other.clone(), "x")])
+            .await?,
+        "EXEC applied after the watched key expired"
+    );
+    check_eq!(b.exists(&[&other]).await?, 0, "the transaction's write");
+    Ok(Verdict::Passed)
+}
+
+/// A transaction dropped before `EXEC` (a cancelled task, an early return) writes
+/// nothing, and its watch does not outlive it: a later transaction on the same key,
+/// after another client wrote it, applies.
+pub async fn a_dropped_transaction_writes_nothing<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+    let (b, key) = (&ctx.backend, ctx.key("dropped"));
+    b.set(&key, b"1", SetOptions::new()).await?;
+    let transaction = b.watch(&[&key]).await?;
+    drop(transaction);
+    check_eq!(b.get(&key).await?, Some(b"1".to_vec()), "after the drop");
+    b.set(&key, b"2", SetOptions::new()).await?;
+    let next = b.watch(&[&key]).await?;
+    check_eq!(next.values(), [Some(b"2".to_vec())], "the value read again");
+    check!(
+        next.exec(vec![TxWrite::set(key.clone(), "3")]).await?,
+        "a fresh transaction after a dropped one did not apply"
+    );
+    check_eq!(b.get(&key).await?, Some(b"3".to_vec()), "after EXEC");
+    Ok(Verdict::Passed)
+}

@@ -1,0 +1,188 @@
+//! `nxlock bench --algorithm optimistic|watch|locked`: clients increment counters with a
+//! read-compute time between reading and writing (`--hold-us`), protected by a versioned
+//! compare-and-set, by `WATCH` … `EXEC`, or by the fair lock around `GET` and `SET`.
+//! A cycle is one increment that landed; retries after a conflict are counted, and every
+//! increment lost (the counters' sum short of the increments reported) is a violation.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use lock_core::{
+    CountingBackend, FairLock, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions,
+    SetOptions, TxWrite, Versioned,
+};
+
+use super::BenchError;
+use super::report::{BenchReport, ClientResult};
+use super::workload::Workload;
+
+/// How a counter's read-compute-write is protected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Protection {
+    /// [`Versioned`]: read, compute, compare-and-set; again on a conflict.
+    CompareAndSet,
+    /// [`KvBackend::watch`]: WATCH + GET, compute, MULTI SET EXEC; again on an abort.
+    Watch,
+    /// [`FairLock`] held around GET, compute, SET.
+    Lock,
+}
+
+/// One increment: read, compute for `hold`, write; how many conflicts it met.
+async fn increment<B: KvBackend + Clone + 'static>(
+    backend: &B,
+    name: &LockName,
+    protection: Protection,
+    lock: &FairLock<B>,
+    hold: Duration,
+) -> Result<u32, lock_core::LockError> {
+    let mut conflicts = 0;
+    loop {
+        let landed = match protection {
+            Protection::CompareAndSet => {
+                let value = Versioned::new(backend.clone(), name);
+                let snapshot = value.read().await?;
+                compute(hold).await;
+                let next = parse(snapshot.value.as_deref()) + 1;
+                value
+                    .compare_and_set(snapshot.version, next.to_string().as_bytes())
+                    .await?
+                    .is_some()
+            }
+            Protection::Watch => {
+                let key = name.key("counter");
+                let transaction = backend.watch(&[&key]).await?;
+                compute(hold).await;
+                let next = parse(transaction.values()[0].as_deref()) + 1;
+                transaction
+                    .exec(vec![TxWrite::set(key, next.to_string())])
+                    .await?
+            }
+            Protection::Lock => {
+                let key = name.key("counter");
+                let guard = lock.acquire().await?;
+                let next = parse(backend.get(&key).await?.as_deref()) + 1;
+                compute(hold).await;
+                backend
+                    .set(&key, next.to_string().as_bytes(), SetOptions::new())
+                    .await?;
+                guard.release().await?;
+                true
+            }
+        };
+        if landed {
+            return Ok(conflicts);
+        }
+        conflicts += 1;
+        tokio::task::yield_now().await;
+    }
+}
+
+async fn compute(hold: Duration) {
+    if hold.is_zero() {
+        tokio::task::yield_now().await;
+    } else {
+        tokio::time::sleep(hold).await;
+    }
+}
+
+fn parse(value: Option<&[u8]>) -> u64 {
+    value
+        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The counter's value as stored by `protection` (`<version>:<n>` for compare-and-set).
+async fn final_count<B: KvBackend + Clone + 'static>(
+    backend: &B,
+    name: &LockName,
+    protection: Protection,
+) -> Result<u64, lock_core::LockError> {
+    Ok(match protection {
+        Protection::CompareAndSet => {
+            let snapshot = Versioned::new(backend.clone(), name).read().await?;
+            parse(snapshot.value.as_deref())
+        }
+        Protection::Watch | Protection::Lock => {
+            parse(backend.get(&name.key("counter")).await?.as_deref())
+        }
+    })
+}
+
+/// Runs `workload` on counters protected by `protection`.
+pub(crate) async fn run<B: KvBackend + Clone + 'static>(
+    backend: B,
+    backend_name: String,
+    workload: &Workload,
+    protection: Protection,
+) -> Result<BenchReport, BenchError> {
+    let backend = CountingBackend::new(backend);
+    let keys = workload.keys.max(1);
+    let names: Vec<LockName> = (0..keys)
+        .map(|i| LockName::new(format!("nxlock-bench-counter:{i}")).expect("a valid name"))
+        .collect();
+    for name in &names {
+        backend
+            .del(&[&name.key("counter"), &name.key("versioned")])
+            .await
+            .map_err(lock_core::LockError::from)?;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = LockOptions::new().ttl(workload.ttl);
+    let mut tasks = Vec::new();
+    for client in 0..workload.clients.max(1) {
+        let name = names[client % keys].clone();
+        let lock = FairLock::with_options(backend.clone(), &name, options.clone())?;
+        let (backend, stop, hold) = (backend.clone(), stop.clone(), workload.hold);
+        tasks.push(tokio::spawn(async move {
+            let mut result = ClientResult::new();
+            while !stop.load(Ordering::Relaxed) {
+                let start = Instant::now();
+                match increment(&backend, &name, protection, &lock, hold).await {
+                    Ok(conflicts) => {
+                        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                        result.acquire_ns.saturating_record(ns.max(1));
+                        result.cycle_ns.saturating_record(ns.max(1));
+                        result.cycles += 1;
+                        result.conflicts += u64::from(conflicts);
+                    }
+                    Err(_) => result.errors += 1,
+                }
+            }
+            (client % keys, result)
+        }));
+    }
+    let started = Instant::now();
+    let commands_before = backend.commands();
+    tokio::time::sleep(workload.duration).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut clients = Vec::new();
+    let mut landed = vec![0u64; keys];
+    for task in tasks {
+        if let Ok((key, result)) = task.await {
+            landed[key] += result.cycles;
+            clients.push(result);
+        }
+    }
+    let elapsed = started.elapsed();
+    let commands = backend.commands() - commands_before;
+    let mut lost = 0u64;
+    for (name, landed) in names.iter().zip(&landed) {
+        lost += landed.saturating_sub(final_count(&backend, name, protection).await?);
+    }
+    let conflicts: u64 = clients.iter().map(|c| c.conflicts).sum();
+    let mut report = BenchReport::collect(
+        backend_name,
+        workload,
+        elapsed,
+        commands,
+        usize::try_from(lost).unwrap_or(usize::MAX),
+        clients,
+    );
+    report.conflicts_per_cycle = Some(if report.cycles == 0 {
+        0.0
+    } else {
+        (conflicts as f64 / report.cycles as f64 * 1000.0).round() / 1000.0
+    });
+    Ok(report)
+}
