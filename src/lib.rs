@@ -47,7 +47,8 @@ pub use lock_core::{
     LockOptions, LockOwner, LostReason, MAX_TTL, Message, Missed, Redlock, RedlockGuard,
     RedlockOptions, ReentrantGuard, ReentrantLock, ReleaseError, Replicated, Replication, Result,
     Retry, Script, ScriptContext, ScriptedGuard, ScriptedLock, SetCondition, SetExpiry, SetOptions,
-    SetReply, Subscription, TokenGuard, TokenLock, Value, Wait, hash_slot, scripts,
+    SetReply, SlotLayout, Snapshot, Subscription, TokenGuard, TokenLock, Transaction, TxWrite,
+    Updated, Value, Versioned, Wait, hash_slot, scripts,
 };
 pub use lock_memory::{
     Dump, Faults, KeyDump, Link, MemoryBackend, MemoryClusterHarness, MemoryHarness,

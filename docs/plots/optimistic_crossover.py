@@ -53,8 +53,8 @@ def svg(reports, title):
         for tick in range(0, 5):
             value = top * tick / 4
             y = y0 + panel_h - panel_h * tick / 4
-            parts.append(f'<text x="{x0 - 5}" y="{y + 4}" text-anchor="end">'
-                         f'{value / 1000:.0f}k</text>')
+            label = f"{value / 1000:.0f}k" if top >= 10_000 else f"{value:.0f}"
+            parts.append(f'<text x="{x0 - 5}" y="{y + 4}" text-anchor="end">{label}</text>')
         def px(clients):
             return x0 + panel_w * CLIENTS.index(clients) / (len(CLIENTS) - 1)
         for clients in CLIENTS:
