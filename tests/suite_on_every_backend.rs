@@ -49,6 +49,7 @@ async fn every_case_passes(#[case] backend: Backend) {
         [
             "legacy::clock_running_ahead_takes_a_live_lock",
             "scripted::clock_running_ahead_takes_a_live_lock",
+            "optimistic::a_read_modify_write_without_protection_loses_updates",
             "fenced::unfenced_stale_write_corrupts_the_resource",
             "races::naive_del_then_setnx_recovery_lets_two_clients_hold",
             "races::unchecked_late_del_removes_another_clients_lock"
