@@ -12,7 +12,8 @@ use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
 /// Concurrent writers of the cases.
 pub const WRITERS: usize = 16;
 
-fn counter(value: Option<&[u8]>) -> u64 {
+/// A decimal counter's value; absent or unparsable counts as 0.
+pub(crate) fn counter(value: Option<&[u8]>) -> u64 {
     value
         .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
         .unwrap_or(0)

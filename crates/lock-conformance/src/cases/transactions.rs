@@ -8,14 +8,8 @@ use std::time::Duration;
 
 use lock_core::{KvBackend, SetOptions, TxWrite};
 
-use super::optimistic::WRITERS;
+use super::optimistic::{WRITERS, counter};
 use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
-
-fn counter(value: Option<&[u8]>) -> u64 {
-    value
-        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
-        .unwrap_or(0)
-}
 
 /// Sixteen writers each increment a counter in a transaction, again until `EXEC`
 /// applies: every increment lands.
