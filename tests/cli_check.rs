@@ -357,8 +357,10 @@ fn spawn_topology_replicated_reproduces_the_loss_on_real_processes() {
         assert!(
             detail.contains("needs time-control")
                 || detail.contains("needs multi-instance")
-                || detail.contains("needs cluster"),
-            "only virtual time, independent instances and a cluster are missing: {case}"
+                || detail.contains("needs cluster")
+                || detail.contains("needs transactions"),
+            "only virtual time, independent instances, a cluster and transactions are \
+             missing: {case}"
         );
     }
 }
