@@ -204,6 +204,7 @@ macro_rules! __with_cases {
                 a_watched_key_written_by_another_client_aborts_exec needs(Transactions),
                 a_watched_key_that_expires_aborts_exec needs(Transactions),
                 a_dropped_transaction_writes_nothing needs(Transactions),
+                a_transaction_cancelled_mid_exec_writes_all_or_nothing needs(Transactions),
             }
             cluster {
                 keys_of_two_slots_in_one_command_are_crossslot needs(Cluster),

@@ -156,15 +156,6 @@ impl ClusterBackend {
             .map_err(from_cluster)
     }
 
-    /// Sends one command to the primary that serves `slot` (`CLUSTER COUNTKEYSINSLOT`,
-    /// `WAIT`…, which name no key).
-    pub async fn query_slot<T: FromRedisValue>(&self, command: &Cmd, slot: u16) -> Result<T> {
-        let mut connection = self.connection.clone();
-        let reply = routed(&mut connection, command.clone(), to_primary(slot)).await?;
-        T::from_redis_value(reply)
-            .map_err(|e| Error::new(ErrorKind::Response, format!("unexpected reply: {e}")))
-    }
-
     /// One command's keys must share a slot, as every cluster node requires.
     fn check_keys(&self, keys: &[&[u8]]) -> Result<()> {
         common_slot(keys).map(drop)
@@ -179,16 +170,19 @@ pub(crate) async fn routed(
     routing: RoutingInfo,
 ) -> Result<redis::Value> {
     match connection.route_command(command, routing).await {
-        Ok(redis::Value::ServerError(error)) => {
-            let text = match error.details() {
-                Some(detail) => format!("{} {detail}", error.code()),
-                None => error.code().to_string(),
-            };
-            Err(redirected_or_down(Error::from_reply(text)))
-        }
+        Ok(redis::Value::ServerError(error)) => Err(server_error(error)),
         Ok(reply) => Ok(reply),
         Err(e) => Err(from_cluster(e)),
     }
+}
+
+/// An error reply redis-rs handed back as a value.
+pub(crate) fn server_error(error: redis::ServerError) -> Error {
+    let text = match error.details() {
+        Some(detail) => format!("{} {detail}", error.code()),
+        None => error.code().to_string(),
+    };
+    redirected_or_down(Error::from_reply(text))
 }
 
 /// How a [`ClusterBackend`] publishes and subscribes.

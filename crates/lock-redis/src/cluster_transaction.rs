@@ -1,5 +1,6 @@
 //! `WATCH` … `EXEC` on a Redis Cluster: every command routed to the primary of the keys'
 //! one slot, on the backend's second cluster connection, held for the whole transaction.
+//! `MULTI`, the writes and `EXEC` go out as one pipeline.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,8 +10,11 @@ use lock_core::{Error, ErrorKind, Result, Session, TxWrite};
 use redis::cluster_async::ClusterConnection;
 use tokio::sync::OwnedMutexGuard;
 
-use crate::cluster_backend::{routed, to_primary};
+use redis::cluster_routing::{Route, SingleNodeRoutingInfo, SlotAddr};
+
+use crate::cluster_backend::{routed, server_error, to_primary};
 use crate::errors;
+use crate::transaction::multi_exec;
 
 /// An open transaction: the connection (locked to it) and the slot its keys are in.
 pub(crate) struct Watching {
@@ -30,29 +34,21 @@ impl Session for Watching {
         Box::pin(async move {
             let mut connection = connection
                 .ok_or_else(|| Error::new(ErrorKind::Response, "ERR EXEC without MULTI"))?;
+            // One pipeline, handed to the connection's driver whole: a cancelled exec
+            // never leaves the shared connection inside MULTI with writes queued.
+            let block = multi_exec(&writes);
+            let exec_reply =
+                SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master));
             let run = async {
-                routed(&mut connection, redis::cmd("MULTI"), to_primary(slot)).await?;
-                for write in &writes {
-                    let command = match write {
-                        TxWrite::Set { key, value, px } => {
-                            let mut set = redis::cmd("SET");
-                            set.arg(key).arg(value);
-                            if let Some(px) = px {
-                                set.arg("PX").arg(*px);
-                            }
-                            set
-                        }
-                        TxWrite::Del { key } => {
-                            let mut del = redis::cmd("DEL");
-                            del.arg(key);
-                            del
-                        }
-                        _ => continue,
-                    };
-                    routed(&mut connection, command, to_primary(slot)).await?;
+                let replies = connection
+                    .route_pipeline(block, writes.len() + 1, 1, exec_reply)
+                    .await
+                    .map_err(errors::from_redis)?;
+                match replies.into_iter().next() {
+                    Some(redis::Value::ServerError(error)) => Err(server_error(error)),
+                    Some(redis::Value::Nil) | None => Ok(false),
+                    Some(_) => Ok(true),
                 }
-                let exec = routed(&mut connection, redis::cmd("EXEC"), to_primary(slot)).await?;
-                Ok(!matches!(exec, redis::Value::Nil))
             };
             match tokio::time::timeout(limit, run).await {
                 Ok(applied) => applied,

@@ -116,3 +116,37 @@ pub async fn a_dropped_transaction_writes_nothing<H: Harness>(ctx: &Ctx<'_, H>) 
     check_eq!(b.get(&key).await?, Some(b"3".to_vec()), "after EXEC");
     Ok(Verdict::Passed)
 }
+
+/// An `EXEC` cancelled while in flight (its future dropped after its first poll) writes
+/// all of the block or none of it, and leaves nothing queued behind: the next transaction
+/// on the backend applies, and applies only its own write.
+pub async fn a_transaction_cancelled_mid_exec_writes_all_or_nothing<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let b = &ctx.backend;
+    let (first, second, next) = (ctx.key("first"), ctx.key("second"), ctx.key("next"));
+    let transaction = b.watch(&[&first]).await?;
+    let block = vec![
+        TxWrite::set(first.clone(), "1"),
+        TxWrite::set(second.clone(), "1"),
+    ];
+    let _ = tokio::time::timeout(Duration::ZERO, transaction.exec(block)).await;
+    // Whatever was already sent gets its reply meanwhile.
+    ctx.advance(Duration::from_millis(100)).await;
+    let written = b.exists(&[&first]).await? + b.exists(&[&second]).await?;
+    check!(
+        written == 0 || written == 2,
+        "the cancelled block wrote {written} of its 2 keys"
+    );
+    let after = b.watch(&[&next]).await?;
+    check!(
+        after.exec(vec![TxWrite::set(next.clone(), "1")]).await?,
+        "the transaction after a cancelled one did not apply"
+    );
+    check_eq!(
+        b.exists(&[&first]).await? + b.exists(&[&second]).await?,
+        written,
+        "the cancelled block's keys after the next transaction"
+    );
+    Ok(Verdict::Passed)
+}
