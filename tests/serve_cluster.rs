@@ -7,7 +7,8 @@ mod support;
 
 use nxlock::server::{Server, ServerOptions};
 use nxlock::testing::{RedisServer, skip_or_fail};
-use support::raw::Raw;
+use support::raw::{self, Raw};
+use tokio::io::AsyncWriteExt;
 
 /// A real one-node cluster that serves every slot.
 async fn real_one_node_cluster() -> Option<RedisServer> {
@@ -151,6 +152,27 @@ async fn cluster_mode_answers_as_a_real_cluster_node() {
             continue;
         }
         assert_eq!(a, b, "{}", command.join(" "));
+    }
+    // Pipelined commands take the server's batched path; the refusals stay the same.
+    let pipeline: &[&[&str]] = &[
+        &["SET", "{p}a", "1"],
+        &["DEL", "{p}a", "other"],
+        &["EXISTS", "{p}a", "{p}b"],
+        &["MSET", "x", "1", "y", "2"],
+        &["GET", "{p}a"],
+    ];
+    let bytes: Vec<u8> = pipeline.iter().flat_map(|c| raw::request(c)).collect();
+    for raw in [&mut ours, &mut theirs] {
+        raw.stream.write_all(&bytes).await.unwrap();
+    }
+    for command in pipeline {
+        let (a, b) = (ours.read_reply().await, theirs.read_reply().await);
+        assert_eq!(
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b),
+            "pipelined {}",
+            command.join(" ")
+        );
     }
     server.stop().await;
 }

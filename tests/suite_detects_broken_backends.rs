@@ -3,13 +3,10 @@
 
 use std::time::Duration;
 
-use nxlock::conformance::{
-    Answer, Capabilities, Capability, Cluster, Harness, Outcome, Report, Step, run_all,
-};
-use nxlock::lock_core::SlotLayout;
+use nxlock::conformance::{Capabilities, Capability, Cluster, Harness, Outcome, Report, run_all};
 use nxlock::{
-    Clock, Error, ErrorKind, ExpireCondition, KvBackend, MemoryBackend, Result, Script, SetExpiry,
-    SetOptions, SetReply, Subscription, Value, scripts,
+    Clock, Error, ErrorKind, ExpireCondition, KvBackend, MemoryBackend, MemoryClusterHarness,
+    Result, Script, SetExpiry, SetOptions, SetReply, Subscription, Value, scripts,
 };
 use rstest::rstest;
 
@@ -307,30 +304,6 @@ fn multi_node_cases() -> Vec<&'static str> {
 /// its rules.
 struct NotAClusterHarness;
 
-struct EvenSlots(SlotLayout);
-
-impl Cluster for EvenSlots {
-    fn shards(&self) -> usize {
-        self.0.primaries()
-    }
-    fn shard_of(&self, slot: u16) -> Answer<'_, usize> {
-        let shard = self.0.node_of(slot);
-        Box::pin(async move { Ok(shard) })
-    }
-    fn start_migration(&self, _: u16, _: usize) -> Step<'_> {
-        Box::pin(async { Err("no".into()) })
-    }
-    fn move_keys(&self, _: u16, _: usize) -> Step<'_> {
-        Box::pin(async { Err("no".into()) })
-    }
-    fn finish_migration(&self, _: u16, _: usize) -> Step<'_> {
-        Box::pin(async { Err("no".into()) })
-    }
-    fn fail_over(&self, _: u16) -> Step<'_> {
-        Box::pin(async { Err("no".into()) })
-    }
-}
-
 impl Harness for NotAClusterHarness {
     type Backend = MemoryBackend;
     fn name(&self) -> String {
@@ -345,8 +318,9 @@ impl Harness for NotAClusterHarness {
     fn capabilities(&self) -> Capabilities {
         Capabilities::none().with(Capability::Cluster)
     }
+    /// The slots of the double's cluster harness (three primaries), without its rules.
     async fn cluster(&self) -> std::result::Result<Box<dyn Cluster>, String> {
-        Ok(Box::new(EvenSlots(SlotLayout::even(3))))
+        MemoryClusterHarness::default().cluster().await
     }
 }
 

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use lock_core::{
-    CountingBackend, FairLock, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions,
-    SetOptions, TxWrite, Versioned,
+    CountingBackend, FairLock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName,
+    LockOptions, SetOptions, TxWrite, Versioned,
 };
 
 use super::BenchError;
@@ -28,53 +28,75 @@ pub(crate) enum Protection {
     Lock,
 }
 
-/// One increment: read, compute for `hold`, write; how many conflicts it met.
-async fn increment<B: KvBackend + Clone + 'static>(
-    backend: &B,
-    name: &LockName,
-    protection: Protection,
-    lock: &FairLock<B>,
-    hold: Duration,
-) -> Result<u32, lock_core::LockError> {
-    let mut conflicts = 0;
-    loop {
-        let landed = match protection {
-            Protection::CompareAndSet => {
-                let value = Versioned::new(backend.clone(), name);
-                let snapshot = value.read().await?;
-                compute(hold).await;
-                let next = parse(snapshot.value.as_deref()) + 1;
-                value
-                    .compare_and_set(snapshot.version, next.to_string().as_bytes())
-                    .await?
-                    .is_some()
+/// One client's handles on its counter, built once.
+struct Counter<B: KvBackend + Clone + 'static> {
+    backend: B,
+    /// `{name}:counter`, for WATCH and the lock.
+    key: Vec<u8>,
+    /// `{name}:versioned`, for compare-and-set.
+    versioned: Versioned<B>,
+    lock: FairLock<B>,
+}
+
+impl<B: KvBackend + Clone + 'static> Counter<B> {
+    fn new(backend: B, name: &LockName, options: LockOptions) -> Result<Self, BenchError> {
+        Ok(Self {
+            key: name.key("counter"),
+            versioned: Versioned::new(backend.clone(), name),
+            lock: FairLock::with_options(backend.clone(), name, options)?,
+            backend,
+        })
+    }
+
+    /// One increment: read, compute for `hold`, write; how many conflicts it met.
+    async fn increment(&self, protection: Protection, hold: Duration) -> Result<u32, LockError> {
+        let mut conflicts = 0;
+        loop {
+            let landed = match protection {
+                Protection::CompareAndSet => {
+                    let snapshot = self.versioned.read().await?;
+                    compute(hold).await;
+                    let next = parse(snapshot.value.as_deref()) + 1;
+                    self.versioned
+                        .compare_and_set(snapshot.version, next.to_string().as_bytes())
+                        .await?
+                        .is_some()
+                }
+                Protection::Watch => {
+                    let transaction = self.backend.watch(&[&self.key]).await?;
+                    compute(hold).await;
+                    let next = parse(transaction.values()[0].as_deref()) + 1;
+                    transaction
+                        .exec(vec![TxWrite::set(self.key.clone(), next.to_string())])
+                        .await?
+                }
+                Protection::Lock => {
+                    let guard = self.lock.acquire().await?;
+                    let next = parse(self.backend.get(&self.key).await?.as_deref()) + 1;
+                    compute(hold).await;
+                    self.backend
+                        .set(&self.key, next.to_string().as_bytes(), SetOptions::new())
+                        .await?;
+                    guard.release().await?;
+                    true
+                }
+            };
+            if landed {
+                return Ok(conflicts);
             }
-            Protection::Watch => {
-                let key = name.key("counter");
-                let transaction = backend.watch(&[&key]).await?;
-                compute(hold).await;
-                let next = parse(transaction.values()[0].as_deref()) + 1;
-                transaction
-                    .exec(vec![TxWrite::set(key, next.to_string())])
-                    .await?
-            }
-            Protection::Lock => {
-                let key = name.key("counter");
-                let guard = lock.acquire().await?;
-                let next = parse(backend.get(&key).await?.as_deref()) + 1;
-                compute(hold).await;
-                backend
-                    .set(&key, next.to_string().as_bytes(), SetOptions::new())
-                    .await?;
-                guard.release().await?;
-                true
-            }
-        };
-        if landed {
-            return Ok(conflicts);
+            conflicts += 1;
+            tokio::task::yield_now().await;
         }
-        conflicts += 1;
-        tokio::task::yield_now().await;
+    }
+
+    /// The counter's value as `protection` stores it.
+    async fn value(&self, protection: Protection) -> Result<u64, LockError> {
+        Ok(match protection {
+            Protection::CompareAndSet => parse(self.versioned.read().await?.value.as_deref()),
+            Protection::Watch | Protection::Lock => {
+                parse(self.backend.get(&self.key).await?.as_deref())
+            }
+        })
     }
 }
 
@@ -90,23 +112,6 @@ fn parse(value: Option<&[u8]>) -> u64 {
     value
         .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
         .unwrap_or(0)
-}
-
-/// The counter's value as stored by `protection` (`<version>:<n>` for compare-and-set).
-async fn final_count<B: KvBackend + Clone + 'static>(
-    backend: &B,
-    name: &LockName,
-    protection: Protection,
-) -> Result<u64, lock_core::LockError> {
-    Ok(match protection {
-        Protection::CompareAndSet => {
-            let snapshot = Versioned::new(backend.clone(), name).read().await?;
-            parse(snapshot.value.as_deref())
-        }
-        Protection::Watch | Protection::Lock => {
-            parse(backend.get(&name.key("counter")).await?.as_deref())
-        }
-    })
 }
 
 /// Runs `workload` on counters protected by `protection`.
@@ -125,20 +130,19 @@ pub(crate) async fn run<B: KvBackend + Clone + 'static>(
         backend
             .del(&[&name.key("counter"), &name.key("versioned")])
             .await
-            .map_err(lock_core::LockError::from)?;
+            .map_err(LockError::from)?;
     }
     let stop = Arc::new(AtomicBool::new(false));
     let options = LockOptions::new().ttl(workload.ttl);
     let mut tasks = Vec::new();
     for client in 0..workload.clients.max(1) {
-        let name = names[client % keys].clone();
-        let lock = FairLock::with_options(backend.clone(), &name, options.clone())?;
-        let (backend, stop, hold) = (backend.clone(), stop.clone(), workload.hold);
+        let counter = Counter::new(backend.clone(), &names[client % keys], options.clone())?;
+        let (stop, hold) = (stop.clone(), workload.hold);
         tasks.push(tokio::spawn(async move {
             let mut result = ClientResult::new();
             while !stop.load(Ordering::Relaxed) {
                 let start = Instant::now();
-                match increment(&backend, &name, protection, &lock, hold).await {
+                match counter.increment(protection, hold).await {
                     Ok(conflicts) => {
                         let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
                         result.acquire_ns.saturating_record(ns.max(1));
@@ -168,7 +172,8 @@ pub(crate) async fn run<B: KvBackend + Clone + 'static>(
     let commands = backend.commands() - commands_before;
     let mut lost = 0u64;
     for (name, landed) in names.iter().zip(&landed) {
-        lost += landed.saturating_sub(final_count(&backend, name, protection).await?);
+        let counter = Counter::new(backend.clone(), name, options.clone())?;
+        lost += landed.saturating_sub(counter.value(protection).await?);
     }
     let conflicts: u64 = clients.iter().map(|c| c.conflicts).sum();
     let mut report = BenchReport::collect(

@@ -110,14 +110,33 @@ pub trait Cluster: Send + Sync {
     /// The shard serving `slot` now.
     fn shard_of(&self, slot: u16) -> Answer<'_, usize>;
     /// Starts moving `slot` to shard `to` (`MIGRATING` on its owner, `IMPORTING` there).
-    fn start_migration(&self, slot: u16, to: usize) -> Step<'_>;
+    /// The defaults of this and the next three say the cluster cannot be changed: a
+    /// harness without [`Capability::ClusterOperations`](crate::Capability::ClusterOperations)
+    /// implements only the two above.
+    fn start_migration(&self, slot: u16, to: usize) -> Step<'_> {
+        let _ = (slot, to);
+        unchangeable()
+    }
     /// Moves the keys of `slot`, mid-migration, to shard `to` (`MIGRATE`).
-    fn move_keys(&self, slot: u16, to: usize) -> Step<'_>;
+    fn move_keys(&self, slot: u16, to: usize) -> Step<'_> {
+        let _ = (slot, to);
+        unchangeable()
+    }
     /// Ends the migration: shard `to` owns `slot` (`CLUSTER SETSLOT … NODE`).
-    fn finish_migration(&self, slot: u16, to: usize) -> Step<'_>;
+    fn finish_migration(&self, slot: u16, to: usize) -> Step<'_> {
+        let _ = (slot, to);
+        unchangeable()
+    }
     /// A manual failover (`CLUSTER FAILOVER`) of the shard serving `slot`: a replica
     /// catches up and takes over; returns once every node agrees.
-    fn fail_over(&self, slot: u16) -> Step<'_>;
+    fn fail_over(&self, slot: u16) -> Step<'_> {
+        let _ = slot;
+        unchangeable()
+    }
+}
+
+fn unchangeable() -> Step<'static> {
+    Box::pin(async { Err("this cluster's slots cannot be moved from here".to_string()) })
 }
 
 /// Controls N independent nodes for the Redlock cases ([`Harness::instances`]). Node

@@ -111,22 +111,6 @@ impl Cluster for FixedSlots {
         let shard = self.0.node_of(slot);
         Box::pin(async move { Ok(shard) })
     }
-    fn start_migration(&self, _: u16, _: usize) -> Step<'_> {
-        fixed()
-    }
-    fn move_keys(&self, _: u16, _: usize) -> Step<'_> {
-        fixed()
-    }
-    fn finish_migration(&self, _: u16, _: usize) -> Step<'_> {
-        fixed()
-    }
-    fn fail_over(&self, _: u16) -> Step<'_> {
-        fixed()
-    }
-}
-
-fn fixed() -> Step<'static> {
-    Box::pin(async { Err("the in-process cluster is one store: its slots cannot move".into()) })
 }
 
 /// Runs the conformance suite on a fresh [`MemoryReplicaSet`] per case (a primary and one

@@ -224,20 +224,4 @@ impl Cluster for Existing {
             Ok(primaries.iter().position(|p| p == owner).unwrap_or(0))
         })
     }
-    fn start_migration(&self, _: u16, _: usize) -> Step<'_> {
-        read_only()
-    }
-    fn move_keys(&self, _: u16, _: usize) -> Step<'_> {
-        read_only()
-    }
-    fn finish_migration(&self, _: u16, _: usize) -> Step<'_> {
-        read_only()
-    }
-    fn fail_over(&self, _: u16) -> Step<'_> {
-        read_only()
-    }
-}
-
-fn read_only() -> Step<'static> {
-    Box::pin(async { Err("an existing cluster is only read, never changed".into()) })
 }

@@ -8,10 +8,9 @@
 //!
 //! [`Missed::Closed`]: lock_core::Missed::Closed
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
-use lock_core::{Fanout, Message, Result, Subscription};
+use lock_core::{Result, Subscription};
 use redis::cluster_async::ClusterConnection;
 use redis::{ProtocolVersion, PushInfo, PushKind};
 use tokio::sync::OnceCell;
@@ -19,19 +18,13 @@ use tokio::sync::OnceCell;
 use crate::ClusterOptions;
 use crate::cluster_backend::client_builder;
 use crate::errors;
-
-#[derive(Default)]
-struct Table {
-    channels: Fanout,
-    /// Set once the channel's SSUBSCRIBE was confirmed (see [`crate::pubsub`]).
-    confirmed: HashMap<Vec<u8>, Arc<OnceCell<()>>>,
-}
+use crate::pubsub::Channels;
 
 /// The lazily opened sharded pub/sub connection of one [`ClusterBackend`](crate::ClusterBackend).
 pub(crate) struct ShardedNotifier {
     nodes: Vec<String>,
     options: ClusterOptions,
-    table: Arc<Mutex<Table>>,
+    channels: Arc<Channels>,
     connection: OnceCell<ClusterConnection>,
 }
 
@@ -41,40 +34,27 @@ impl ShardedNotifier {
         Self {
             nodes,
             options,
-            table: Arc::default(),
+            channels: Arc::default(),
             connection: OnceCell::new(),
         }
     }
 
     pub(crate) async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
-        let connection = self
+        let mut connection = self
             .connection
             .get_or_try_init(|| self.connect())
             .await?
             .clone();
-        let (subscription, confirmed) = {
-            let mut table = lock(&self.table);
-            let subscription = table.channels.subscribe(channel);
-            let confirmed = table.confirmed.entry(channel.to_vec()).or_default();
-            (subscription, confirmed.clone())
-        };
-        let limit = self.options.command_timeout;
-        confirmed
-            .get_or_try_init(|| async {
-                let mut connection = connection;
-                match tokio::time::timeout(limit, connection.ssubscribe(channel)).await {
-                    Ok(reply) => reply.map_err(errors::from_redis),
-                    Err(_) => Err(errors::timed_out(limit)),
-                }
+        self.channels
+            .subscribe(channel, self.options.command_timeout, || {
+                connection.ssubscribe(channel)
             })
-            .await?;
-        Ok(subscription)
+            .await
     }
 
     async fn connect(&self) -> Result<ClusterConnection> {
-        let table = self.table.clone();
+        let channels = self.channels.clone();
         let deliver = move |push: PushInfo| -> std::result::Result<(), ()> {
-            let mut table = lock(&table);
             match (push.kind, push.data.as_slice()) {
                 (
                     PushKind::SMessage,
@@ -82,15 +62,8 @@ impl ShardedNotifier {
                         redis::Value::BulkString(channel),
                         redis::Value::BulkString(payload),
                     ],
-                ) => {
-                    table
-                        .channels
-                        .publish(channel, &Message::from(payload.as_slice()));
-                }
-                (PushKind::Disconnection, _) => {
-                    table.channels.close_all();
-                    table.confirmed.clear();
-                }
+                ) => channels.deliver(channel, payload),
+                (PushKind::Disconnection, _) => channels.close_all(),
                 _ => {}
             }
             Ok(())
@@ -106,9 +79,4 @@ impl ShardedNotifier {
             Err(_) => Err(errors::timed_out(limit)),
         }
     }
-}
-
-/// Held for map operations only, never across an await (see [`crate::pubsub`]).
-fn lock(table: &Mutex<Table>) -> MutexGuard<'_, Table> {
-    table.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -8,8 +8,10 @@
 //! and a lock process only ever uses a bounded set of lock channels.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use lock_core::{Fanout, Message, Result, Subscription};
@@ -29,9 +31,14 @@ pub(crate) struct Notifier {
 
 struct Link {
     sink: PubSubSink,
-    table: Arc<std::sync::Mutex<Table>>,
+    channels: Arc<Channels>,
     alive: Arc<AtomicBool>,
 }
+
+/// The channels one pub/sub connection serves, and their local subscribers; shared by
+/// the classic and the sharded (cluster) links.
+#[derive(Default)]
+pub(crate) struct Channels(std::sync::Mutex<Table>);
 
 #[derive(Default)]
 struct Table {
@@ -39,6 +46,60 @@ struct Table {
     /// Set once the server confirmed the channel's SUBSCRIBE; later subscribers wait on it
     /// so none of them can miss a message published in between.
     confirmed: HashMap<Vec<u8>, Arc<OnceCell<()>>>,
+}
+
+impl Channels {
+    /// A subscription to `channel`, once `confirm` (the server's (S)SUBSCRIBE, sent once
+    /// per channel) has succeeded within `limit`.
+    pub(crate) async fn subscribe<F, Fut>(
+        &self,
+        channel: &[u8],
+        limit: Duration,
+        confirm: F,
+    ) -> Result<Subscription>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = redis::RedisResult<()>>,
+    {
+        let (subscription, confirmed) = {
+            let mut table = self.lock();
+            let subscription = table.channels.subscribe(channel);
+            let confirmed = table.confirmed.entry(channel.to_vec()).or_default();
+            (subscription, confirmed.clone())
+        };
+        confirmed
+            .get_or_try_init(|| async {
+                match tokio::time::timeout(limit, confirm()).await {
+                    Ok(reply) => reply.map_err(errors::from_redis),
+                    Err(_) => Err(errors::timed_out(limit)),
+                }
+            })
+            .await?;
+        Ok(subscription)
+    }
+
+    /// Hands a message to `channel`'s subscribers.
+    pub(crate) fn deliver(&self, channel: &[u8], payload: &[u8]) {
+        self.lock()
+            .channels
+            .publish(channel, &Message::from(payload));
+    }
+
+    /// The connection is gone: every subscription ends, so waiters re-check their lock
+    /// and subscribe again.
+    pub(crate) fn close_all(&self) {
+        let mut table = self.lock();
+        table.channels.close_all();
+        table.confirmed.clear();
+    }
+
+    /// The table is only held for map operations, never across an await; a panic while
+    /// holding it cannot leave it inconsistent, so a poisoned lock is used as is.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl Notifier {
@@ -52,23 +113,12 @@ impl Notifier {
 
     pub(crate) async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         let link = self.link().await?;
-        let (subscription, confirmed) = {
-            let mut table = lock(&link.table);
-            let subscription = table.channels.subscribe(channel);
-            let confirmed = table.confirmed.entry(channel.to_vec()).or_default();
-            (subscription, confirmed.clone())
-        };
-        let limit = self.options.command_timeout;
-        confirmed
-            .get_or_try_init(|| async {
-                let mut sink = link.sink.clone();
-                match tokio::time::timeout(limit, sink.subscribe(channel)).await {
-                    Ok(reply) => reply.map_err(errors::from_redis),
-                    Err(_) => Err(errors::timed_out(limit)),
-                }
+        let mut sink = link.sink.clone();
+        link.channels
+            .subscribe(channel, self.options.command_timeout, || {
+                sink.subscribe(channel)
             })
-            .await?;
-        Ok(subscription)
+            .await
     }
 
     /// The live link, opening a new one when there is none or the last one dropped.
@@ -84,34 +134,25 @@ impl Notifier {
             .map_err(|_| errors::timed_out(limit))?
             .map_err(errors::from_redis)?;
         let (sink, mut stream) = pubsub.split();
-        let table = Arc::new(std::sync::Mutex::new(Table::default()));
+        let channels = Arc::new(Channels::default());
         let alive = Arc::new(AtomicBool::new(true));
-        let (task_table, task_alive) = (table.clone(), alive.clone());
+        let (task_channels, task_alive) = (channels.clone(), alive.clone());
         tokio::spawn(async move {
             while let Some(message) = stream.next().await {
                 // Binary-safe: `get_channel_name` would turn non-UTF-8 names into "?".
                 if let Ok(channel) = message.get_channel::<Vec<u8>>() {
-                    let payload = Message::from(message.get_payload_bytes());
-                    lock(&task_table).channels.publish(&channel, &payload);
+                    task_channels.deliver(&channel, message.get_payload_bytes());
                 }
             }
-            // The connection is gone: end every subscription so waiters re-check the lock
-            // and subscribe again on a new link.
             task_alive.store(false, Ordering::Release);
-            let mut table = lock(&task_table);
-            table.channels.close_all();
-            table.confirmed.clear();
+            task_channels.close_all();
         });
-        let link = Arc::new(Link { sink, table, alive });
+        let link = Arc::new(Link {
+            sink,
+            channels,
+            alive,
+        });
         *slot = Some(link.clone());
         Ok(link)
     }
-}
-
-/// The table is only held for map operations, never across an await; a panic while
-/// holding it cannot leave it inconsistent, so a poisoned lock is used as is.
-fn lock(table: &std::sync::Mutex<Table>) -> std::sync::MutexGuard<'_, Table> {
-    table
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -13,7 +13,7 @@
 use lock_core::Value;
 
 use crate::commands::pubsub::Subscriptions;
-use crate::commands::{Flags, keyspace, lookup};
+use crate::commands::{Flags, cluster, keyspace, lookup};
 use crate::reply::{Hangup, Protocol, encode_in, encode_with_events};
 use crate::shared::Shared;
 
@@ -40,7 +40,10 @@ impl Pipeline {
             return Some(args);
         };
         let full = self.commands.len() >= MAX_STEP;
-        let alone = !command.on_keyspace() || command.flags.has(Flags::BLOCKING);
+        // A cluster's cross-slot refusal is the dispatch's, like every refusal.
+        let alone = !command.on_keyspace()
+            || command.flags.has(Flags::BLOCKING)
+            || (shared.options.cluster && cluster::cross_slot(command, &args));
         if full || alone || !shared.db(db).faults().idle() {
             return Some(args);
         }

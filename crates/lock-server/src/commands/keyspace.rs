@@ -18,10 +18,6 @@ pub(crate) fn run(
     if !command.arity_ok(args.len()) {
         return wrong_arity(command.name);
     }
-    // Pipelined commands come here without passing the client's dispatch.
-    if context.cluster && super::cluster::cross_slot(command, args) {
-        return Value::Error(super::cluster::CROSSSLOT.into());
-    }
     let reply = match command.kind {
         Kind::Keyspace(execute) => execute(store, args, context),
         Kind::Reply(answer) => answer(args),
