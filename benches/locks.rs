@@ -1,14 +1,16 @@
-//! `cargo bench`: lock cycle latency per algorithm and backend, raw commands, contention.
+//! `cargo bench`: lock cycle latency per algorithm and backend (beside the hand-written
+//! redis-rs floor and rslock), raw commands, contention.
 //! The Redis groups spawn a redis-server (or use NXLOCK_REDIS_URL) and are skipped with a
 //! clear line when there is none.
 
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use nxlock::bench::RslockLock;
 use nxlock::{
-    AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName, LockOptions,
-    LockOwner, MemoryBackend, RedisBackend, ReentrantLock, ScriptedLock, SetOptions, TokenLock,
-    scripts,
+    AcquirePolicy, FairLock, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName,
+    LockOptions, LockOwner, MemoryBackend, RedisBackend, ReentrantLock, ScriptedLock, SetOptions,
+    TokenLock, scripts,
 };
 use tokio::runtime::Runtime;
 
@@ -69,6 +71,8 @@ fn bench_cycles<B: KvBackend + Clone + 'static>(
     )
     .unwrap();
     g.bench_function("reentrant", |b| b.to_async(rt).iter(|| cycle(&reentrant)));
+    let fair = FairLock::with_options(backend.clone(), &name("bench:fair"), once()).unwrap();
+    g.bench_function("fair", |b| b.to_async(rt).iter(|| cycle(&fair)));
     g.finish();
 }
 
@@ -148,6 +152,72 @@ fn bench_contended(c: &mut Criterion) {
         }
         g.finish();
     }
+}
+
+/// `n` tasks, each with its own lock object from `make`, share `iters` acquire + release
+/// cycles on one key; the time per cycle.
+async fn contended_cycles<A, F>(make: F, n: usize, iters: u64) -> Duration
+where
+    A: LockAlgorithm + 'static,
+    F: Fn() -> A,
+{
+    let per_task = iters.div_ceil(n as u64);
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..n)
+        .map(|_| {
+            let lock = make();
+            tokio::spawn(async move {
+                for _ in 0..per_task {
+                    lock.acquire().await.unwrap().release().await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    start
+        .elapsed()
+        .mul_f64(iters as f64 / (per_task * n as u64) as f64)
+}
+
+/// One and eight clients on one key of a real server: nxlock's default (fair) lock and
+/// rslock's `LockManager`, each client with its own lock object.
+fn bench_contended_redis(c: &mut Criterion, rt: &Runtime, backend: &RedisBackend, url: &str) {
+    let mut g = c.benchmark_group("contended/redis/one_key");
+    for n in [1usize, 8] {
+        let fair = || FairLock::new(backend.clone(), &name("bench:contended:fair"));
+        g.bench_with_input(BenchmarkId::new("fair", n), &n, |b, &n| {
+            b.to_async(rt)
+                .iter_custom(|iters| contended_cycles(fair, n, iters))
+        });
+        let urls = [url.to_owned()];
+        let rslock = || {
+            let options = LockOptions::new().ttl(Duration::from_secs(10));
+            RslockLock::new(&urls, &name("bench:contended:rslock"), options)
+        };
+        g.bench_with_input(BenchmarkId::new("rslock", n), &n, |b, &n| {
+            b.to_async(rt)
+                .iter_custom(|iters| contended_cycles(rslock, n, iters))
+        });
+    }
+    g.finish();
+}
+
+/// rslock's uncontended cycle: `lock` (one `SET NX PX`) and `unlock` (one script).
+fn bench_rslock(c: &mut Criterion, group: &str, rt: &Runtime, url: &str) {
+    let manager = rslock::LockManager::new(vec![url.to_owned()]);
+    let mut g = c.benchmark_group(group);
+    g.bench_function("rslock", |b| {
+        b.to_async(rt).iter(|| async {
+            let lock = manager
+                .lock(b"bench:rslock", Duration::from_secs(30))
+                .await
+                .expect("uncontended");
+            manager.unlock(&lock).await;
+        })
+    });
+    g.finish();
 }
 
 /// The token-lock cycle written by hand on redis-rs: the floor nxlock should reach.
@@ -240,9 +310,13 @@ fn redis_groups(c: &mut Criterion) {
     ] {
         let backend = rt.block_on(RedisBackend::connect(&target.url())).unwrap();
         bench_hand_written(c, &format!("cycle/redis/{name}"), &rt, &target.url());
+        bench_rslock(c, &format!("cycle/redis/{name}"), &rt, &target.url());
         bench_cycles(c, &format!("cycle/redis/{name}"), &rt, &backend);
         bench_ops(c, &format!("ops/redis/{name}"), &rt, &backend);
     }
+    let rt = current_thread();
+    let backend = rt.block_on(RedisBackend::connect(&target.url())).unwrap();
+    bench_contended_redis(c, &rt, &backend, &target.url());
 }
 
 criterion_group! {

@@ -200,6 +200,64 @@ fn redis_bench_with_compare_reports_the_floor() {
     assert_eq!(report["violations"], 0);
 }
 
+/// `--compare rslock` and `--compare floor` on one server: nxlock's report, the
+/// reference's, and the ratio of their cycles/s, as one JSON object.
+#[test]
+fn one_server_compares_with_rslock_and_the_floor() {
+    let target = match nxlock::testing::RedisTarget::from_env() {
+        Ok(target) => target,
+        Err(why) => {
+            return nxlock::testing::announce_skip(
+                "one_server_compares_with_rslock_and_the_floor",
+                &why,
+            );
+        }
+    };
+    let url = target.url();
+    let args = |compare| {
+        [
+            "bench",
+            "--url",
+            &url,
+            "--clients",
+            "2",
+            "--duration",
+            "0.3",
+            "--compare",
+            compare,
+            "--json",
+        ]
+        .map(String::from)
+    };
+    let run = |compare| json(&args(compare).iter().map(String::as_str).collect::<Vec<_>>());
+    let report = run("rslock");
+    assert_eq!(keys(&report), ["nxlock", "ratio", "rslock"]);
+    assert_eq!(report["nxlock"]["algorithm"], "fair");
+    assert_eq!(report["rslock"]["algorithm"], "rslock");
+    for side in ["nxlock", "rslock"] {
+        assert_eq!(report[side]["violations"], 0, "{side}");
+        assert_eq!(report[side]["clients"], 2, "{side}");
+        assert!(
+            report[side]["cycles_per_sec"].as_f64().unwrap() > 0.0,
+            "{side}"
+        );
+        // rslock's commands are the server's count: at least a SET and an unlock each.
+        assert!(
+            report[side]["commands_per_cycle"].as_f64().unwrap() >= 2.0,
+            "{side}"
+        );
+    }
+    let expected = report["nxlock"]["cycles_per_sec"].as_f64().unwrap()
+        / report["rslock"]["cycles_per_sec"].as_f64().unwrap();
+    let ratio = report["ratio"].as_f64().unwrap();
+    assert!((ratio - expected).abs() < 0.01, "{ratio} vs {expected}");
+
+    let report = run("floor");
+    assert_eq!(keys(&report), ["floor", "nxlock", "ratio"]);
+    assert!(report["floor"]["cycles_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(report["ratio"].as_f64().unwrap() > 0.0);
+}
+
 /// The Redlock report: three scenarios on the double, each with exclusion kept, and the
 /// drift every hold gives up.
 #[test]
@@ -281,6 +339,14 @@ fn redlock_topology_argument_mistakes_are_usage_errors() {
         ],
         &["bench", "--topology", "redlock", "--wait", "fair"],
         &["bench", "--compare", "rslock"],
+        &[
+            "bench",
+            "--topology",
+            "cluster",
+            "--spawn",
+            "--compare",
+            "rslock",
+        ],
         &["bench", "--spawn"],
         &["bench", "--instances", "3"],
     ] {

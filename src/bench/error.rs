@@ -14,4 +14,7 @@ pub enum BenchError {
     /// The hand-written redis-rs floor could not run.
     #[error("the hand-written floor failed: {0}")]
     Floor(String),
+    /// A reference library's run (`--compare rslock`) could not start.
+    #[error("the reference run failed: {0}")]
+    Reference(String),
 }

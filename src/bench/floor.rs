@@ -1,75 +1,172 @@
-//! The floor nxlock's token lock should reach on Redis: the same cycle written by hand on
-//! redis-rs, one `SET NX PX` and one `EVALSHA` per cycle, no abstraction in between.
+//! The floor nxlock's locks should reach on Redis: the token cycle written by hand on
+//! redis-rs, one `SET NX PX` and one `EVALSHA` per cycle on a plain multiplexed
+//! connection, no abstraction in between. It runs through the same client loop as
+//! nxlock's runs, so both pay the same measuring costs and the ratio is the library's.
 
-use std::time::{Duration, Instant};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
 
 use lock_core::scripts::COMPARE_AND_DELETE;
+use lock_core::{
+    Attempt, Clock, Error, ErrorKind, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
+    ReleaseError,
+};
 use redis::aio::MultiplexedConnection;
 
 use super::BenchError;
+use super::workload::{Workload, run_clients};
 
-/// Runs `clients` tasks doing hand-written uncontended cycles (each on its own key) on
+/// Runs `clients` clients doing hand-written uncontended cycles (each on its own key) on
 /// `url` for `duration`; answers total cycles per second.
 pub async fn hand_written_floor(
     url: &str,
     clients: usize,
     duration: Duration,
 ) -> Result<f64, BenchError> {
-    floor(url, clients, duration)
-        .await
-        .map_err(BenchError::Floor)
-}
-
-async fn floor(url: &str, clients: usize, duration: Duration) -> Result<f64, String> {
-    let client = redis::Client::open(url).map_err(|e| e.to_string())?;
+    let failed = |e: redis::RedisError| BenchError::Floor(e.to_string());
+    let client = redis::Client::open(url).map_err(failed)?;
     let connection = client
         .get_multiplexed_async_connection()
         .await
-        .map_err(|e| e.to_string())?;
-    let sha = COMPARE_AND_DELETE.sha1().to_string();
-    let _: String = redis::cmd("SCRIPT")
+        .map_err(failed)?;
+    let sha: Arc<str> = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(COMPARE_AND_DELETE.lua())
-        .query_async(&mut connection.clone())
+        .query_async::<String>(&mut connection.clone())
         .await
-        .map_err(|e| e.to_string())?;
-    let deadline = Instant::now() + duration;
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for client in 0..clients.max(1) {
-        let (mut conn, sha): (MultiplexedConnection, String) = (connection.clone(), sha.clone());
-        tasks.push(tokio::spawn(async move {
-            let key = format!("nxlock-floor:{client}");
-            let mut cycles = 0u64;
-            while Instant::now() < deadline {
-                let token = uuid::Uuid::new_v4().to_string();
-                let set: Option<String> = redis::cmd("SET")
-                    .arg(&key)
-                    .arg(&token)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(10_000)
-                    .query_async(&mut conn)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let released: i64 = redis::cmd("EVALSHA")
-                    .arg(&sha)
-                    .arg(1)
-                    .arg(&key)
-                    .arg(&token)
-                    .query_async(&mut conn)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if set.is_some() && released == 1 {
-                    cycles += 1;
-                }
+        .map_err(failed)?
+        .into();
+    let workload = Workload {
+        clients,
+        keys: clients,
+        duration,
+        ..Workload::default()
+    };
+    let make = |name: &LockName, options: LockOptions| {
+        Ok(FloorLock {
+            connection: connection.clone(),
+            key: name.lock_key(),
+            sha: sha.clone(),
+            ttl_ms: 10_000,
+            options,
+            clock: Clock::system(),
+        })
+    };
+    let report = run_clients(url, &workload, || 0, make).await?;
+    Ok(report.cycles_per_sec)
+}
+
+/// The hand-written cycle behind [`LockAlgorithm`], for the client loop only: its
+/// acquire is one `SET NX PX` (tried again until it succeeds; every client has its own
+/// key, so the first does).
+struct FloorLock {
+    connection: MultiplexedConnection,
+    key: Vec<u8>,
+    sha: Arc<str>,
+    ttl_ms: u64,
+    options: LockOptions,
+    clock: Clock,
+}
+
+fn failed(e: redis::RedisError) -> LockError {
+    LockError::Backend(Error::new(ErrorKind::Connection, e.to_string()))
+}
+
+impl LockAlgorithm for FloorLock {
+    type Guard = FloorGuard;
+
+    fn name(&self) -> &'static str {
+        "floor"
+    }
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+    fn options(&self) -> &LockOptions {
+        &self.options
+    }
+    fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    async fn try_acquire(&self) -> Result<Attempt<FloorGuard>, LockError> {
+        let token = uuid::Uuid::new_v4().to_string();
+        let set: Option<String> = redis::cmd("SET")
+            .arg(&self.key)
+            .arg(&token)
+            .arg("NX")
+            .arg("PX")
+            .arg(self.ttl_ms)
+            .query_async(&mut self.connection.clone())
+            .await
+            .map_err(failed)?;
+        Ok(match set {
+            Some(_) => Attempt::Acquired(FloorGuard {
+                connection: self.connection.clone(),
+                key: self.key.clone(),
+                sha: self.sha.clone(),
+                token,
+                clock: self.clock.clone(),
+                valid_until_ms: self.clock.now_ms() + self.ttl_ms as i64,
+            }),
+            None => Attempt::Held { holder_ttl: None },
+        })
+    }
+
+    async fn acquire(&self) -> Result<FloorGuard, LockError> {
+        loop {
+            if let Attempt::Acquired(guard) = self.try_acquire().await? {
+                return Ok(guard);
             }
-            Ok::<u64, String>(cycles)
-        }));
+            tokio::task::yield_now().await;
+        }
     }
-    let mut total = 0;
-    for task in tasks {
-        total += task.await.map_err(|e| e.to_string())??;
+}
+
+/// A held [`FloorLock`].
+struct FloorGuard {
+    connection: MultiplexedConnection,
+    key: Vec<u8>,
+    sha: Arc<str>,
+    token: String,
+    clock: Clock,
+    valid_until_ms: i64,
+}
+
+impl LockGuard for FloorGuard {
+    fn key(&self) -> &[u8] {
+        &self.key
     }
-    Ok(total as f64 / started.elapsed().as_secs_f64())
+    fn clock(&self) -> &Clock {
+        &self.clock
+    }
+    fn valid_until_ms(&self) -> i64 {
+        self.valid_until_ms
+    }
+    /// A failed release answers `false`: the client loop counts it as an error.
+    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
+        let released: Result<i64, _> = redis::cmd("EVALSHA")
+            .arg(&*self.sha)
+            .arg(1)
+            .arg(&self.key)
+            .arg(&self.token)
+            .query_async(&mut self.connection)
+            .await;
+        Ok(released.is_ok_and(|released| released == 1))
+    }
+    async fn extend(&mut self, _ttl: Duration) -> Result<bool, LockError> {
+        Err(LockError::Unsupported {
+            algorithm: "floor",
+            operation: "extend",
+        })
+    }
+    fn abandon(self) {}
+}
+
+impl fmt::Debug for FloorGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FloorGuard")
+            .field("key", &String::from_utf8_lossy(&self.key))
+            .finish()
+    }
 }

@@ -4,6 +4,7 @@
 //! for lost updates. Shared by `nxlock bench`
 //! and the criterion benches; [`run_locks`] runs any [`LockAlgorithm`](crate::LockAlgorithm).
 
+mod compare;
 mod counters;
 mod error;
 #[cfg(feature = "redis")]
@@ -14,6 +15,7 @@ mod report;
 mod rslock;
 mod workload;
 
+pub use compare::{ComparedReport, FloorReport};
 pub use error::BenchError;
 #[cfg(feature = "redis")]
 pub use floor::hand_written_floor;
@@ -22,5 +24,5 @@ pub use redlock::run_spawned as run_redlock_spawned;
 pub use redlock::{RedlockReport, Scenario, run_memory as run_redlock_memory};
 pub use report::{BenchReport, Fairness, Latency};
 #[cfg(feature = "compare-rslock")]
-pub use rslock::{RslockGuard, RslockLock};
+pub use rslock::{RslockGuard, RslockLock, run_rslock};
 pub use workload::{Algorithm, Waiting, Workload, run, run_locks};

@@ -1,5 +1,7 @@
 //! rslock's `LockManager` behind nxlock's [`LockAlgorithm`], so `nxlock bench --compare
-//! rslock` runs it through the same client loop as nxlock's [`Redlock`](crate::Redlock).
+//! rslock` runs it through the same client loop as nxlock's locks: over the spawned
+//! instances beside nxlock's [`Redlock`](crate::Redlock), or on one server beside the
+//! fair lock.
 
 use std::fmt;
 use std::time::Duration;
@@ -9,6 +11,10 @@ use lock_core::{
     ReleaseError,
 };
 use rslock::LockManager;
+
+use super::BenchError;
+use super::report::BenchReport;
+use super::workload::{Workload, run_clients};
 
 /// One rslock lock manager over the given servers, used as rslock's users do: `acquire`
 /// loops over `lock` with rslock's own retries (3 tries, 0-200 ms apart).
@@ -123,4 +129,43 @@ impl fmt::Debug for RslockGuard {
             .field("valid_until_ms", &self.valid_until_ms)
             .finish()
     }
+}
+
+/// rslock's `LockManager` on the one server at `url`, through the same client loop as
+/// nxlock's runs (one manager per client, client `i` on key `i % keys`). Its commands are
+/// the server's own count (`INFO stats`), so they include the two `INFO` calls.
+pub async fn run_rslock(url: &str, workload: &Workload) -> Result<BenchReport, BenchError> {
+    let failed = |e: redis::RedisError| BenchError::Reference(format!("{url}: {e}"));
+    let client = redis::Client::open(url).map_err(failed)?;
+    let mut info = client
+        .get_multiplexed_async_connection()
+        .await
+        .map_err(failed)?;
+    let before = commands_processed(&mut info).await.map_err(failed)?;
+    let urls = [url.to_owned()];
+    let make = |name: &LockName, options: LockOptions| Ok(RslockLock::new(&urls, name, options));
+    let mut report = run_clients(url, workload, || 0, make).await?;
+    let commands = commands_processed(&mut info).await.map_err(failed)? - before;
+    report.algorithm = "rslock".into();
+    report.commands_per_cycle = if report.cycles == 0 {
+        0.0
+    } else {
+        (commands as f64 / report.cycles as f64 * 1000.0).round() / 1000.0
+    };
+    Ok(report)
+}
+
+/// The server's `total_commands_processed`.
+async fn commands_processed(
+    connection: &mut redis::aio::MultiplexedConnection,
+) -> redis::RedisResult<u64> {
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query_async(connection)
+        .await?;
+    Ok(info
+        .lines()
+        .find_map(|line| line.strip_prefix("total_commands_processed:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0))
 }

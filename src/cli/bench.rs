@@ -7,8 +7,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use nxlock::bench::{
-    Algorithm, BenchReport, RedlockReport, Waiting, Workload, hand_written_floor, run,
-    run_redlock_memory, run_redlock_spawned,
+    Algorithm, BenchReport, ComparedReport, RedlockReport, Waiting, Workload, hand_written_floor,
+    run, run_redlock_memory, run_redlock_spawned, run_rslock,
 };
 use nxlock::lock_core::SlotLayout;
 use nxlock::testing::RedisCluster;
@@ -45,7 +45,8 @@ enum TopologyArg {
 enum CompareArg {
     /// The token cycle hand-written on redis-rs (single topology, with --url).
     Floor,
-    /// rslock's LockManager on the same instances (redlock topology, with --spawn).
+    /// rslock's LockManager on the same server (with --url) or instances (redlock
+    /// topology, with --spawn).
     Rslock,
 }
 
@@ -109,8 +110,9 @@ pub struct BenchArgs {
     #[arg(long)]
     spawn: bool,
     /// Also run a reference and print the ratio: `floor` (the token cycle hand-written on
-    /// redis-rs; needs --url; the default) or `rslock` (rslock's LockManager on the same
-    /// instances; needs --topology redlock --spawn).
+    /// redis-rs; needs --url; the default) or `rslock` (rslock's LockManager, the same
+    /// clients and keys, on the --url server or, with --topology redlock --spawn, on the
+    /// same instances).
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "floor")]
     compare: Option<CompareArg>,
 }
@@ -149,9 +151,6 @@ fn usage_error(args: &BenchArgs) -> Option<&'static str> {
         }
         TopologyArg::Cluster if args.instances != 5 || args.compare.is_some() => {
             Some("--instances and --compare are not for --topology cluster")
-        }
-        TopologyArg::Single if args.compare == Some(CompareArg::Rslock) => {
-            Some("--compare rslock needs --topology redlock --spawn")
         }
         TopologyArg::Redlock if args.url.is_some() => {
             Some("--topology redlock runs on the double or, with --spawn, on spawned servers")
@@ -223,7 +222,7 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         args.duration * if args.compare.is_some() { 2.0 } else { 1.0 },
         args.json,
     );
-    let outcome: Result<(BenchReport, Option<f64>), String> = runtime.block_on(async {
+    let outcome: Result<Output, String> = runtime.block_on(async {
         let ticker = bar.clone().map(|bar| {
             tokio::spawn(async move {
                 loop {
@@ -233,49 +232,79 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
             })
         });
         let result = match &args.url {
-            None if args.topology == TopologyArg::Cluster => run_cluster(&args, &workload)
+            None if args.topology == TopologyArg::Cluster => {
+                run_cluster(&args, &workload).await.map(Output::Plain)
+            }
+            None => run(MemoryBackend::new(), "memory", &workload)
                 .await
-                .map(|report| (report, None)),
-            None => Ok((
-                run(MemoryBackend::new(), "memory", &workload)
-                    .await
-                    .map_err(|e| e.to_string())?,
-                None,
-            )),
-            Some(url) => match RedisBackend::connect(url).await {
-                Err(e) => Err(format!("cannot connect to {url}: {e}")),
-                Ok(backend) => {
-                    let report = run(backend, url.clone(), &workload)
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    let floor = if args.compare.is_some() {
-                        let floor = hand_written_floor(url, workload.clients, workload.duration);
-                        Some(floor.await.map_err(|e| e.to_string())?)
-                    } else {
-                        None
-                    };
-                    Ok((report, floor))
-                }
-            },
+                .map(Output::Plain)
+                .map_err(|e| e.to_string()),
+            Some(url) => run_on_server(url, &workload, args.compare).await,
         };
         if let Some(ticker) = ticker {
             ticker.abort();
         }
         result
     });
-    finish(bar, outcome, |(report, floor)| {
-        if args.json {
+    finish(bar, outcome, |output| match output {
+        Output::Plain(report) if args.json => {
             println!("{}", report.to_json());
-        } else {
-            println!("{report}");
-            if let Some(floor) = floor {
-                println!(
-                    "hand-written redis-rs floor {floor:.0} cycles/s; nxlock/floor = {:.3}",
-                    report.cycles_per_sec / floor
-                );
-            }
+            report.violations
         }
-        report.violations
+        Output::Plain(report) => {
+            println!("{report}");
+            report.violations
+        }
+        Output::Compared(compared) => {
+            if args.json {
+                println!("{}", compared.to_json());
+            } else {
+                println!("{compared}");
+            }
+            compared.violations()
+        }
+    })
+}
+
+/// What a single-topology run prints.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value per process, moved once"
+)]
+enum Output {
+    Plain(BenchReport),
+    Compared(ComparedReport),
+}
+
+/// The workload on the server at `url`, then the reference `compare` names on the same
+/// server.
+async fn run_on_server(
+    url: &str,
+    workload: &Workload,
+    compare: Option<CompareArg>,
+) -> Result<Output, String> {
+    let backend = RedisBackend::connect(url)
+        .await
+        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+    let report = run(backend, url, workload)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(match compare {
+        None => Output::Plain(report),
+        Some(CompareArg::Floor) => {
+            let floor = hand_written_floor(url, workload.clients, workload.duration).await;
+            Output::Compared(ComparedReport::with_floor(
+                report,
+                floor.map_err(|e| e.to_string())?,
+            ))
+        }
+        Some(CompareArg::Rslock) => {
+            let rslock = run_rslock(url, workload).await;
+            Output::Compared(ComparedReport::with_rslock(
+                report,
+                rslock.map_err(|e| e.to_string())?,
+            ))
+        }
     })
 }
 

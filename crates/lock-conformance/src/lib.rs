@@ -129,6 +129,8 @@ macro_rules! __with_cases {
                 release_publishes_a_wake_up needs(PubSub),
                 waiter_wakes_on_release_not_at_the_holder_ttl needs(PubSub),
                 lost_wake_up_is_bounded_by_the_holder_ttl needs(PubSub),
+                a_waiter_past_the_barging_window_claims_the_next_turn,
+                a_claimant_that_gives_up_withdraws_its_claim,
             }
             fair {
                 mutual_exclusion,
@@ -149,6 +151,7 @@ macro_rules! __with_cases {
                 timed_out_waiter_is_never_handed_the_lock,
                 impatient_acquire_takes_no_ticket,
                 contended_cycles_cost_two_commands needs(PubSub),
+                uncontended_cycles_cost_two_commands,
             }
             legacy {
                 mutual_exclusion,

@@ -56,7 +56,9 @@ pub use either::Either;
 pub use error::{Error, ErrorKind, Result};
 pub use keys::LockName;
 pub use lease::{Lease, LeaseOptions, LostReason};
-pub use lock::{LockAlgorithm, LockGuard, LockOptions, MAX_TTL, ReleaseError};
+pub use lock::{
+    DEFAULT_BARGING_WINDOW, LockAlgorithm, LockGuard, LockOptions, MAX_TTL, ReleaseError,
+};
 pub use outcome::{Attempt, LockError};
 pub use policy::{AcquirePolicy, Backoff, Retry};
 pub use pubsub::{Fanout, Message, Missed, Subscription};

@@ -15,6 +15,9 @@ use crate::{AcquirePolicy, Attempt, Clock, Error, LockError, Replication, Wait};
 /// below that, so every backend computes the same expiry.
 pub const MAX_TTL: Duration = Duration::from_millis(1 << 52);
 
+/// Default [`LockOptions::barging_window`].
+pub const DEFAULT_BARGING_WINDOW: Duration = Duration::from_millis(10);
+
 /// Options shared by every algorithm. They are checked when a lock is built
 /// (`with_options` answers [`LockError::InvalidConfig`]), never halfway through an acquire.
 #[derive(Clone, Debug)]
@@ -36,6 +39,11 @@ pub struct LockOptions {
     /// [`Replication`]). `None` (the default) trusts the primary's reply alone, as plain
     /// Redis locks do. Token, fenced and reentrant locks accept it.
     pub replication: Option<Replication>,
+    /// With [`Wait::Notify`]: how long a waiter lets others take the lock ahead of it
+    /// before it claims the next turn, which only it may then take (see
+    /// [`NOTIFY_ACQUIRE`](crate::scripts::NOTIFY_ACQUIRE)). Zero claims at the first
+    /// refusal. Default [`DEFAULT_BARGING_WINDOW`].
+    pub barging_window: Duration,
 }
 
 impl Default for LockOptions {
@@ -46,6 +54,7 @@ impl Default for LockOptions {
             clock: None,
             wait: Wait::Poll,
             replication: None,
+            barging_window: DEFAULT_BARGING_WINDOW,
         }
     }
 }
@@ -73,6 +82,13 @@ impl LockOptions {
     /// Sets how a blocked acquire waits.
     pub fn wait(mut self, wait: Wait) -> Self {
         self.wait = wait;
+        self
+    }
+
+    /// Sets how long a notified waiter lets others barge ahead before it claims the next
+    /// turn ([`LockOptions::barging_window`]).
+    pub fn barging_window(mut self, window: Duration) -> Self {
+        self.barging_window = window;
         self
     }
 

@@ -19,7 +19,11 @@ pub enum Wait {
     #[default]
     Poll,
     /// Releases publish on the lock's channel (`{name}:wake`), and a waiter's backoff sleep
-    /// ends early on a release. Every waiter wakes and tries, so it is not fair either.
+    /// ends early on a release. Every waiter wakes and tries, so the order is not fair,
+    /// but barging is bounded: a waiter refused for longer than the
+    /// [`barging_window`](crate::LockOptions::barging_window) claims the next turn
+    /// (`{name}:next`), and nobody else takes the lock until it has. The claim binds the
+    /// clients that wait by notify; a client that polls the same lock ignores it.
     Notify,
 }
 

@@ -72,3 +72,58 @@ async fn a_waiter_retrying_a_failed_look_holds_one_ticket() {
     assert!(guard.release().await.unwrap());
     assert!(backend.dump().keys.is_empty(), "{}", backend.dump());
 }
+
+/// Uncontended, the fair lock's acquire is a plain `SET NX PX` (no script): a planted
+/// script failure is still pending after the acquire. Once
+/// the lock object has waited in line, its acquires go to the line's script at once, and
+/// two releases in a row that find nobody waiting bring back the fast path.
+#[tokio::test(start_paused = true)]
+async fn only_a_lock_that_met_a_line_acquires_by_script() {
+    let backend = MemoryBackend::new();
+    let faults = backend.faults();
+    let lock = FairLock::with_options(
+        backend.clone(),
+        &name(),
+        LockOptions::new().policy(AcquirePolicy::try_once()),
+    )
+    .unwrap();
+    faults.fail_command("EVALSHA", 1, lock_core::ErrorKind::Timeout);
+    let guard = lock.acquire().await.unwrap();
+    assert_eq!(faults.injected(), 0, "the uncontended acquire ran a script");
+    faults.clear();
+    assert!(guard.release().await.unwrap());
+
+    let holder = FairLock::new(backend.clone(), &name())
+        .acquire()
+        .await
+        .unwrap();
+    let waiting = {
+        let lock = FairLock::new(backend.clone(), &name());
+        let lock2 = lock.clone();
+        (lock2, tokio::spawn(async move { lock.acquire().await }))
+    };
+    tokio::task::yield_now().await;
+    assert!(holder.release().await.unwrap());
+    let (lock, waiting) = waiting;
+    let served = waiting.await.unwrap().unwrap();
+    assert!(served.release().await.unwrap());
+    // One release that found nobody waiting is not yet calm: this acquire is a script.
+    faults.fail_command("EVALSHA", 1, lock_core::ErrorKind::Timeout);
+    let guard = lock.acquire().await.unwrap();
+    assert_eq!(
+        faults.injected(),
+        1,
+        "one calm release brought back the fast path"
+    );
+    // The second one in a row is: this lock object is back on the fast path.
+    assert!(guard.release().await.unwrap());
+    faults.fail_command("EVALSHA", 1, lock_core::ErrorKind::Timeout);
+    let guard = lock.acquire().await.unwrap();
+    assert_eq!(
+        faults.injected(),
+        1,
+        "after the line emptied, acquire ran a script"
+    );
+    faults.clear();
+    assert!(guard.release().await.unwrap());
+}

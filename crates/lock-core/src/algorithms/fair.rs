@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
 use std::time::Duration;
 
 use super::token::TokenGuard;
@@ -13,8 +13,12 @@ use crate::publish_command;
 use crate::scripts::{COMPARE_AND_PEXPIRE, FAIR_ACQUIRE, FAIR_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, Value,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
+    SetOptions, SetReply, Value,
 };
+
+/// Releases in a row that must find nobody waiting before acquires try `SET NX` again.
+const CALM: u8 = 2;
 
 /// Default [`FairLock::with_patience`].
 pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
@@ -25,6 +29,13 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 /// `{name}:served` (ticket counters, deleted whenever the line empties), and one
 /// `{name}:ticket:<n>` per waiter. Wake-ups go to the channel `{name}:wake`.
 ///
+/// - Uncontended, a cycle costs what a [`TokenLock`](crate::TokenLock)'s does: the
+///   acquire is one `SET NX PX`, and the release ([`FAIR_RELEASE`]) finds no line and
+///   compare-and-deletes. The line is only paid for once this lock object has seen it:
+///   after an acquire found the lock taken, until two of its releases in a row find
+///   nobody waiting, acquires go straight to [`FAIR_ACQUIRE`], so a contended cycle
+///   still costs two commands (one release that finds the line empty for a moment is
+///   not yet the end of contention).
 /// - A blocked [`acquire`](LockAlgorithm::acquire) takes a ticket ([`FAIR_ACQUIRE`]),
 ///   subscribes to the channel and sleeps.
 /// - [`release`](LockGuard::release) ([`FAIR_RELEASE`]) writes the next live waiter's
@@ -55,7 +66,10 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 ///
 /// - At most one client holds the lock, as for [`TokenLock`](crate::TokenLock).
 /// - Waiters that keep their tickets fresh are served in ticket order; nobody takes the
-///   lock ahead of a live waiter.
+///   lock ahead of a live waiter while the lock is held or handed over. The one gap: a
+///   hold that lapsed (its holder died or overran its TTL) leaves the lock free until the
+///   first waiter looks again, and in that moment a newcomer's `SET NX` may take it once
+///   ahead of the line, which is served next.
 /// - A hold by hand-off is valid for the patience from the waiter's last look at the line
 ///   (then for the TTL, once claimed): [`LockGuard::valid_until_ms`] says which.
 #[derive(Clone, Debug)]
@@ -74,11 +88,27 @@ struct Line {
     channel: Vec<u8>,
     /// `PUBLISH` or `SPUBLISH`, as the backend wakes waiters.
     publish: &'static [u8],
+    /// Releases in a row by this lock object (and its clones) that found nobody waiting,
+    /// up to [`CALM`]; below it, acquires skip the `SET NX` fast path.
+    calm: Arc<AtomicU8>,
     patience_ms: Vec<u8>,
     patience: Duration,
 }
 
 impl Line {
+    /// Whether acquires may try the fast path.
+    fn calm(&self) -> bool {
+        self.calm.load(Ordering::Relaxed) >= CALM
+    }
+
+    fn nobody_waited(&self) {
+        let _ = self
+            .calm
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_add(1).min(CALM))
+            });
+    }
+
     async fn release<B: KvBackend>(
         &self,
         backend: &B,
@@ -133,6 +163,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
             ticket_prefix: name.key("ticket:"),
             channel: name.key("wake"),
             publish: publish_command(&backend),
+            calm: Arc::new(AtomicU8::new(CALM)),
             patience_ms: Vec::new(),
             patience: Duration::ZERO,
         };
@@ -154,6 +185,25 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         line.patience = patience;
         line.patience_ms = ms_arg(i64::try_from(patience.as_millis()).unwrap_or(i64::MAX));
         self
+    }
+
+    /// The uncontended fast path: `SET NX PX`, no script. `None` when the lock is taken,
+    /// and from then on this lock object queues at once.
+    async fn take_if_free(&self, token: &str) -> Result<Option<FairGuard<B>>, LockError> {
+        let Binding {
+            backend,
+            key,
+            ttl_ms,
+            clock,
+            ..
+        } = &self.binding;
+        let looked = clock.now_ms();
+        let set = backend.set(key, token.as_bytes(), SetOptions::new().nx().px(*ttl_ms));
+        if set.await? == SetReply::Applied {
+            return Ok(Some(self.guard(token.to_owned(), looked, *ttl_ms)));
+        }
+        self.line.calm.store(0, Ordering::Relaxed);
+        Ok(None)
     }
 
     async fn turn(&self, token: &str, ticket: i64) -> Result<Turn, LockError> {
@@ -237,11 +287,12 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         guard
     }
 
-    /// Waits in line with `token` until served, or until the policy gives up or the
-    /// backend fails. `leave` tracks our ticket for whoever must leave the line after.
+    /// Waits in line with `token` until served, or until the policy (whose `budget` may
+    /// already count a look) gives up or the backend fails. `leave` tracks our ticket for whoever must leave the line after.
     async fn wait_in_line(
         &self,
         token: &str,
+        mut budget: Budget<'_>,
         leave: &mut LeaveOnDrop<'_, B>,
     ) -> Result<FairGuard<B>, LockError> {
         let Binding {
@@ -253,7 +304,6 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
             ..
         } = &self.binding;
         let policy = &options.policy;
-        let mut budget = Budget::new(policy, clock);
         let mut waiter = Waiter::new(backend, &self.line.channel, &self.subscription);
         let refresh_every = self.line.patience / 3;
         loop {
@@ -295,6 +345,19 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
                 leave.armed = false;
                 return Ok(self.handed_over(token.to_owned(), looked));
             }
+        }
+    }
+
+    /// One look with ticket -1: takes the lock if it is ours to take, but never queues.
+    async fn look(&self, token: String) -> Result<Attempt<FairGuard<B>>, LockError> {
+        let looked = self.binding.clock.now_ms();
+        match self.turn(&token, -1).await? {
+            Turn::Acquired => Ok(Attempt::Acquired(self.guard(
+                token,
+                looked,
+                self.binding.ttl_ms,
+            ))),
+            Turn::Waiting { holder_ttl, .. } => Ok(Attempt::Held { holder_ttl }),
         }
     }
 
@@ -342,37 +405,42 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
 
     async fn try_acquire(&self) -> Result<Attempt<FairGuard<B>>, LockError> {
         let token = TokenGuard::<B>::new_token();
-        let looked = self.binding.clock.now_ms();
-        // Ticket -1: look, and take the lock if it is ours to take, but never queue.
-        match self.turn(&token, -1).await? {
-            Turn::Acquired => Ok(Attempt::Acquired(self.guard(
-                token,
-                looked,
-                self.binding.ttl_ms,
-            ))),
-            Turn::Waiting { holder_ttl, .. } => Ok(Attempt::Held { holder_ttl }),
+        if self.line.calm() {
+            if let Some(guard) = self.take_if_free(&token).await? {
+                return Ok(Attempt::Acquired(guard));
+            }
         }
+        self.look(token).await
     }
 
     async fn acquire(&self) -> Result<FairGuard<B>, LockError> {
         let policy = &self.binding.options.policy;
-        if !policy.retries() {
-            // One look, never a ticket: nothing to leave afterwards.
-            let mut budget = Budget::new(policy, &self.binding.clock);
-            budget.count_attempt();
-            if let Attempt::Acquired(guard) = self.try_acquire().await? {
-                return Ok(guard);
-            }
-            budget.allow_another(&self.binding.key)?;
-        }
         let token = TokenGuard::<B>::new_token();
+        let fast = self.line.calm();
+        let mut budget = Budget::new(policy, &self.binding.clock);
+        if fast || !policy.retries() {
+            // One look; without retries it never takes a ticket, so nothing to leave.
+            budget.count_attempt();
+            let look = if fast {
+                self.take_if_free(&token).await
+            } else {
+                self.look(token.clone()).await.map(Attempt::acquired)
+            };
+            match look {
+                Ok(Some(guard)) => return Ok(guard),
+                Ok(None) => budget.allow_another(&self.binding.key)?,
+                // The line's first look retries with the same token, so a SET whose reply
+                // was lost is found to be ours.
+                Err(error) => budget.absorb(error)?,
+            }
+        }
         let mut leave = LeaveOnDrop {
             lock: self,
             token: &token,
             ticket: 0,
             armed: true,
         };
-        let outcome = self.wait_in_line(&token, &mut leave).await;
+        let outcome = self.wait_in_line(&token, budget, &mut leave).await;
         if outcome.is_err() && leave.armed && self.leave(&token, leave.ticket).await.is_ok() {
             // Left before answering. Had that failed, LeaveOnDrop would retry in the
             // background.
@@ -438,7 +506,12 @@ impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
             .await
             .map_err(LockError::from)
             .and_then(|reply| int_reply(&FAIR_RELEASE, reply));
-        let released = reply.map(|held| held == 1);
+        match reply {
+            Ok(1) => self.line.nobody_waited(),
+            Ok(2) => self.line.calm.store(0, Ordering::Relaxed),
+            _ => {}
+        }
+        let released = reply.map(|held| held >= 1);
         ReleaseError::settle(released, self, |guard| {
             guard.inner.disarm();
         })

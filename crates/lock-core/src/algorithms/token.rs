@@ -11,7 +11,9 @@ use crate::lock::{
     Before, Budget, ReleaseError, Supports, acquire_with_policy, run_in_background, ttl_ms,
 };
 use crate::publish_command;
-use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE, NOTIFY_RELEASE};
+use crate::scripts::{
+    ACQUIRE_OR_PTTL, COMPARE_AND_DELETE, COMPARE_AND_PEXPIRE, NOTIFY_ACQUIRE, NOTIFY_RELEASE,
+};
 use crate::wake::{SubscriptionSlot, Waiter};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
@@ -28,8 +30,12 @@ use crate::{
 /// - release: [`COMPARE_AND_DELETE`]; extend: [`COMPARE_AND_PEXPIRE`].
 ///
 /// With [`Wait::Notify`] a release also publishes on `{name}:wake` ([`NOTIFY_RELEASE`]),
-/// and a blocked acquire's backoff sleeps end early when a release is published; it
-/// retries with [`ACQUIRE_OR_PTTL`] (one command per attempt).
+/// and a blocked acquire's backoff sleeps end early when a release is published; every
+/// attempt is one [`NOTIFY_ACQUIRE`], which also honours and makes claims on the next
+/// turn (`{name}:next`): a waiter refused for longer than the
+/// [`barging_window`](LockOptions::barging_window) claims it, so no waiter starves while
+/// others cycle. A claim lasts the TTL or 1 s, whichever is shorter, unless its waiter
+/// renews it by trying again; an acquire that gives up or is cancelled withdraws it.
 ///
 /// # Invariants
 ///
@@ -44,10 +50,20 @@ use crate::{
 #[derive(Clone, Debug)]
 pub struct TokenLock<B> {
     binding: Binding<B>,
-    /// `Some({name}:wake)` with [`Wait::Notify`].
-    channel: Option<Arc<[u8]>>,
+    /// The keys [`Wait::Notify`] adds.
+    notify: Option<NotifyKeys>,
     subscription: SubscriptionSlot,
 }
+
+/// The wake-up channel and the claim on the next turn.
+#[derive(Clone, Debug)]
+struct NotifyKeys {
+    channel: Arc<[u8]>,
+    claim: Arc<[u8]>,
+}
+
+/// The longest a claim on the next turn lasts without being renewed.
+const CLAIM_TTL: Duration = Duration::from_secs(1);
 
 impl<B: KvBackend + Clone + 'static> TokenLock<B> {
     /// A token lock named `name` with default options.
@@ -68,10 +84,13 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
             replication: true,
         };
         let binding = Binding::new(backend, name, options, "token", supports)?;
-        let channel = (binding.options.wait == Wait::Notify).then(|| name.key("wake").into());
+        let notify = (binding.options.wait == Wait::Notify).then(|| NotifyKeys {
+            channel: name.key("wake").into(),
+            claim: name.key("next").into(),
+        });
         Ok(Self {
             binding,
-            channel,
+            notify,
             subscription: SubscriptionSlot::default(),
         })
     }
@@ -81,14 +100,20 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
         let hold = Hold::new(binding.clock.clone(), started_ms, binding.ttl_ms);
         let mut guard = TokenGuard::held(binding.backend.clone(), binding.key.clone(), token, hold)
             .replicated(binding.options.replication);
-        guard.channel = self.channel.clone();
+        guard.channel = self.notify.as_ref().map(|keys| keys.channel.clone());
         guard
     }
 
-    /// [`ACQUIRE_OR_PTTL`] with `token`, waiting for the replicas when the options ask:
-    /// `(acquired, pttl)`. An acquire fewer replicas acknowledged is undone and reported
-    /// as [`LockError::NotReplicated`].
-    async fn acquire_or_pttl(&self, token: &str, ttl_ms: &[u8]) -> Result<(bool, i64), LockError> {
+    /// [`ACQUIRE_OR_PTTL`] with `token` ([`NOTIFY_ACQUIRE`] with [`Wait::Notify`], which
+    /// claims the next turn for `claim_ms` unless that is `0`), waiting for the replicas
+    /// when the options ask: `(acquired, pttl)`. An acquire fewer replicas acknowledged is
+    /// undone and reported as [`LockError::NotReplicated`].
+    async fn acquire_or_pttl(
+        &self,
+        token: &str,
+        ttl_ms: &[u8],
+        claim_ms: &[u8],
+    ) -> Result<(bool, i64), LockError> {
         let Binding {
             backend,
             key,
@@ -96,15 +121,22 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
             ..
         } = &self.binding;
         let replication = options.replication.as_ref();
-        let (reply, acknowledged) = write(
-            backend,
-            replication,
-            &ACQUIRE_OR_PTTL,
-            &[&**key],
-            &[token.as_bytes(), ttl_ms],
-        )
-        .await?;
-        let (code, pttl) = pair_reply(&ACQUIRE_OR_PTTL, reply)?;
+        let (script, reply, acknowledged) = match &self.notify {
+            None => {
+                let (keys, args) = (&[&**key], &[token.as_bytes(), ttl_ms]);
+                let (reply, acknowledged) =
+                    write(backend, replication, &ACQUIRE_OR_PTTL, keys, args).await?;
+                (&*ACQUIRE_OR_PTTL, reply, acknowledged)
+            }
+            Some(notify) => {
+                let keys = &[&**key, &*notify.claim];
+                let args = &[token.as_bytes(), ttl_ms, claim_ms];
+                let (reply, acknowledged) =
+                    write(backend, replication, &NOTIFY_ACQUIRE, keys, args).await?;
+                (&*NOTIFY_ACQUIRE, reply, acknowledged)
+            }
+        };
+        let (code, pttl) = pair_reply(script, reply)?;
         if code == 1 {
             if let Err(not_replicated) = replicated_enough(key, replication, acknowledged) {
                 TokenGuard::<B>::release_by(backend, key, token, None).await?;
@@ -130,9 +162,13 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
         } = &self.binding;
         let started = clock.now_ms();
         // The script recognises our own token: a retry after a lost reply, or any attempt
-        // whose write must also reach the replicas, is safe to repeat.
-        if before == Before::Unknown || self.binding.options.replication.is_some() {
-            return match self.acquire_or_pttl(token, &ms_arg(*ttl_ms)).await? {
+        // whose write must also reach the replicas, is safe to repeat. Notified locks
+        // always use theirs, which honours a waiter's claim on the next turn.
+        if before == Before::Unknown
+            || self.binding.options.replication.is_some()
+            || self.notify.is_some()
+        {
+            return match self.acquire_or_pttl(token, &ms_arg(*ttl_ms), b"0").await? {
                 (true, _) => Ok(Attempt::Acquired(self.guard(token.to_owned(), started))),
                 (false, pttl) => Ok(refused(pttl)),
             };
@@ -147,8 +183,28 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
     }
 
     /// [`Wait::Notify`]: attempt, subscribe, attempt, then sleep until a release or the
-    /// holder's TTL; repeat while the policy allows.
-    async fn acquire_notified(&self, channel: &[u8]) -> Result<TokenGuard<B>, LockError> {
+    /// holder's TTL; repeat while the policy allows. Attempts made after the barging
+    /// window claim the next turn; an acquire that ends without the lock withdraws its
+    /// claim before it returns (in the background if it is cancelled).
+    async fn acquire_notified(&self, notify: &NotifyKeys) -> Result<TokenGuard<B>, LockError> {
+        let mut claim = WithdrawOnDrop {
+            backend: &self.binding.backend,
+            claim: &notify.claim,
+            token: TokenGuard::<B>::new_token(),
+            armed: false,
+        };
+        let outcome = self.wait_notified(&notify.channel, &mut claim).await;
+        if outcome.is_err() && claim.armed && claim.withdraw().await.is_ok() {
+            claim.armed = false;
+        }
+        outcome
+    }
+
+    async fn wait_notified(
+        &self,
+        channel: &[u8],
+        claim: &mut WithdrawOnDrop<'_, B>,
+    ) -> Result<TokenGuard<B>, LockError> {
         let Binding {
             backend,
             key,
@@ -157,17 +213,25 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
             clock,
             ..
         } = &self.binding;
+        let claim_ms = ms_arg(*ttl_ms.min(&i64::try_from(CLAIM_TTL.as_millis()).unwrap_or(0)));
         let ttl_ms = ms_arg(*ttl_ms);
         let policy = &options.policy;
         let mut budget = Budget::new(policy, clock);
         let mut waiter = Waiter::new(backend, channel, &self.subscription);
-        let token = TokenGuard::<B>::new_token();
+        let token = claim.token.clone();
         loop {
             budget.count_attempt();
             let started = clock.now_ms();
-            let reply = self.acquire_or_pttl(&token, &ttl_ms).await;
+            let claiming = budget.waited() >= options.barging_window;
+            claim.armed |= claiming;
+            let claim_ms: &[u8] = if claiming { &claim_ms } else { b"0" };
+            let reply = self.acquire_or_pttl(&token, &ttl_ms, claim_ms).await;
             let holder = match reply {
-                Ok((true, _)) => return Ok(self.guard(token, started)),
+                Ok((true, _)) => {
+                    // Taking the lock ended the claim.
+                    claim.armed = false;
+                    return Ok(self.guard(token, started));
+                }
                 Err(error @ LockError::NotReplicated { .. }) => return Err(error),
                 Ok((false, pttl)) => holder_ttl(pttl),
                 Err(error) => {
@@ -187,6 +251,41 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
     }
 }
 
+/// Withdraws a notified waiter's claim on the next turn if its acquire ends without the
+/// lock: otherwise the claim would keep a free lock from everyone for up to [`CLAIM_TTL`].
+struct WithdrawOnDrop<'a, B: KvBackend + Clone + 'static> {
+    backend: &'a B,
+    claim: &'a Arc<[u8]>,
+    token: String,
+    /// A claim may stand.
+    armed: bool,
+}
+
+impl<B: KvBackend + Clone + 'static> WithdrawOnDrop<'_, B> {
+    async fn withdraw(&self) -> crate::Result<crate::Value> {
+        let args: &[&[u8]] = &[self.token.as_bytes()];
+        (self
+            .backend
+            .eval(&COMPARE_AND_DELETE, &[&**self.claim], args))
+        .await
+    }
+}
+
+impl<B: KvBackend + Clone + 'static> Drop for WithdrawOnDrop<'_, B> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let (backend, claim) = (self.backend.clone(), self.claim.clone());
+        let token = std::mem::take(&mut self.token);
+        run_in_background(async move {
+            let _ = backend
+                .eval(&COMPARE_AND_DELETE, &[&*claim], &[token.as_bytes()])
+                .await;
+        });
+    }
+}
+
 impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
     type Guard = TokenGuard<B>;
 
@@ -196,8 +295,8 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
     binding_accessors!();
 
     async fn acquire(&self) -> Result<TokenGuard<B>, LockError> {
-        if let Some(channel) = &self.channel {
-            return self.acquire_notified(channel).await;
+        if let Some(notify) = &self.notify {
+            return self.acquire_notified(notify).await;
         }
         let token = TokenGuard::<B>::new_token();
         acquire_with_policy(self, |before| self.attempt(&token, before)).await

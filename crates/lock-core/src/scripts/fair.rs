@@ -126,7 +126,9 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
 });
 
 /// Fair release, also a waiter's cancellation. When the caller holds the lock, it goes
-/// to the first live waiter (or is deleted) and the reply is 1. Otherwise the caller's
+/// to the first live waiter (reply 2) or is deleted (reply 1). With no line at all (no
+/// `KEYS[2]`) the script is a compare-and-delete behind one `EXISTS`.
+/// Otherwise the caller's
 /// ticket leaves the line, and the reply is 0: ticket `ARGV[2]` if still the caller's, or
 /// with ticket 0 whichever waiting ticket holds the caller's token (an acquire cancelled
 /// while its queueing command was in flight never learnt its number).
@@ -134,9 +136,19 @@ pub static FAIR_RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "fair-release",
         concat!(
-            hand_off_lua!(),
+            // Without a line (no `KEYS[2]`) there is no ticket to leave or hand off to:
+            // a compare-and-delete, answered before the queue's Lua is even defined.
             r#"local token = ARGV[1]
-if redis.call('GET', KEYS[1]) ~= token then
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  if redis.call('GET', KEYS[1]) == token then
+    redis.call('DEL', KEYS[1])
+    return 1
+  end
+  return 0
+end
+"#,
+            hand_off_lua!(),
+            r#"if redis.call('GET', KEYS[1]) ~= token then
   local first, last = tonumber(ARGV[2]), tonumber(ARGV[2])
   if first == 0 then
     first = tonumber(redis.call('GET', KEYS[3]) or '0') + 1
@@ -150,13 +162,22 @@ if redis.call('GET', KEYS[1]) ~= token then
   end
   return 0
 end
-if not hand_off() then
-  redis.call('DEL', KEYS[1])
+if hand_off() then
+  return 2
 end
+redis.call('DEL', KEYS[1])
 return 1"#
         ),
     )
     .with_native(|store, keys, args| {
+        let (lock, issued, token) = (nth(keys, 0)?, nth(keys, 1)?, nth(args, 0)?);
+        if store.exists(&[issued])? == 0 {
+            if !store.value_is(lock, token)? {
+                return Ok(Value::Int(0));
+            }
+            store.del(&[lock])?;
+            return Ok(Value::Int(1));
+        }
         let queue = Queue::parse(keys, args)?;
         if !store.value_is(queue.lock, queue.token)? {
             let ticket = integer_arg(args, 1)?;
@@ -174,9 +195,10 @@ return 1"#
             }
             return Ok(Value::Int(0));
         }
-        if queue.hand_off(store)?.is_none() {
-            store.del(&[queue.lock])?;
+        if queue.hand_off(store)?.is_some() {
+            return Ok(Value::Int(2));
         }
+        store.del(&[queue.lock])?;
         Ok(Value::Int(1))
     })
 });

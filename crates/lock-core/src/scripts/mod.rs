@@ -10,6 +10,7 @@ mod fenced_acquire;
 mod legacy_acquire;
 mod legacy_extend;
 mod legacy_release;
+mod notify_acquire;
 mod notify_release;
 mod reentrant_acquire;
 mod reentrant_extend;
@@ -25,13 +26,14 @@ pub use fenced_acquire::FENCED_ACQUIRE;
 pub use legacy_acquire::LEGACY_ACQUIRE;
 pub use legacy_extend::LEGACY_EXTEND;
 pub use legacy_release::LEGACY_RELEASE;
+pub use notify_acquire::NOTIFY_ACQUIRE;
 pub use notify_release::NOTIFY_RELEASE;
 pub use reentrant_acquire::REENTRANT_ACQUIRE;
 pub use reentrant_extend::REENTRANT_EXTEND;
 pub use reentrant_release::REENTRANT_RELEASE;
 
 /// Every built-in script, for tools that check them all (the differential tests).
-pub fn all() -> [&'static crate::Script; 14] {
+pub fn all() -> [&'static crate::Script; 15] {
     [
         &ACQUIRE_OR_PTTL,
         &COMPARE_AND_DELETE,
@@ -43,6 +45,7 @@ pub fn all() -> [&'static crate::Script; 14] {
         &LEGACY_ACQUIRE,
         &LEGACY_EXTEND,
         &LEGACY_RELEASE,
+        &NOTIFY_ACQUIRE,
         &NOTIFY_RELEASE,
         &REENTRANT_ACQUIRE,
         &REENTRANT_EXTEND,
