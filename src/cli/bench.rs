@@ -177,7 +177,7 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         return run_redlock(&args);
     }
     if args.compare.is_some() && args.url.is_none() {
-        eprintln!("nxlock bench: --compare needs --url (the floor is hand-written redis-rs)");
+        eprintln!("nxlock bench: --compare needs --url (the reference runs on that server)");
         return ExitCode::from(2);
     }
     if matches!(args.wait, Some(WaitArg::Notify | WaitArg::Fair))

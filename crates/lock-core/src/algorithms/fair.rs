@@ -288,7 +288,8 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     }
 
     /// Waits in line with `token` until served, or until the policy (whose `budget` may
-    /// already count a look) gives up or the backend fails. `leave` tracks our ticket for whoever must leave the line after.
+    /// already count a look) gives up or the backend fails. `leave` tracks our ticket for
+    /// whoever must leave the line after.
     async fn wait_in_line(
         &self,
         token: &str,

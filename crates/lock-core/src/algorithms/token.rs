@@ -62,8 +62,8 @@ struct NotifyKeys {
     claim: Arc<[u8]>,
 }
 
-/// The longest a claim on the next turn lasts without being renewed.
-const CLAIM_TTL: Duration = Duration::from_secs(1);
+/// The longest a claim on the next turn lasts without being renewed, ms.
+const CLAIM_TTL_MS: i64 = 1_000;
 
 impl<B: KvBackend + Clone + 'static> TokenLock<B> {
     /// A token lock named `name` with default options.
@@ -213,7 +213,7 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
             clock,
             ..
         } = &self.binding;
-        let claim_ms = ms_arg(*ttl_ms.min(&i64::try_from(CLAIM_TTL.as_millis()).unwrap_or(0)));
+        let claim_ms = ms_arg((*ttl_ms).min(CLAIM_TTL_MS));
         let ttl_ms = ms_arg(*ttl_ms);
         let policy = &options.policy;
         let mut budget = Budget::new(policy, clock);
@@ -252,7 +252,8 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
 }
 
 /// Withdraws a notified waiter's claim on the next turn if its acquire ends without the
-/// lock: otherwise the claim would keep a free lock from everyone for up to [`CLAIM_TTL`].
+/// lock: otherwise the claim would keep a free lock from everyone for up to
+/// [`CLAIM_TTL_MS`].
 struct WithdrawOnDrop<'a, B: KvBackend + Clone + 'static> {
     backend: &'a B,
     claim: &'a Arc<[u8]>,
@@ -263,11 +264,8 @@ struct WithdrawOnDrop<'a, B: KvBackend + Clone + 'static> {
 
 impl<B: KvBackend + Clone + 'static> WithdrawOnDrop<'_, B> {
     async fn withdraw(&self) -> crate::Result<crate::Value> {
-        let args: &[&[u8]] = &[self.token.as_bytes()];
-        (self
-            .backend
-            .eval(&COMPARE_AND_DELETE, &[&**self.claim], args))
-        .await
+        let (keys, args): (&[&[u8]], &[&[u8]]) = (&[&**self.claim], &[self.token.as_bytes()]);
+        self.backend.eval(&COMPARE_AND_DELETE, keys, args).await
     }
 }
 
