@@ -121,32 +121,17 @@ fn bench_contended(c: &mut Criterion) {
         });
         for n in [1usize, 4, 16, 64] {
             g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, &n| {
-                b.to_async(&rt).iter_custom(|iters| async move {
+                b.to_async(&rt).iter_custom(|iters| {
                     let backend = MemoryBackend::new();
-                    let per_task = iters.div_ceil(n as u64);
-                    let start = Instant::now();
-                    let tasks: Vec<_> = (0..n)
-                        .map(|i| {
-                            let key = if one_key {
-                                name("bench:hot")
-                            } else {
-                                name(&format!("bench:{i}"))
-                            };
-                            let lock = TokenLock::new(backend.clone(), &key);
-                            tokio::spawn(async move {
-                                for _ in 0..per_task {
-                                    let guard = lock.acquire().await.unwrap();
-                                    guard.release().await.unwrap();
-                                }
-                            })
-                        })
-                        .collect();
-                    for t in tasks {
-                        t.await.unwrap();
-                    }
-                    start
-                        .elapsed()
-                        .mul_f64(iters as f64 / (per_task * n as u64) as f64)
+                    let make = move |i| {
+                        let key = if one_key {
+                            name("bench:hot")
+                        } else {
+                            name(&format!("bench:{i}"))
+                        };
+                        TokenLock::new(backend.clone(), &key)
+                    };
+                    contended_cycles(make, n, iters)
                 })
             });
         }
@@ -154,18 +139,18 @@ fn bench_contended(c: &mut Criterion) {
     }
 }
 
-/// `n` tasks, each with its own lock object from `make`, share `iters` acquire + release
-/// cycles on one key; the time per cycle.
+/// `n` tasks, each with its own lock object (`make(task)`), share `iters` acquire +
+/// release cycles; the time per cycle.
 async fn contended_cycles<A, F>(make: F, n: usize, iters: u64) -> Duration
 where
     A: LockAlgorithm + 'static,
-    F: Fn() -> A,
+    F: Fn(usize) -> A,
 {
     let per_task = iters.div_ceil(n as u64);
     let start = Instant::now();
     let tasks: Vec<_> = (0..n)
-        .map(|_| {
-            let lock = make();
+        .map(|task| {
+            let lock = make(task);
             tokio::spawn(async move {
                 for _ in 0..per_task {
                     lock.acquire().await.unwrap().release().await.unwrap();
@@ -186,13 +171,13 @@ where
 fn bench_contended_redis(c: &mut Criterion, rt: &Runtime, backend: &RedisBackend, url: &str) {
     let mut g = c.benchmark_group("contended/redis/one_key");
     for n in [1usize, 8] {
-        let fair = || FairLock::new(backend.clone(), &name("bench:contended:fair"));
+        let fair = |_| FairLock::new(backend.clone(), &name("bench:contended:fair"));
         g.bench_with_input(BenchmarkId::new("fair", n), &n, |b, &n| {
             b.to_async(rt)
                 .iter_custom(|iters| contended_cycles(fair, n, iters))
         });
         let urls = [url.to_owned()];
-        let rslock = || {
+        let rslock = |_| {
             let options = LockOptions::new().ttl(Duration::from_secs(10));
             RslockLock::new(&urls, &name("bench:contended:rslock"), options)
         };
