@@ -127,3 +127,30 @@ async fn only_a_lock_that_met_a_line_acquires_by_script() {
     faults.clear();
     assert!(guard.release().await.unwrap());
 }
+
+/// A refused fast-path `SET NX` does not use up an attempt: with three attempts allowed,
+/// a waiter queues, looks again once subscribed (the second), waits by its backoff and
+/// looks a third time before it gives up, as it did before the fast path existed.
+#[tokio::test(start_paused = true)]
+async fn a_refused_fast_path_is_not_an_attempt_of_its_own() {
+    let backend = MemoryBackend::new();
+    let holder = FairLock::new(backend.clone(), &name())
+        .acquire()
+        .await
+        .unwrap();
+    let policy = AcquirePolicy::retry(Retry::Attempts(3));
+    let waiter = FairLock::with_options(backend.clone(), &name(), impatient(policy)).unwrap();
+    match waiter.acquire().await {
+        Err(LockError::Timeout {
+            attempts, waited, ..
+        }) => {
+            assert_eq!(attempts, 3);
+            assert!(
+                waited >= Duration::from_millis(1),
+                "gave up without waiting"
+            );
+        }
+        other => panic!("a held lock's three-attempt acquire answered {other:?}"),
+    }
+    assert!(holder.release().await.unwrap());
+}

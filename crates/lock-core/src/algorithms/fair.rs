@@ -419,16 +419,22 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
         let token = TokenGuard::<B>::new_token();
         let fast = self.line.calm();
         let mut budget = Budget::new(policy, &self.binding.clock);
-        if fast || !policy.retries() {
-            // One look; without retries it never takes a ticket, so nothing to leave.
-            budget.count_attempt();
+        let retries = policy.retries();
+        if fast || !retries {
+            // Without retries this is the one attempt, and it never takes a ticket, so
+            // there is nothing to leave. With retries, a refused `SET NX` is the first
+            // half of the first attempt: the line's first look follows at once.
             let look = if fast {
                 self.take_if_free(&token).await
             } else {
                 self.look(token.clone()).await.map(Attempt::acquired)
             };
+            if !retries {
+                budget.count_attempt();
+            }
             match look {
                 Ok(Some(guard)) => return Ok(guard),
+                Ok(None) if retries => {}
                 Ok(None) => budget.allow_another(&self.binding.key)?,
                 // The line's first look retries with the same token, so a SET whose reply
                 // was lost is found to be ours.
