@@ -145,7 +145,9 @@ pub async fn run_rslock(url: &str, workload: &Workload) -> Result<BenchReport, B
     let urls = [url.to_owned()];
     let make = |name: &LockName, options: LockOptions| Ok(RslockLock::new(&urls, name, options));
     let mut report = run_clients(url, workload, || 0, make).await?;
-    let commands = commands_processed(&mut info).await.map_err(failed)? - before;
+    let after = commands_processed(&mut info).await.map_err(failed)?;
+    // A server restarted meanwhile counts from zero again: report no commands then.
+    let commands = after.saturating_sub(before);
     report.algorithm = "rslock".into();
     report.commands_per_cycle = if report.cycles == 0 {
         0.0
