@@ -231,8 +231,9 @@ pub async fn contended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) ->
 }
 
 /// With nobody waiting, a cycle costs two commands, as a token lock's does (`SET NX PX`
-/// and the release), also for a lock object that waited in line before: its release that
-/// found nobody waiting brings it back to the fast path.
+/// and the release), also for a lock object that waited in line before: while its
+/// releases find nobody waiting it acquires by the line's script for a cycle, then by
+/// `SET NX` again, one command either way.
 pub async fn uncontended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     const CYCLES: u64 = 10;
     let counting = CountingBackend::new(ctx.backend.clone());
