@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::report::BenchReport;
+use super::report::{BenchReport, ratio};
 
 /// The hand-written redis-rs cycle's throughput ([`hand_written_floor`](super::hand_written_floor)).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -62,14 +62,6 @@ impl ComparedReport {
     /// Violations on either side.
     pub fn violations(&self) -> usize {
         self.nxlock.violations + self.rslock.as_ref().map_or(0, |r| r.violations)
-    }
-}
-
-fn ratio(ours: f64, theirs: f64) -> f64 {
-    if theirs > 0.0 {
-        (ours / theirs * 1000.0).round() / 1000.0
-    } else {
-        0.0
     }
 }
 

@@ -184,10 +184,6 @@ pub(crate) async fn run<B: KvBackend + Clone + 'static>(
         usize::try_from(lost).unwrap_or(usize::MAX),
         clients,
     );
-    report.conflicts_per_cycle = Some(if report.cycles == 0 {
-        0.0
-    } else {
-        (conflicts as f64 / report.cycles as f64 * 1000.0).round() / 1000.0
-    });
+    report.conflicts_per_cycle = Some(super::report::ratio(conflicts as f64, report.cycles as f64));
     Ok(report)
 }

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use lock_core::scripts::COMPARE_AND_DELETE;
 use lock_core::{
-    Attempt, Clock, Error, ErrorKind, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
-    ReleaseError,
+    Attempt, Clock, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, ReleaseError,
 };
 use redis::aio::MultiplexedConnection;
 
 use super::BenchError;
+use super::report::connection_error;
 use super::workload::{Workload, run_clients};
 
 /// Runs `clients` clients doing hand-written uncontended cycles (each on its own key) on
@@ -48,7 +48,6 @@ pub async fn hand_written_floor(
             connection: connection.clone(),
             key: name.lock_key(),
             sha: sha.clone(),
-            ttl_ms: 10_000,
             options,
             clock: Clock::system(),
         })
@@ -64,13 +63,8 @@ struct FloorLock {
     connection: MultiplexedConnection,
     key: Vec<u8>,
     sha: Arc<str>,
-    ttl_ms: u64,
     options: LockOptions,
     clock: Clock,
-}
-
-fn failed(e: redis::RedisError) -> LockError {
-    LockError::Backend(Error::new(ErrorKind::Connection, e.to_string()))
 }
 
 impl LockAlgorithm for FloorLock {
@@ -91,15 +85,16 @@ impl LockAlgorithm for FloorLock {
 
     async fn try_acquire(&self) -> Result<Attempt<FloorGuard>, LockError> {
         let token = uuid::Uuid::new_v4().to_string();
+        let ttl_ms = u64::try_from(self.options.ttl.as_millis()).unwrap_or(u64::MAX);
         let set: Option<String> = redis::cmd("SET")
             .arg(&self.key)
             .arg(&token)
             .arg("NX")
             .arg("PX")
-            .arg(self.ttl_ms)
+            .arg(ttl_ms)
             .query_async(&mut self.connection.clone())
             .await
-            .map_err(failed)?;
+            .map_err(connection_error)?;
         Ok(match set {
             Some(_) => Attempt::Acquired(FloorGuard {
                 connection: self.connection.clone(),
@@ -107,7 +102,10 @@ impl LockAlgorithm for FloorLock {
                 sha: self.sha.clone(),
                 token,
                 clock: self.clock.clone(),
-                valid_until_ms: self.clock.now_ms() + self.ttl_ms as i64,
+                valid_until_ms: self
+                    .clock
+                    .now_ms()
+                    .saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX)),
             }),
             None => Attempt::Held { holder_ttl: None },
         })

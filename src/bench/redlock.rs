@@ -183,7 +183,7 @@ fn report(
     let ratio = rslock
         .as_ref()
         .filter(|r| r.cycles_per_sec > 0.0)
-        .map(|r| (healthy.cycles_per_sec / r.cycles_per_sec * 1e3).round() / 1e3);
+        .map(|r| super::report::ratio(healthy.cycles_per_sec, r.cycles_per_sec));
     RedlockReport {
         backend: backend.into(),
         topology: "redlock".into(),

@@ -141,6 +141,24 @@ pub struct BenchReport {
     pub validity_lost_ms: Latency,
 }
 
+/// `numerator / denominator` to three decimals, as every ratio in a report is given; 0
+/// when there is nothing to divide by.
+pub(crate) fn ratio(numerator: f64, denominator: f64) -> f64 {
+    if denominator > 0.0 {
+        (numerator / denominator * 1000.0).round() / 1000.0
+    } else {
+        0.0
+    }
+}
+
+/// A failure of a reference library's client, as the client loop counts it.
+pub(crate) fn connection_error(e: impl std::fmt::Display) -> lock_core::LockError {
+    lock_core::LockError::Backend(lock_core::Error::new(
+        lock_core::ErrorKind::Connection,
+        e.to_string(),
+    ))
+}
+
 fn us(ns: u64) -> f64 {
     (ns as f64 / 1_000.0 * 1_000.0).round() / 1_000.0
 }
@@ -184,11 +202,7 @@ impl BenchReport {
                 min: clients.iter().map(|c| c.cycles).min().unwrap_or(0),
                 max: clients.iter().map(|c| c.cycles).max().unwrap_or(0),
             },
-            commands_per_cycle: if cycles == 0 {
-                0.0
-            } else {
-                (commands as f64 / cycles as f64 * 1000.0).round() / 1000.0
-            },
+            commands_per_cycle: ratio(commands as f64, cycles as f64),
             violations,
             conflicts_per_cycle: None,
             errors: clients.iter().map(|c| c.errors).sum(),

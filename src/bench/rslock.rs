@@ -7,13 +7,12 @@ use std::fmt;
 use std::time::Duration;
 
 use lock_core::{
-    Attempt, Clock, Error, ErrorKind, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
-    ReleaseError,
+    Attempt, Clock, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, ReleaseError,
 };
 use rslock::LockManager;
 
 use super::BenchError;
-use super::report::BenchReport;
+use super::report::{BenchReport, connection_error, ratio};
 use super::workload::{Workload, run_clients};
 
 /// One rslock lock manager over the given servers, used as rslock's users do: `acquire`
@@ -48,10 +47,6 @@ impl RslockLock {
     }
 }
 
-fn backend_error(e: rslock::LockError) -> LockError {
-    LockError::Backend(Error::new(ErrorKind::Connection, e.to_string()))
-}
-
 impl LockAlgorithm for RslockLock {
     type Guard = RslockGuard;
 
@@ -74,13 +69,13 @@ impl LockAlgorithm for RslockLock {
             Err(rslock::LockError::Unavailable | rslock::LockError::TtlExceeded) => {
                 Ok(Attempt::Held { holder_ttl: None })
             }
-            Err(e) => Err(backend_error(e)),
+            Err(e) => Err(connection_error(e)),
         }
     }
 
     async fn acquire(&self) -> Result<RslockGuard, LockError> {
         let lock = self.manager.acquire_no_guard(&self.key, self.options.ttl);
-        Ok(self.guard(lock.await.map_err(backend_error)?))
+        Ok(self.guard(lock.await.map_err(connection_error)?))
     }
 }
 
@@ -149,11 +144,7 @@ pub async fn run_rslock(url: &str, workload: &Workload) -> Result<BenchReport, B
     // A server restarted meanwhile counts from zero again: report no commands then.
     let commands = after.saturating_sub(before);
     report.algorithm = "rslock".into();
-    report.commands_per_cycle = if report.cycles == 0 {
-        0.0
-    } else {
-        (commands as f64 / report.cycles as f64 * 1000.0).round() / 1000.0
-    };
+    report.commands_per_cycle = ratio(commands as f64, report.cycles as f64);
     Ok(report)
 }
 
