@@ -154,3 +154,38 @@ async fn a_refused_fast_path_is_not_an_attempt_of_its_own() {
     }
     assert!(holder.release().await.unwrap());
 }
+
+/// A holder on the fast path releases with the short form; a waiter that queued meanwhile
+/// makes it send the release again in full, which hands the lock over at once rather than
+/// leaving the waiter to the holder's TTL.
+#[tokio::test(start_paused = true)]
+async fn a_calm_holder_hands_off_to_a_waiter_that_queued_meanwhile() {
+    let backend = MemoryBackend::new();
+    let holder = FairLock::new(backend.clone(), &name())
+        .acquire()
+        .await
+        .unwrap();
+    let waiter = FairLock::new(backend.clone(), &name());
+    let waiting = tokio::spawn(async move { waiter.acquire().await });
+    tokio::task::yield_now().await;
+    let released_at = tokio::time::Instant::now();
+    assert!(holder.release().await.unwrap());
+    let rival = FairLock::with_options(
+        backend.clone(),
+        &name(),
+        impatient(AcquirePolicy::try_once()),
+    )
+    .unwrap();
+    assert!(
+        rival.try_acquire().await.unwrap().acquired().is_none(),
+        "the lock was freed instead of handed over\n{}",
+        backend.dump()
+    );
+    let served = waiting.await.unwrap().unwrap();
+    assert_eq!(
+        tokio::time::Instant::now(),
+        released_at,
+        "the waiter was served only when the holder's TTL ran out"
+    );
+    assert!(served.release().await.unwrap());
+}

@@ -30,8 +30,9 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 /// `{name}:ticket:<n>` per waiter. Wake-ups go to the channel `{name}:wake`.
 ///
 /// - Uncontended, a cycle costs what a [`TokenLock`](crate::TokenLock)'s does: the
-///   acquire is one `SET NX PX`, and the release ([`FAIR_RELEASE`]) finds no line and
-///   compare-and-deletes. The line is only paid for once this lock object has seen it:
+///   acquire is one `SET NX PX`, and the release (the short form of [`FAIR_RELEASE`],
+///   without the queue's arguments) finds no line and compare-and-deletes; had a line
+///   formed meanwhile, the release is sent again in full and hands off. The line is only paid for once this lock object has seen it:
 ///   after an acquire found the lock taken, until two of its releases in a row find
 ///   nobody waiting, acquires go straight to [`FAIR_ACQUIRE`], so a contended cycle
 ///   still costs two commands (one release that finds the line empty for a moment is
@@ -107,6 +108,25 @@ impl Line {
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
                 Some(n.saturating_add(1).min(CALM))
             });
+    }
+
+    /// A holder's release: while calm, the short form of [`FAIR_RELEASE`], repeated in
+    /// full when it finds a line.
+    async fn release_held<B: KvBackend>(
+        &self,
+        backend: &B,
+        lock: &[u8],
+        token: &str,
+    ) -> crate::Result<Value> {
+        if self.calm() {
+            let short = backend
+                .eval(&FAIR_RELEASE, &[lock, &self.issued], &[token.as_bytes()])
+                .await?;
+            if !matches!(short, Value::Int(3)) {
+                return Ok(short);
+            }
+        }
+        self.release(backend, lock, token, 0).await
     }
 
     async fn release<B: KvBackend>(
@@ -509,7 +529,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
         let (backend, key) = (self.inner.backend().clone(), self.inner.key_arc());
         let reply = self
             .line
-            .release(&backend, &key, self.inner.token(), 0)
+            .release_held(&backend, &key, self.inner.token())
             .await
             .map_err(LockError::from)
             .and_then(|reply| int_reply(&FAIR_RELEASE, reply));

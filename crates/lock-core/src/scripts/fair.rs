@@ -128,6 +128,12 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
 /// Fair release, also a waiter's cancellation. When the caller holds the lock, it goes
 /// to the first live waiter (reply 2) or is deleted (reply 1). With no line at all (no
 /// `KEYS[2]`) the script is a compare-and-delete behind one `EXISTS`.
+///
+/// The short form, `KEYS[1..2]` and `ARGV[1]` alone, is what a holder that saw no line
+/// lately sends: it sends and parses no queue arguments. It is that compare-and-delete
+/// when there is no line, and when there is one it changes nothing and answers 3, so the
+/// caller repeats the call in full.
+///
 /// Otherwise the caller's
 /// ticket leaves the line, and the reply is 0: ticket `ARGV[2]` if still the caller's, or
 /// with ticket 0 whichever waiting ticket holds the caller's token (an acquire cancelled
@@ -145,6 +151,9 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
     return 1
   end
   return 0
+end
+if not ARGV[2] then
+  return 3
 end
 "#,
             hand_off_lua!(),
@@ -177,6 +186,9 @@ return 1"#
             }
             store.del(&[lock])?;
             return Ok(Value::Int(1));
+        }
+        if args.len() == 1 {
+            return Ok(Value::Int(3));
         }
         let queue = Queue::parse(keys, args)?;
         if !store.value_is(queue.lock, queue.token)? {
