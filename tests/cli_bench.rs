@@ -144,6 +144,16 @@ fn bad_arguments_are_usage_errors() {
         &["bench", "--algorithm", "legacy", "--wait", "fair"],
         &["bench", "--algorithm", "scripted", "--wait", "notify"],
         &["bench", "--wait", "spin"],
+        &["bench", "--rounds", "3"],
+        &[
+            "bench",
+            "--url",
+            "redis://127.0.0.1:1",
+            "--compare",
+            "--rounds",
+            "0",
+        ],
+        &["bench", "--topology", "redlock", "--spawn", "--rounds", "2"],
     ] {
         let out = nxlock(args);
         assert_eq!(
@@ -201,7 +211,8 @@ fn redis_bench_with_compare_reports_the_floor() {
 }
 
 /// `--compare rslock` and `--compare floor` on one server: nxlock's report, the
-/// reference's, and the ratio of their cycles/s, as one JSON object.
+/// reference's, and the ratio of their cycles/s, as one JSON object; the two sides take
+/// turns for `--rounds` rounds, and each side's report covers all of its rounds.
 #[test]
 fn one_server_compares_with_rslock_and_the_floor() {
     let target = match nxlock::testing::RedisTarget::from_env() {
@@ -225,18 +236,28 @@ fn one_server_compares_with_rslock_and_the_floor() {
             "0.3",
             "--compare",
             compare,
+            "--rounds",
+            "3",
             "--json",
         ]
         .map(String::from)
     };
     let run = |compare| json(&args(compare).iter().map(String::as_str).collect::<Vec<_>>());
     let report = run("rslock");
-    assert_eq!(keys(&report), ["nxlock", "ratio", "rslock"]);
+    assert_eq!(keys(&report), ["nxlock", "ratio", "round_ratios", "rslock"]);
+    let rounds = report["round_ratios"].as_array().unwrap();
+    assert_eq!(rounds.len(), 3, "{report}");
+    assert!(rounds.iter().all(|r| r.as_f64().unwrap() > 0.0), "{report}");
     assert_eq!(report["nxlock"]["algorithm"], "fair");
     assert_eq!(report["rslock"]["algorithm"], "rslock");
     for side in ["nxlock", "rslock"] {
         assert_eq!(report[side]["violations"], 0, "{side}");
         assert_eq!(report[side]["clients"], 2, "{side}");
+        // Three slices of 0.1 s each, merged: the report spans all of them.
+        assert!(
+            report[side]["duration_s"].as_f64().unwrap() >= 0.3,
+            "{side}: {report}"
+        );
         assert!(
             report[side]["cycles_per_sec"].as_f64().unwrap() > 0.0,
             "{side}"
@@ -253,7 +274,7 @@ fn one_server_compares_with_rslock_and_the_floor() {
     assert!((ratio - expected).abs() < 0.01, "{ratio} vs {expected}");
 
     let report = run("floor");
-    assert_eq!(keys(&report), ["floor", "nxlock", "ratio"]);
+    assert_eq!(keys(&report), ["floor", "nxlock", "ratio", "round_ratios"]);
     assert!(report["floor"]["cycles_per_sec"].as_f64().unwrap() > 0.0);
     assert!(report["ratio"].as_f64().unwrap() > 0.0);
 }
@@ -356,7 +377,8 @@ fn redlock_topology_argument_mistakes_are_usage_errors() {
     }
 }
 
-/// nxlock's Redlock and rslock's LockManager on the same spawned servers, in one run.
+/// nxlock's Redlock and rslock's LockManager on the same spawned servers, in one run,
+/// taking turns.
 #[test]
 fn spawned_redlock_compares_with_rslock() {
     if let Err(why) = nxlock::testing::RedisServer::spawn() {
@@ -372,11 +394,18 @@ fn spawned_redlock_compares_with_rslock() {
         "3",
         "--compare",
         "rslock",
+        "--rounds",
+        "2",
         "--duration",
         "0.3",
         "--json",
     ]);
     assert_eq!(report["backend"], "spawned redis-server");
+    assert_eq!(
+        report["round_ratios"].as_array().map(Vec::len),
+        Some(2),
+        "{report}"
+    );
     for scenario in ["nxlock", "rslock", "one_refused", "one_blackholed"] {
         assert_eq!(report[scenario]["violations"], 0, "{scenario}");
         assert!(

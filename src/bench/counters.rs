@@ -175,8 +175,7 @@ pub(crate) async fn run<B: KvBackend + Clone + 'static>(
         let counter = Counter::new(backend.clone(), name, options.clone())?;
         lost += landed.saturating_sub(counter.value(protection).await?);
     }
-    let conflicts: u64 = clients.iter().map(|c| c.conflicts).sum();
-    let mut report = BenchReport::collect(
+    let report = BenchReport::collect(
         backend_name,
         workload,
         elapsed,
@@ -184,6 +183,5 @@ pub(crate) async fn run<B: KvBackend + Clone + 'static>(
         usize::try_from(lost).unwrap_or(usize::MAX),
         clients,
     );
-    report.conflicts_per_cycle = Some(super::report::ratio(conflicts as f64, report.cycles as f64));
-    Ok(report)
+    Ok(report.with_conflicts())
 }

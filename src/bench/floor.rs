@@ -14,7 +14,7 @@ use lock_core::{
 use redis::aio::MultiplexedConnection;
 
 use super::BenchError;
-use super::report::connection_error;
+use super::report::{BenchReport, connection_error};
 use super::workload::{Workload, run_clients};
 
 /// Runs `clients` clients doing hand-written uncontended cycles (each on its own key) on
@@ -24,6 +24,17 @@ pub async fn hand_written_floor(
     clients: usize,
     duration: Duration,
 ) -> Result<f64, BenchError> {
+    let workload = Workload {
+        clients,
+        duration,
+        ..Workload::default()
+    };
+    Ok(run_floor(url, &workload).await?.cycles_per_sec)
+}
+
+/// The hand-written cycle with `workload`'s clients, duration and TTL, every client on
+/// its own key.
+pub(crate) async fn run_floor(url: &str, workload: &Workload) -> Result<BenchReport, BenchError> {
     let failed = |e: redis::RedisError| BenchError::Floor(e.to_string());
     let client = redis::Client::open(url).map_err(failed)?;
     let connection = client
@@ -38,10 +49,8 @@ pub async fn hand_written_floor(
         .map_err(failed)?
         .into();
     let workload = Workload {
-        clients,
-        keys: clients,
-        duration,
-        ..Workload::default()
+        keys: workload.clients,
+        ..workload.clone()
     };
     let make = |name: &LockName, options: LockOptions| {
         Ok(FloorLock {
@@ -52,8 +61,9 @@ pub async fn hand_written_floor(
             clock: Clock::system(),
         })
     };
-    let report = run_clients(url, &workload, || 0, make).await?;
-    Ok(report.cycles_per_sec)
+    let mut report = run_clients(url, &workload, || 0, make).await?;
+    report.algorithm = "floor".into();
+    Ok(report)
 }
 
 /// The hand-written cycle behind [`LockAlgorithm`], for the client loop only: its

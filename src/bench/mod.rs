@@ -15,7 +15,9 @@ mod report;
 mod rslock;
 mod workload;
 
-pub use compare::{ComparedReport, FloorReport};
+#[cfg(feature = "compare-rslock")]
+pub use compare::compare_on_server;
+pub use compare::{ComparedReport, FloorReport, Reference};
 pub use error::BenchError;
 #[cfg(feature = "redis")]
 pub use floor::hand_written_floor;

@@ -79,6 +79,9 @@ pub struct RedlockReport {
     pub rslock: Option<Scenario>,
     /// nxlock cycles/s over rslock's, when both ran.
     pub ratio: Option<f64>,
+    /// With rslock: the two took turns, and this is the ratio in each round.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_ratios: Option<Vec<f64>>,
     /// nxlock with the last instance refusing connections (killed).
     pub one_refused: Scenario,
     /// nxlock with the last instance black-holed (nothing answers).
@@ -178,8 +181,9 @@ fn report(
     instances: usize,
     workload: &Workload,
     [healthy, refused, blackholed]: [BenchReport; 3],
-    rslock: Option<BenchReport>,
+    rslock: Option<(BenchReport, Vec<f64>)>,
 ) -> RedlockReport {
+    let (rslock, round_ratios) = rslock.unzip();
     let ratio = rslock
         .as_ref()
         .filter(|r| r.cycles_per_sec > 0.0)
@@ -196,6 +200,7 @@ fn report(
         nxlock: Scenario::of(&healthy),
         rslock: rslock.as_ref().map(Scenario::of),
         ratio,
+        round_ratios,
         one_refused: Scenario::of(&refused),
         one_blackholed: Scenario::of(&blackholed),
     }
@@ -220,14 +225,15 @@ pub async fn run_memory(
     Ok(report("memory", instances, workload, scenarios, None))
 }
 
-/// The three scenarios on `instances` spawned `redis-server` processes, and rslock's
-/// `LockManager` on the same servers when `compare_rslock`. The healthy runs connect to
-/// the servers directly; the fault scenarios go through each server's proxy.
+/// The three scenarios on `instances` spawned `redis-server` processes and, with
+/// `rslock_rounds`, rslock's `LockManager` on the same servers, taking turns with the
+/// healthy scenario for that many rounds. The healthy runs connect to the servers
+/// directly; the fault scenarios go through each server's proxy.
 #[cfg(feature = "compare-rslock")]
 pub async fn run_spawned(
     instances: usize,
     workload: &Workload,
-    compare_rslock: bool,
+    rslock_rounds: Option<usize>,
 ) -> Result<RedlockReport, BenchError> {
     use std::time::Duration;
 
@@ -244,11 +250,16 @@ pub async fn run_spawned(
     }
     let label = "spawned redis-server";
     let urls = spawned.server_urls();
-    let rslock = |workload| {
-        let make = |name: &LockName, options: LockOptions| {
-            Ok(super::rslock::RslockLock::new(&urls, name, options))
-        };
-        run_clients(label, workload, || 0, make)
+    let rslock = |workload: Workload| {
+        let urls = &urls;
+        async move {
+            let make = |name: &LockName, options: LockOptions| {
+                Ok(super::rslock::RslockLock::new(urls, name, options))
+            };
+            let mut report = run_clients(label, &workload, || 0, make).await?;
+            report.algorithm = "rslock".into();
+            Ok(report)
+        }
     };
     // Fresh servers and connections are slower at first: both sides warm up, unmeasured,
     // before either is measured.
@@ -257,13 +268,20 @@ pub async fn run_spawned(
         ..workload.clone()
     };
     redlock_scenario(direct.clone(), label, &warm_up).await?;
-    if compare_rslock {
-        rslock(&warm_up).await?;
-    }
-    let healthy = redlock_scenario(direct, label, workload).await?;
-    let rslock = match compare_rslock {
-        true => Some(rslock(workload).await?),
-        false => None,
+    let ours = |workload: Workload| {
+        let direct = direct.clone();
+        async move { redlock_scenario(direct, label, &workload).await }
+    };
+    let (healthy, rslock) = match rslock_rounds {
+        Some(rounds) => {
+            rslock(warm_up).await?;
+            let compared = super::compare::alternate(workload, rounds, ours, rslock).await?;
+            (
+                compared.ours,
+                Some((compared.reference, compared.round_ratios)),
+            )
+        }
+        None => (ours(workload.clone()).await?, None),
     };
     let proxied = spawned
         .backends(RedisOptions::default())

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::workload::Workload;
 
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ClientResult {
     pub(crate) cycles: u64,
     pub(crate) errors: u64,
@@ -36,6 +37,31 @@ impl ClientResult {
             validity_lost_ms: histogram(),
         }
     }
+}
+
+impl ClientResult {
+    /// This client's results followed by `later`, the same client's in a later run.
+    fn add(&mut self, later: &ClientResult) {
+        self.cycles += later.cycles;
+        self.errors += later.errors;
+        self.conflicts += later.conflicts;
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.acquire_ns.add(&later.acquire_ns);
+        let _ = self.release_ns.add(&later.release_ns);
+        let _ = self.cycle_ns.add(&later.cycle_ns);
+        let _ = self.handoff_ns.add(&later.handoff_ns);
+        let _ = self.validity_lost_ms.add(&later.validity_lost_ms);
+    }
+}
+
+/// What a run measured before it was summarised, kept so that runs of one workload can
+/// be merged into one report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Samples {
+    clients: Vec<ClientResult>,
+    elapsed: Duration,
+    commands: u64,
+    violations: usize,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -139,6 +165,8 @@ pub struct BenchReport {
     /// spent acquiring (Redlock); time spent acquiring (others). Table only.
     #[serde(skip)]
     pub validity_lost_ms: Latency,
+    #[serde(skip)]
+    samples: Samples,
 }
 
 /// `numerator / denominator` to three decimals, as every ratio in a report is given; 0
@@ -172,12 +200,78 @@ impl BenchReport {
         violations: usize,
         clients: Vec<ClientResult>,
     ) -> Self {
-        let mut acquire = Histogram::<u64>::new_from(&clients[0].acquire_ns);
-        let mut cycle = Histogram::<u64>::new_from(&clients[0].cycle_ns);
-        let mut handoff = Histogram::<u64>::new_from(&clients[0].handoff_ns);
-        let mut release = Histogram::<u64>::new_from(&clients[0].release_ns);
-        let mut lost = Histogram::<u64>::new_from(&clients[0].validity_lost_ms);
-        for c in &clients {
+        let samples = Samples {
+            clients,
+            elapsed,
+            commands,
+            violations,
+        };
+        let mut report = BenchReport {
+            backend,
+            topology: "single".into(),
+            algorithm: workload.label().into(),
+            clients: workload.clients,
+            keys: workload.keys,
+            hold_us: u64::try_from(workload.hold.as_micros()).unwrap_or(u64::MAX),
+            duration_s: 0.0,
+            cycles: 0,
+            cycles_per_sec: 0.0,
+            acquire_us: Latency::of(&histogram()),
+            cycle_us: Latency::of(&histogram()),
+            per_client_cycles: Fairness { min: 0, max: 0 },
+            commands_per_cycle: 0.0,
+            violations: 0,
+            conflicts_per_cycle: None,
+            errors: 0,
+            handoff_us: None,
+            release_us: Latency::of(&histogram()),
+            validity_lost_ms: Latency::of_ms(&histogram()),
+            samples: Samples::default(),
+        };
+        report.summarise(samples);
+        report
+    }
+
+    /// This run followed by `later`, a run of the same workload with the same clients:
+    /// one report over both, as if they had been one run.
+    pub(crate) fn merged(mut self, later: BenchReport) -> BenchReport {
+        let mut samples = std::mem::take(&mut self.samples);
+        for (client, later) in samples.clients.iter_mut().zip(&later.samples.clients) {
+            client.add(later);
+        }
+        samples.elapsed += later.samples.elapsed;
+        samples.commands += later.samples.commands;
+        samples.violations += later.samples.violations;
+        self.summarise(samples);
+        self
+    }
+
+    /// The same run with `commands` counted another way (by the server, for a reference
+    /// client that nxlock cannot count).
+    pub(crate) fn with_commands(mut self, commands: u64) -> BenchReport {
+        let mut samples = std::mem::take(&mut self.samples);
+        samples.commands = commands;
+        self.summarise(samples);
+        self
+    }
+
+    /// The same run of a counter workload, which reports its conflicts.
+    pub(crate) fn with_conflicts(mut self) -> BenchReport {
+        self.conflicts_per_cycle = Some(0.0);
+        let samples = std::mem::take(&mut self.samples);
+        self.summarise(samples);
+        self
+    }
+
+    /// Computes every measured field from `samples`, and keeps them.
+    fn summarise(&mut self, samples: Samples) {
+        let clients = &samples.clients;
+        let mut acquire = histogram();
+        let mut cycle = histogram();
+        let mut handoff = histogram();
+        let mut release = histogram();
+        let mut lost = histogram();
+        for c in clients {
             let _ = release.add(&c.release_ns);
             let _ = lost.add(&c.validity_lost_ms);
             let _ = acquire.add(&c.acquire_ns);
@@ -185,31 +279,31 @@ impl BenchReport {
             let _ = handoff.add(&c.handoff_ns);
         }
         let cycles: u64 = clients.iter().map(|c| c.cycles).sum();
-        let seconds = elapsed.as_secs_f64();
-        BenchReport {
-            backend,
-            topology: "single".into(),
-            algorithm: workload.label().into(),
-            clients: workload.clients,
-            keys: workload.keys,
-            hold_us: u64::try_from(workload.hold.as_micros()).unwrap_or(u64::MAX),
-            duration_s: (seconds * 1000.0).round() / 1000.0,
-            cycles,
-            cycles_per_sec: (cycles as f64 / seconds).round(),
-            acquire_us: Latency::of(&acquire),
-            cycle_us: Latency::of(&cycle),
-            per_client_cycles: Fairness {
-                min: clients.iter().map(|c| c.cycles).min().unwrap_or(0),
-                max: clients.iter().map(|c| c.cycles).max().unwrap_or(0),
-            },
-            commands_per_cycle: ratio(commands as f64, cycles as f64),
-            violations,
-            conflicts_per_cycle: None,
-            errors: clients.iter().map(|c| c.errors).sum(),
-            handoff_us: (!handoff.is_empty()).then(|| Latency::of(&handoff)),
-            release_us: Latency::of(&release),
-            validity_lost_ms: Latency::of_ms(&lost),
+        let seconds = samples.elapsed.as_secs_f64();
+        self.duration_s = (seconds * 1000.0).round() / 1000.0;
+        self.cycles = cycles;
+        self.cycles_per_sec = if seconds > 0.0 {
+            (cycles as f64 / seconds).round()
+        } else {
+            0.0
+        };
+        self.acquire_us = Latency::of(&acquire);
+        self.cycle_us = Latency::of(&cycle);
+        self.per_client_cycles = Fairness {
+            min: clients.iter().map(|c| c.cycles).min().unwrap_or(0),
+            max: clients.iter().map(|c| c.cycles).max().unwrap_or(0),
+        };
+        self.commands_per_cycle = ratio(samples.commands as f64, cycles as f64);
+        self.violations = samples.violations;
+        if self.conflicts_per_cycle.is_some() {
+            let conflicts: u64 = clients.iter().map(|c| c.conflicts).sum();
+            self.conflicts_per_cycle = Some(ratio(conflicts as f64, cycles as f64));
         }
+        self.errors = clients.iter().map(|c| c.errors).sum();
+        self.handoff_us = (!handoff.is_empty()).then(|| Latency::of(&handoff));
+        self.release_us = Latency::of(&release);
+        self.validity_lost_ms = Latency::of_ms(&lost);
+        self.samples = samples;
     }
 
     /// The documented JSON object.
@@ -280,5 +374,66 @@ impl fmt::Display for BenchReport {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(cycles: u64, wait_ns: u64) -> ClientResult {
+        let mut result = ClientResult::new();
+        result.cycles = cycles;
+        for _ in 0..cycles {
+            result.acquire_ns.record(wait_ns).unwrap();
+            result.cycle_ns.record(wait_ns).unwrap();
+        }
+        result
+    }
+
+    fn run(elapsed_ms: u64, clients: Vec<ClientResult>) -> BenchReport {
+        let workload = Workload {
+            clients: clients.len(),
+            ..Workload::default()
+        };
+        let commands = 2 * clients.iter().map(|c| c.cycles).sum::<u64>();
+        let elapsed = Duration::from_millis(elapsed_ms);
+        BenchReport::collect("memory".into(), &workload, elapsed, commands, 0, clients)
+    }
+
+    #[test]
+    fn merged_runs_read_as_one_run() {
+        let first = run(1_000, vec![client(100, 1_000), client(300, 1_000)]);
+        let later = run(3_000, vec![client(500, 9_000), client(100, 9_000)]);
+        let both = first.merged(later);
+        assert_eq!(both.cycles, 1_000);
+        assert_eq!(both.duration_s, 4.0);
+        assert_eq!(both.cycles_per_sec, 250.0);
+        // Per client over both runs: 600 and 400.
+        assert_eq!(
+            (both.per_client_cycles.min, both.per_client_cycles.max),
+            (400, 600)
+        );
+        assert_eq!(both.commands_per_cycle, 2.0);
+        // 400 waits of 1 µs and 600 of 9 µs: the median is in the later run's.
+        assert!(
+            (both.acquire_us.p50 - 9.0).abs() < 0.01,
+            "{:?}",
+            both.acquire_us
+        );
+        assert!(
+            (both.acquire_us.max - 9.0).abs() < 0.01,
+            "{:?}",
+            both.acquire_us
+        );
+        assert_eq!(both.conflicts_per_cycle, None);
+    }
+
+    #[test]
+    fn server_counted_commands_replace_the_clients_count() {
+        let report = run(1_000, vec![client(100, 1_000)]).with_commands(450);
+        assert_eq!(report.commands_per_cycle, 4.5);
+        let merged = report.merged(run(1_000, vec![client(100, 1_000)]));
+        assert_eq!(merged.commands_per_cycle, (450.0 + 200.0) / 200.0);
     }
 }

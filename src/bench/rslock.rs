@@ -12,7 +12,7 @@ use lock_core::{
 use rslock::LockManager;
 
 use super::BenchError;
-use super::report::{BenchReport, connection_error, ratio};
+use super::report::{BenchReport, connection_error};
 use super::workload::{Workload, run_clients};
 
 /// One rslock lock manager over the given servers, used as rslock's users do: `acquire`
@@ -141,11 +141,9 @@ pub async fn run_rslock(url: &str, workload: &Workload) -> Result<BenchReport, B
     let make = |name: &LockName, options: LockOptions| Ok(RslockLock::new(&urls, name, options));
     let mut report = run_clients(url, workload, || 0, make).await?;
     let after = commands_processed(&mut info).await.map_err(failed)?;
-    // A server restarted meanwhile counts from zero again: report no commands then.
-    let commands = after.saturating_sub(before);
     report.algorithm = "rslock".into();
-    report.commands_per_cycle = ratio(commands as f64, report.cycles as f64);
-    Ok(report)
+    // A server restarted meanwhile counts from zero again: report no commands then.
+    Ok(report.with_commands(after.saturating_sub(before)))
 }
 
 /// The server's `total_commands_processed`.

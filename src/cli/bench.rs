@@ -7,8 +7,8 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use nxlock::bench::{
-    Algorithm, BenchReport, ComparedReport, RedlockReport, Waiting, Workload, hand_written_floor,
-    run, run_redlock_memory, run_redlock_spawned, run_rslock,
+    Algorithm, BenchReport, ComparedReport, RedlockReport, Reference, Waiting, Workload,
+    compare_on_server, run, run_redlock_memory, run_redlock_spawned,
 };
 use nxlock::lock_core::SlotLayout;
 use nxlock::testing::RedisCluster;
@@ -115,6 +115,11 @@ pub struct BenchArgs {
     /// same instances).
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "floor")]
     compare: Option<CompareArg>,
+    /// With --compare: nxlock and the reference take turns this many times, each run a
+    /// slice of --duration, so a machine that speeds up or slows down during the
+    /// comparison moves both sides alike. Default 5.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    rounds: Option<u32>,
 }
 
 fn progress(seconds: f64, quiet: bool) -> Option<ProgressBar> {
@@ -138,6 +143,9 @@ fn usage_error(args: &BenchArgs) -> Option<&'static str> {
     }
     if !args.cluster.is_empty() && args.topology != TopologyArg::Cluster {
         return Some("--cluster is for --topology cluster");
+    }
+    if args.rounds.is_some() && args.compare.is_none() {
+        return Some("--rounds is for --compare");
     }
     match args.topology {
         TopologyArg::Single if args.spawn || args.instances != 5 => {
@@ -239,7 +247,9 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
                 .await
                 .map(Output::Plain)
                 .map_err(|e| e.to_string()),
-            Some(url) => run_on_server(url, &workload, args.compare).await,
+            Some(url) => {
+                run_on_server(url, &workload, args.compare, args.rounds.unwrap_or(5)).await
+            }
         };
         if let Some(ticker) = ticker {
             ticker.abort();
@@ -276,36 +286,30 @@ enum Output {
     Compared(ComparedReport),
 }
 
-/// The workload on the server at `url`, then the reference `compare` names on the same
-/// server.
+/// The workload on the server at `url`, taking turns with the reference `compare` names
+/// on the same server.
 async fn run_on_server(
     url: &str,
     workload: &Workload,
     compare: Option<CompareArg>,
+    rounds: u32,
 ) -> Result<Output, String> {
     let backend = RedisBackend::connect(url)
         .await
         .map_err(|e| format!("cannot connect to {url}: {e}"))?;
-    let report = run(backend, url, workload)
+    let reference = match compare {
+        None => {
+            let report = run(backend, url, workload).await;
+            return report.map(Output::Plain).map_err(|e| e.to_string());
+        }
+        Some(CompareArg::Floor) => Reference::Floor,
+        Some(CompareArg::Rslock) => Reference::Rslock,
+    };
+    let rounds = usize::try_from(rounds).unwrap_or(1);
+    compare_on_server(backend, url, workload, reference, rounds)
         .await
-        .map_err(|e| e.to_string())?;
-    Ok(match compare {
-        None => Output::Plain(report),
-        Some(CompareArg::Floor) => {
-            let floor = hand_written_floor(url, workload.clients, workload.duration).await;
-            Output::Compared(ComparedReport::with_floor(
-                report,
-                floor.map_err(|e| e.to_string())?,
-            ))
-        }
-        Some(CompareArg::Rslock) => {
-            let rslock = run_rslock(url, workload).await;
-            Output::Compared(ComparedReport::with_rslock(
-                report,
-                rslock.map_err(|e| e.to_string())?,
-            ))
-        }
-    })
+        .map(Output::Compared)
+        .map_err(|e| e.to_string())
 }
 
 /// `--topology cluster`: the workload on 3 primaries (the double's rules, spawned
@@ -387,7 +391,9 @@ fn run_redlock(args: &BenchArgs) -> ExitCode {
     let instances = args.instances as usize;
     let outcome: Result<RedlockReport, String> = runtime.block_on(async {
         let report = if args.spawn {
-            run_redlock_spawned(instances, &workload, args.compare.is_some()).await
+            let rounds = usize::try_from(args.rounds.unwrap_or(5)).unwrap_or(1);
+            let rslock_rounds = args.compare.map(|_| rounds);
+            run_redlock_spawned(instances, &workload, rslock_rounds).await
         } else {
             run_redlock_memory(instances, &workload).await
         };
