@@ -3,13 +3,21 @@
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, Backoff, FairLock, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
-    Retry,
+    AcquirePolicy, Backoff, FairGuard, FairLock, LockAlgorithm, LockError, LockGuard, LockName,
+    LockOptions, Retry,
 };
 use lock_memory::MemoryBackend;
 
 fn name() -> LockName {
     LockName::new("orders").unwrap()
+}
+
+/// The lock, taken by a client of its own.
+async fn hold(backend: &MemoryBackend) -> FairGuard<MemoryBackend> {
+    FairLock::new(backend.clone(), &name())
+        .acquire()
+        .await
+        .unwrap()
 }
 
 fn impatient(policy: AcquirePolicy) -> LockOptions {
@@ -51,10 +59,7 @@ async fn a_waiter_told_timeout_is_out_of_the_line_before_the_next_release() {
 #[tokio::test(start_paused = true)]
 async fn a_waiter_retrying_a_failed_look_holds_one_ticket() {
     let backend = MemoryBackend::new();
-    let holder = FairLock::new(backend.clone(), &name())
-        .acquire()
-        .await
-        .unwrap();
+    let holder = hold(&backend).await;
     let waiter = FairLock::new(backend.clone(), &name());
     // The first look queues the waiter, then its reply is lost.
     backend.faults().lose_replies(Some("EVALSHA"), 1);
@@ -93,10 +98,7 @@ async fn only_a_lock_that_met_a_line_acquires_by_script() {
     faults.clear();
     assert!(guard.release().await.unwrap());
 
-    let holder = FairLock::new(backend.clone(), &name())
-        .acquire()
-        .await
-        .unwrap();
+    let holder = hold(&backend).await;
     let waiting = {
         let lock = FairLock::new(backend.clone(), &name());
         let lock2 = lock.clone();
@@ -134,10 +136,7 @@ async fn only_a_lock_that_met_a_line_acquires_by_script() {
 #[tokio::test(start_paused = true)]
 async fn a_refused_fast_path_is_not_an_attempt_of_its_own() {
     let backend = MemoryBackend::new();
-    let holder = FairLock::new(backend.clone(), &name())
-        .acquire()
-        .await
-        .unwrap();
+    let holder = hold(&backend).await;
     let policy = AcquirePolicy::retry(Retry::Attempts(3));
     let waiter = FairLock::with_options(backend.clone(), &name(), impatient(policy)).unwrap();
     match waiter.acquire().await {
@@ -161,10 +160,7 @@ async fn a_refused_fast_path_is_not_an_attempt_of_its_own() {
 #[tokio::test(start_paused = true)]
 async fn a_calm_holder_hands_off_to_a_waiter_that_queued_meanwhile() {
     let backend = MemoryBackend::new();
-    let holder = FairLock::new(backend.clone(), &name())
-        .acquire()
-        .await
-        .unwrap();
+    let holder = hold(&backend).await;
     let waiter = FairLock::new(backend.clone(), &name());
     let waiting = tokio::spawn(async move { waiter.acquire().await });
     tokio::task::yield_now().await;
