@@ -68,37 +68,31 @@ where
     Fo: Future<Output = Result<BenchReport, BenchError>>,
     Fr: Future<Output = Result<BenchReport, BenchError>>,
 {
-    let rounds = rounds.max(1);
     let slice = Workload {
-        duration: workload.duration / u32::try_from(rounds).unwrap_or(u32::MAX),
+        duration: workload.duration / u32::try_from(rounds.max(1)).unwrap_or(u32::MAX),
         ..workload.clone()
     };
-    let (mut ours_merged, mut reference_merged) = (None::<BenchReport>, None::<BenchReport>);
-    let mut round_ratios = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
+    let mut compared = Alternated {
+        ours: ours(slice.clone()).await?,
+        reference: reference(slice.clone()).await?,
+        round_ratios: Vec::with_capacity(rounds),
+    };
+    let round_ratio = |ours: &BenchReport, reference: &BenchReport| {
+        ratio(ours.cycles_per_sec, reference.cycles_per_sec)
+    };
+    compared
+        .round_ratios
+        .push(round_ratio(&compared.ours, &compared.reference));
+    for _ in 1..rounds {
         let our_round = ours(slice.clone()).await?;
         let reference_round = reference(slice.clone()).await?;
-        round_ratios.push(ratio(
-            our_round.cycles_per_sec,
-            reference_round.cycles_per_sec,
-        ));
-        ours_merged = Some(match ours_merged {
-            Some(earlier) => earlier.merged(our_round),
-            None => our_round,
-        });
-        reference_merged = Some(match reference_merged {
-            Some(earlier) => earlier.merged(reference_round),
-            None => reference_round,
-        });
+        compared
+            .round_ratios
+            .push(round_ratio(&our_round, &reference_round));
+        compared.ours = compared.ours.merged(our_round);
+        compared.reference = compared.reference.merged(reference_round);
     }
-    match (ours_merged, reference_merged) {
-        (Some(ours), Some(reference)) => Ok(Alternated {
-            ours,
-            reference,
-            round_ratios,
-        }),
-        _ => unreachable!("at least one round runs"),
-    }
+    Ok(compared)
 }
 
 /// The hand-written redis-rs cycle's throughput ([`hand_written_floor`](super::hand_written_floor)).

@@ -32,7 +32,8 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 /// - Uncontended, a cycle costs what a [`TokenLock`](crate::TokenLock)'s does: the
 ///   acquire is one `SET NX PX`, and the release (the short form of [`FAIR_RELEASE`],
 ///   without the queue's arguments) finds no line and compare-and-deletes; had a line
-///   formed meanwhile, the release is sent again in full and hands off. The line is only paid for once this lock object has seen it:
+///   formed meanwhile, the release is sent again in full and hands off. The line is
+///   only paid for once this lock object has seen it:
 ///   after an acquire found the lock taken, until two of its releases in a row find
 ///   nobody waiting, acquires go straight to [`FAIR_ACQUIRE`], so a contended cycle
 ///   still costs two commands (one release that finds the line empty for a moment is
