@@ -190,9 +190,13 @@ pub async fn cancelled_waiter_leaves_the_line<H: Harness>(ctx: &Ctx<'_, H>) -> C
 
 /// Under contention a cycle costs a ticket and a release: no polling. Four clients run
 /// ten cycles each; beyond two commands per cycle only each client's one-time SUBSCRIBE
-/// and the retry that follows it, and its first `SET NX` that found the lock taken, are
-/// allowed. Waiters that cannot subscribe poll, so the
-/// case first checks that SUBSCRIBE works and says so if it does not.
+/// and the retry that follows it are allowed, and twice per client the one command a
+/// lock object on the fast path pays when it meets the line: its `SET NX` refused, or
+/// its short release sent again in full. Every client starts on the fast path, and one
+/// that finds the line empty twice in a row (the others between cycles) returns to it.
+/// A waiter that polled would pay on every wait, far beyond this. Waiters that cannot
+/// subscribe poll, so the case first checks that SUBSCRIBE works and says so if it does
+/// not.
 pub async fn contended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
     const CLIENTS: u64 = 4;
     const CYCLES: u64 = 10;
@@ -221,7 +225,7 @@ pub async fn contended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) ->
         }
     }
     let commands = counting.commands();
-    let allowed = 2 * CLIENTS * CYCLES + 3 * CLIENTS;
+    let allowed = 2 * CLIENTS * CYCLES + 4 * CLIENTS;
     check!(
         commands <= allowed,
         "{commands} commands for {} cycles (at most {allowed} allowed)",
