@@ -83,15 +83,7 @@ impl LockAlgorithm for FloorLock {
     fn name(&self) -> &'static str {
         "floor"
     }
-    fn key(&self) -> &[u8] {
-        &self.key
-    }
-    fn options(&self) -> &LockOptions {
-        &self.options
-    }
-    fn clock(&self) -> &Clock {
-        &self.clock
-    }
+    reference_lock_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<FloorGuard>, LockError> {
         let token = uuid::Uuid::new_v4().to_string();
@@ -142,15 +134,7 @@ struct FloorGuard {
 }
 
 impl LockGuard for FloorGuard {
-    fn key(&self) -> &[u8] {
-        &self.key
-    }
-    fn clock(&self) -> &Clock {
-        &self.clock
-    }
-    fn valid_until_ms(&self) -> i64 {
-        self.valid_until_ms
-    }
+    reference_guard_accessors!();
     /// A failed release answers `false`: the client loop counts it as an error.
     async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
         let released: Result<i64, _> = redis::cmd("EVALSHA")

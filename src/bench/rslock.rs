@@ -53,15 +53,7 @@ impl LockAlgorithm for RslockLock {
     fn name(&self) -> &'static str {
         "rslock"
     }
-    fn key(&self) -> &[u8] {
-        &self.key
-    }
-    fn options(&self) -> &LockOptions {
-        &self.options
-    }
-    fn clock(&self) -> &Clock {
-        &self.clock
-    }
+    reference_lock_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<RslockGuard>, LockError> {
         match self.manager.lock(&self.key, self.options.ttl).await {
@@ -90,15 +82,7 @@ pub struct RslockGuard {
 }
 
 impl LockGuard for RslockGuard {
-    fn key(&self) -> &[u8] {
-        &self.key
-    }
-    fn clock(&self) -> &Clock {
-        &self.clock
-    }
-    fn valid_until_ms(&self) -> i64 {
-        self.valid_until_ms
-    }
+    reference_guard_accessors!();
     async fn release(self) -> Result<bool, ReleaseError<Self>> {
         self.manager.unlock(&self.lock).await;
         Ok(true)

@@ -103,6 +103,11 @@ impl Line {
         self.calm.load(Ordering::Relaxed) >= CALM
     }
 
+    /// Someone waits, or waited: acquires go straight to the line until it is calm again.
+    fn met_a_line(&self) {
+        self.calm.store(0, Ordering::Relaxed);
+    }
+
     fn nobody_waited(&self) {
         let _ = self
             .calm
@@ -223,7 +228,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         if set.await? == SetReply::Applied {
             return Ok(Some(self.guard(token.to_owned(), looked, *ttl_ms)));
         }
-        self.line.calm.store(0, Ordering::Relaxed);
+        self.line.met_a_line();
         Ok(None)
     }
 
@@ -536,7 +541,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
             .and_then(|reply| int_reply(&FAIR_RELEASE, reply));
         match reply {
             Ok(1) => self.line.nobody_waited(),
-            Ok(2) => self.line.calm.store(0, Ordering::Relaxed),
+            Ok(2) => self.line.met_a_line(),
             _ => {}
         }
         let released = reply.map(|held| held >= 1);

@@ -263,9 +263,9 @@ struct WithdrawOnDrop<'a, B: KvBackend + Clone + 'static> {
 }
 
 impl<B: KvBackend + Clone + 'static> WithdrawOnDrop<'_, B> {
-    async fn withdraw(&self) -> crate::Result<crate::Value> {
-        let (keys, args): (&[&[u8]], &[&[u8]]) = (&[&**self.claim], &[self.token.as_bytes()]);
-        self.backend.eval(&COMPARE_AND_DELETE, keys, args).await
+    /// The claim is a key holding our token: withdrawing is releasing it.
+    async fn withdraw(&self) -> Result<bool, LockError> {
+        TokenGuard::<B>::release_by(self.backend, self.claim, &self.token, None).await
     }
 }
 
@@ -277,9 +277,7 @@ impl<B: KvBackend + Clone + 'static> Drop for WithdrawOnDrop<'_, B> {
         let (backend, claim) = (self.backend.clone(), self.claim.clone());
         let token = std::mem::take(&mut self.token);
         run_in_background(async move {
-            let _ = backend
-                .eval(&COMPARE_AND_DELETE, &[&*claim], &[token.as_bytes()])
-                .await;
+            let _ = TokenGuard::<B>::release_by(&backend, &claim, &token, None).await;
         });
     }
 }
