@@ -181,8 +181,8 @@ pub type Step<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>
 /// Controls a replicated deployment for the failover cases ([`Harness::replicated`]).
 /// Dropping it tears the deployment down.
 pub trait Failover: Send + Sync {
-    /// Stalls replication: writes from now on reach only the primary, until
-    /// [`Failover::resume`].
+    /// Stalls replication once the replicas have every write made so far: writes from
+    /// now on reach only the primary, until [`Failover::resume`].
     fn pause(&self) -> Step<'_>;
     /// Lets replication flow again; what was held back arrives.
     fn resume(&self) -> Step<'_>;

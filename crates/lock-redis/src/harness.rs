@@ -230,7 +230,7 @@ const SENTINEL_PATIENCE: Duration = Duration::from_secs(15);
 impl Failover for ProcessFailover {
     fn pause(&self) -> Step<'_> {
         Box::pin(async {
-            self.deployment.lock().await.pause();
+            self.deployment.lock().await.pause().await?;
             Ok(())
         })
     }

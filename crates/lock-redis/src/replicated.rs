@@ -65,6 +65,11 @@ async fn info_field(port: u16, section: &str, field: &str) -> Option<String> {
         .map(|value| value.trim().to_string())
 }
 
+/// A replication offset from `INFO replication` on `port`.
+async fn repl_offset(port: u16, field: &str) -> Option<u64> {
+    info_field(port, "replication", field).await?.parse().ok()
+}
+
 /// Asks until `done` says yes, at most `patience`; never sleeps blindly.
 async fn until<F, Fut>(patience: Duration, what: &str, mut done: F) -> Result<(), String>
 where
@@ -184,8 +189,34 @@ impl ReplicatedRedis {
     }
 
     /// Stalls every replica's link: writes from now on stay on the primary.
-    pub fn pause(&self) {
+    ///
+    /// Waits first until every live replica has what the primary wrote so far: a write
+    /// acknowledged to its client may still be on its way (in the primary's output
+    /// buffer or the link), and stalling it too would lose an earlier write, not only
+    /// the ones that follow.
+    pub async fn pause(&self) -> Result<(), String> {
+        let primary = self.nodes[self.primary].port();
+        let written = repl_offset(primary, "master_repl_offset")
+            .await
+            .ok_or("the primary did not report its replication offset")?;
+        for (index, node) in self.nodes.iter().enumerate() {
+            if index == self.primary || !node.is_running() {
+                continue;
+            }
+            let port = node.port();
+            until(
+                Duration::from_secs(5),
+                "a replica did not catch up before the pause",
+                || async move {
+                    repl_offset(port, "slave_repl_offset")
+                        .await
+                        .is_some_and(|offset| offset >= written)
+                },
+            )
+            .await?;
+        }
         self.links.iter().flatten().for_each(Proxy::pause);
+        Ok(())
     }
 
     /// Lets every replica's link move again.

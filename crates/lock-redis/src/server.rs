@@ -179,6 +179,11 @@ impl RedisServer {
         self.port
     }
 
+    /// Whether it runs: spawned and not killed since.
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
     /// Kills the server (SIGKILL: no shutdown, everything it held is lost).
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
