@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::proxy::Proxy;
-use crate::server::{RedisServer, answers_ping, free_port};
+use crate::server::{RedisServer, answers_as, free_port};
 
 /// The master name the spawned sentinels watch.
 pub const MASTER_NAME: &str = "nxlock";
@@ -279,7 +279,20 @@ impl ReplicatedRedis {
     }
 }
 
+/// A sentinel watching `primary`, on a free port; a few tries, as for a server (another
+/// spawn may take the port between our look and the sentinel's bind).
 fn spawn_sentinel(primary: u16) -> Result<Sentinel, String> {
+    let mut last_error = String::new();
+    for _ in 0..3 {
+        match try_spawn_sentinel(primary) {
+            Ok(sentinel) => return Ok(sentinel),
+            Err(e) => last_error = e,
+        }
+    }
+    Err(last_error)
+}
+
+fn try_spawn_sentinel(primary: u16) -> Result<Sentinel, String> {
     let port = free_port().map_err(|e| format!("no free loopback port: {e}"))?;
     let dir = std::env::temp_dir().join(format!("nxlock-sentinel-{}-{port}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("sentinel directory: {e}"))?;
@@ -303,7 +316,7 @@ fn spawn_sentinel(primary: u16) -> Result<Sentinel, String> {
     let mut sentinel = Sentinel { child, port, dir };
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
-        if answers_ping(port) {
+        if answers_as(port, sentinel.child.id()) {
             return Ok(sentinel);
         }
         if let Ok(Some(status)) = sentinel.child.try_wait() {
@@ -312,7 +325,7 @@ fn spawn_sentinel(primary: u16) -> Result<Sentinel, String> {
         std::thread::sleep(Duration::from_millis(10));
     }
     let _ = sentinel.child.kill();
-    Err("the sentinel did not answer PING within 10 s".into())
+    Err("the sentinel did not answer within 10 s".into())
 }
 
 async fn sentinel_query(port: u16, args: &[&str]) -> Option<redis::Value> {

@@ -90,19 +90,49 @@ pub(crate) fn free_port() -> std::io::Result<u16> {
         .port())
 }
 
-pub(crate) fn answers_ping(port: u16) -> bool {
+/// Whether the server answering on `port` is process `pid`: `INFO server` names its
+/// `process_id`. A PING alone is not enough: two spawns may be given the same free port,
+/// and the one that loses the race exits while the winner answers for it.
+pub(crate) fn answers_as(port: u16, pid: u32) -> bool {
     let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-    let mut reply = [0u8; 7];
-    stream.write_all(b"PING\r\n").is_ok()
-        && stream.read_exact(&mut reply).is_ok()
-        && &reply == b"+PONG\r\n"
+    if stream.write_all(b"INFO server\r\n").is_err() {
+        return false;
+    }
+    // A bulk reply: `$<length>\r\n<text>\r\n`; read until the whole text is in.
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => reply.extend_from_slice(&chunk[..n]),
+        }
+        let Some(header_end) = reply.windows(2).position(|w| w == b"\r\n") else {
+            continue;
+        };
+        let Some(length) = std::str::from_utf8(&reply[..header_end])
+            .ok()
+            .and_then(|header| header.strip_prefix('$')?.parse::<usize>().ok())
+        else {
+            return false;
+        };
+        if reply.len() >= header_end + 2 + length {
+            let text = String::from_utf8_lossy(&reply[header_end + 2..header_end + 2 + length]);
+            return text
+                .lines()
+                .any(|line| line.strip_prefix("process_id:") == Some(&pid.to_string()));
+        }
+    }
+}
+
+fn child_id(child: &Option<Child>) -> u32 {
+    child.as_ref().map_or(0, Child::id)
 }
 
 impl RedisServer {
-    /// Spawns `redis-server` from PATH on a free port and waits until it answers PING.
+    /// Spawns `redis-server` from PATH on a free port and waits until it answers (as itself, not another process on the port).
     pub fn spawn() -> Result<Self, String> {
         Self::spawn_with(&[])
     }
@@ -156,7 +186,7 @@ impl RedisServer {
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if answers_ping(self.port) {
+            if answers_as(self.port, child_id(&self.child)) {
                 return Ok(());
             }
             if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
@@ -166,7 +196,7 @@ impl RedisServer {
             std::thread::sleep(Duration::from_millis(10));
         }
         self.kill();
-        Err("redis-server did not answer PING within 10 s".into())
+        Err("redis-server did not answer within 10 s".into())
     }
 
     /// `redis://127.0.0.1:<port>`.

@@ -1,19 +1,38 @@
-//! `ReplicatedRedis::pause` on real processes: it holds back the writes that follow it,
-//! never one its primary had already acknowledged. A failover case that pauses right
-//! after a release would otherwise find the released lock still on the promoted replica.
+//! The test spawners on real processes: what they promise that the suites rely on.
 
+use nxlock::testing::{RedisServer, ReplicatedRedis, skip_or_fail};
 use redis::AsyncCommands;
 
 /// Big enough that the replication stream is still crossing the link proxy when the
 /// client has its reply.
 const BIG: usize = 4 * 1024 * 1024;
 
+/// A server spawned on a port another server holds fails to start: the one answering
+/// there is not it. (Two spawns can be given the same free port; taking the other's
+/// answer for its own once made two test deployments share a primary.)
+#[test]
+fn a_spawn_on_a_taken_port_is_not_answered_for_by_the_other_server() {
+    let holder = match RedisServer::spawn() {
+        Ok(server) => server,
+        Err(why) => {
+            skip_or_fail("RedisServer::spawn_on", &why);
+            return;
+        }
+    };
+    let second = RedisServer::spawn_on(holder.port(), &[]);
+    let error = second.expect_err("a second server cannot listen on a taken port");
+    assert!(error.contains("exited at start"), "{error}");
+}
+
+/// `ReplicatedRedis::pause` holds back the writes that follow it, never one its primary
+/// had already acknowledged: a failover case that pauses right after a release would
+/// otherwise find the released lock still on the promoted replica.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_acknowledged_before_a_pause_survive_the_failover() {
-    let mut deployment = match nxlock::testing::ReplicatedRedis::spawn(1).await {
+    let mut deployment = match ReplicatedRedis::spawn(1).await {
         Ok(deployment) => deployment,
         Err(why) => {
-            nxlock::testing::skip_or_fail("ReplicatedRedis::pause", &why);
+            skip_or_fail("ReplicatedRedis::pause", &why);
             return;
         }
     };
