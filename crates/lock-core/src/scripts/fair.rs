@@ -20,16 +20,20 @@ use crate::{Result, Script, ScriptContext, SetOptions, Value};
 /// The lock goes straight to that waiter (PX patience) with a wake-up naming its token,
 /// unless the waiter is the caller. Returns the waiter's token, or false after resetting
 /// the counters when nobody live is waiting.
+///
+/// A contended cycle runs this once: hence `GETDEL` for the ticket, and no `DEL` of
+/// counters that are not there.
 macro_rules! hand_off_lua {
     () => {
         r#"local function hand_off()
-  local served = tonumber(redis.call('GET', KEYS[3]) or '0')
-  local issued = tonumber(redis.call('GET', KEYS[2]) or '0')
+  local served_raw = redis.call('GET', KEYS[3])
+  local issued_raw = redis.call('GET', KEYS[2])
+  local served = tonumber(served_raw or '0')
+  local issued = tonumber(issued_raw or '0')
   while served < issued do
     served = served + 1
-    local waiter = redis.call('GET', ARGV[4] .. served)
+    local waiter = redis.call('GETDEL', ARGV[4] .. served)
     if waiter then
-      redis.call('DEL', ARGV[4] .. served)
       redis.call('SET', KEYS[3], served)
       if waiter ~= ARGV[1] then
         redis.call('SET', KEYS[1], waiter, 'PX', ARGV[3])
@@ -38,7 +42,9 @@ macro_rules! hand_off_lua {
       return waiter
     end
   end
-  redis.call('DEL', KEYS[2], KEYS[3])
+  if served_raw or issued_raw then
+    redis.call('DEL', KEYS[2], KEYS[3])
+  end
   return false
 end
 "#
@@ -69,8 +75,8 @@ if ticket > 0 and redis.call('GET', ARGV[4] .. ticket) ~= token then
   ticket = 0
 end
 if not holder then
-  local served = hand_off()
-  if not served or served == token then
+  local waiter = hand_off()
+  if not waiter or waiter == token then
     redis.call('SET', KEYS[1], token, 'PX', ARGV[7])
     return {1, 0, 0}
   end
@@ -126,13 +132,12 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
 });
 
 /// Fair release, also a waiter's cancellation. When the caller holds the lock, it goes
-/// to the first live waiter (reply 2) or is deleted (reply 1). With no line at all (no
-/// `KEYS[2]`) the script is a compare-and-delete behind one `EXISTS`.
+/// to the first live waiter (reply 2) or is deleted (reply 1).
 ///
 /// The short form, `KEYS[1..2]` and `ARGV[1]` alone, is what a holder that saw no line
-/// lately sends: it sends and parses no queue arguments. It is that compare-and-delete
-/// when there is no line, and when there is one it changes nothing and answers 3, so the
-/// caller repeats the call in full.
+/// lately sends: it sends and parses no queue arguments. With no line at all (no
+/// `KEYS[2]`) it is a compare-and-delete behind one `EXISTS`; when there is a line it
+/// changes nothing and answers 3, so the caller repeats the call in full.
 ///
 /// Otherwise the caller's
 /// ticket leaves the line, and the reply is 0: ticket `ARGV[2]` if still the caller's, or
@@ -142,18 +147,17 @@ pub static FAIR_RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "fair-release",
         concat!(
-            // Without a line (no `KEYS[2]`) there is no ticket to leave or hand off to:
-            // a compare-and-delete, answered before the queue's Lua is even defined.
+            // The short form is answered before the queue's Lua is even defined.
             r#"local token = ARGV[1]
-if redis.call('EXISTS', KEYS[2]) == 0 then
+if not ARGV[2] then
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    return 3
+  end
   if redis.call('GET', KEYS[1]) == token then
     redis.call('DEL', KEYS[1])
     return 1
   end
   return 0
-end
-if not ARGV[2] then
-  return 3
 end
 "#,
             hand_off_lua!(),
@@ -179,16 +183,16 @@ return 1"#
         ),
     )
     .with_native(|store, keys, args| {
-        let (lock, issued, token) = (nth(keys, 0)?, nth(keys, 1)?, nth(args, 0)?);
-        if store.exists(&[issued])? == 0 {
+        if args.len() == 1 {
+            let (lock, issued, token) = (nth(keys, 0)?, nth(keys, 1)?, nth(args, 0)?);
+            if store.exists(&[issued])? == 1 {
+                return Ok(Value::Int(3));
+            }
             if !store.value_is(lock, token)? {
                 return Ok(Value::Int(0));
             }
             store.del(&[lock])?;
             return Ok(Value::Int(1));
-        }
-        if args.len() == 1 {
-            return Ok(Value::Int(3));
         }
         let queue = Queue::parse(keys, args)?;
         if !store.value_is(queue.lock, queue.token)? {
