@@ -132,7 +132,8 @@ fn child_id(child: &Option<Child>) -> u32 {
 }
 
 impl RedisServer {
-    /// Spawns `redis-server` from PATH on a free port and waits until it answers (as itself, not another process on the port).
+    /// Spawns `redis-server` from PATH on a free port and waits until it answers as itself
+    /// (not another process on that port).
     pub fn spawn() -> Result<Self, String> {
         Self::spawn_with(&[])
     }
