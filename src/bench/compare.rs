@@ -52,6 +52,13 @@ pub(crate) struct Alternated {
     pub(crate) round_ratios: Vec<f64>,
 }
 
+impl Alternated {
+    /// Our cycles/s over the reference's, over all rounds.
+    fn ratio(&self) -> f64 {
+        ratio(self.ours.cycles_per_sec, self.reference.cycles_per_sec)
+    }
+}
+
 /// Runs `ours` and `reference` on `workload` in turns, `rounds` times each, every run a
 /// `rounds`th of the workload's duration. On a machine whose speed drifts by tens of
 /// percent within a minute, two runs one after the other measure the drift as much as
@@ -125,13 +132,12 @@ pub struct ComparedReport {
 impl ComparedReport {
     /// nxlock beside the floor, taking turns.
     pub(crate) fn with_floor(compared: Alternated) -> Self {
-        let floor = compared.reference.cycles_per_sec;
         Self {
-            ratio: ratio(compared.ours.cycles_per_sec, floor),
-            nxlock: compared.ours,
+            ratio: compared.ratio(),
             floor: Some(FloorReport {
-                cycles_per_sec: floor,
+                cycles_per_sec: compared.reference.cycles_per_sec,
             }),
+            nxlock: compared.ours,
             rslock: None,
             round_ratios: compared.round_ratios,
         }
@@ -140,10 +146,7 @@ impl ComparedReport {
     /// nxlock beside rslock, taking turns.
     pub(crate) fn with_rslock(compared: Alternated) -> Self {
         Self {
-            ratio: ratio(
-                compared.ours.cycles_per_sec,
-                compared.reference.cycles_per_sec,
-            ),
+            ratio: compared.ratio(),
             nxlock: compared.ours,
             floor: None,
             rslock: Some(compared.reference),

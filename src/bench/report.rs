@@ -37,9 +37,7 @@ impl ClientResult {
             validity_lost_ms: histogram(),
         }
     }
-}
 
-impl ClientResult {
     /// This client's results followed by `later`, the same client's in a later run.
     fn add(&mut self, later: &ClientResult) {
         self.cycles += later.cycles;

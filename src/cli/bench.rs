@@ -137,6 +137,16 @@ fn progress(seconds: f64, quiet: bool) -> Option<ProgressBar> {
 }
 
 /// Why these arguments cannot run together, if they cannot.
+/// `--rounds` without the flag.
+const DEFAULT_ROUNDS: u32 = 5;
+
+impl BenchArgs {
+    /// How many turns a comparison takes.
+    fn rounds(&self) -> usize {
+        usize::try_from(self.rounds.unwrap_or(DEFAULT_ROUNDS)).unwrap_or(1)
+    }
+}
+
 fn usage_error(args: &BenchArgs) -> Option<&'static str> {
     if !(args.duration.is_finite() && args.duration > 0.0 && args.duration <= 86_400.0) {
         return Some("--duration must be between 0 and 86400 seconds");
@@ -247,9 +257,7 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
                 .await
                 .map(Output::Plain)
                 .map_err(|e| e.to_string()),
-            Some(url) => {
-                run_on_server(url, &workload, args.compare, args.rounds.unwrap_or(5)).await
-            }
+            Some(url) => run_on_server(url, &workload, args.compare, args.rounds()).await,
         };
         if let Some(ticker) = ticker {
             ticker.abort();
@@ -292,7 +300,7 @@ async fn run_on_server(
     url: &str,
     workload: &Workload,
     compare: Option<CompareArg>,
-    rounds: u32,
+    rounds: usize,
 ) -> Result<Output, String> {
     let backend = RedisBackend::connect(url)
         .await
@@ -305,7 +313,6 @@ async fn run_on_server(
         Some(CompareArg::Floor) => Reference::Floor,
         Some(CompareArg::Rslock) => Reference::Rslock,
     };
-    let rounds = usize::try_from(rounds).unwrap_or(1);
     compare_on_server(backend, url, workload, reference, rounds)
         .await
         .map(Output::Compared)
@@ -391,8 +398,7 @@ fn run_redlock(args: &BenchArgs) -> ExitCode {
     let instances = args.instances as usize;
     let outcome: Result<RedlockReport, String> = runtime.block_on(async {
         let report = if args.spawn {
-            let rounds = usize::try_from(args.rounds.unwrap_or(5)).unwrap_or(1);
-            let rslock_rounds = args.compare.map(|_| rounds);
+            let rslock_rounds = args.compare.map(|_| args.rounds());
             run_redlock_spawned(instances, &workload, rslock_rounds).await
         } else {
             run_redlock_memory(instances, &workload).await
