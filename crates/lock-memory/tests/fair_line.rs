@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
+use lock_core::scripts::LINE_MARK;
 use lock_core::{
-    AcquirePolicy, Backoff, FairGuard, FairLock, LockAlgorithm, LockError, LockGuard, LockName,
-    LockOptions, Retry,
+    AcquirePolicy, Backoff, ErrorKind, FairGuard, FairLock, KvBackend, LockAlgorithm, LockError,
+    LockGuard, LockName, LockOptions, Retry,
 };
 use lock_memory::MemoryBackend;
 
@@ -154,9 +155,9 @@ async fn a_refused_fast_path_is_not_an_attempt_of_its_own() {
     assert!(holder.release().await.unwrap());
 }
 
-/// A holder on the fast path releases with the short form; a waiter that queued meanwhile
-/// makes it send the release again in full, which hands the lock over at once rather than
-/// leaving the waiter to the holder's TTL.
+/// A holder on the fast path releases with a compare-and-delete; a waiter that queued
+/// meanwhile marked the hold, so the release is sent again in full, which hands the lock
+/// over at once rather than leaving the waiter to the holder's TTL.
 #[tokio::test(start_paused = true)]
 async fn a_calm_holder_hands_off_to_a_waiter_that_queued_meanwhile() {
     let backend = MemoryBackend::new();
@@ -184,4 +185,43 @@ async fn a_calm_holder_hands_off_to_a_waiter_that_queued_meanwhile() {
         "the waiter was served only when the holder's TTL ran out"
     );
     assert!(served.release().await.unwrap());
+}
+
+/// A hold taken by `SET NX` is the bare token until a waiter queues behind it; a hand-off
+/// writes the marked token at once.
+#[tokio::test(start_paused = true)]
+async fn a_waiter_marks_the_hold_it_queues_behind() {
+    let backend = MemoryBackend::new();
+    let key = name().lock_key();
+    let holder = hold(&backend).await;
+    let value = || async { backend.get(&key).await.unwrap().unwrap() };
+    assert_eq!(value().await, holder.token().as_bytes());
+    let waiter = FairLock::new(backend.clone(), &name());
+    let waiting = tokio::spawn(async move { waiter.acquire().await });
+    tokio::task::yield_now().await;
+    assert_eq!(
+        value().await,
+        [holder.token().as_bytes(), LINE_MARK].concat()
+    );
+    assert!(holder.release().await.unwrap());
+    let served = waiting.await.unwrap().unwrap();
+    assert_eq!(
+        value().await,
+        [served.token().as_bytes(), LINE_MARK].concat()
+    );
+    assert!(served.release().await.unwrap());
+    assert_eq!(backend.get(&key).await.unwrap(), None);
+}
+
+/// With nobody in line, the release is the token lock's two-command compare-and-delete:
+/// a script cut short after its second command still releases.
+#[tokio::test(start_paused = true)]
+async fn a_calm_release_runs_no_more_than_a_compare_and_delete() {
+    let backend = MemoryBackend::new();
+    let holder = hold(&backend).await;
+    backend
+        .faults()
+        .interrupt_next_script(2, ErrorKind::Response);
+    assert!(holder.release().await.unwrap());
+    assert_eq!(backend.get(&name().lock_key()).await.unwrap(), None);
 }

@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use lock_core::scripts::LINE_MARK;
 use lock_core::{
     AcquirePolicy, Backoff, CountingBackend, FairGuard, FairLock, KvBackend, LockAlgorithm,
     LockError, LockGuard, LockName, LockOptions, Retry,
@@ -21,6 +22,11 @@ fn name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
 
 fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
     name(ctx).lock_key()
+}
+
+/// A handed-over lock's value: the new holder's token, marked as held with a line.
+fn marked(token: &[u8]) -> Vec<u8> {
+    [token, LINE_MARK].concat()
 }
 
 fn client<H: Harness>(
@@ -91,8 +97,8 @@ pub async fn release_hands_the_lock_straight_to_the_next_waiter<H: Harness>(
     );
     let guard = joined(waiting, "the waiter").await?;
     check_eq!(
-        owner.as_deref(),
-        Some(guard.token().as_bytes()),
+        owner,
+        Some(marked(guard.token().as_bytes())),
         "lock value right after the release"
     );
     guard.release().await?;
@@ -154,8 +160,8 @@ pub async fn lock_handed_to_a_dead_waiter_lapses_within_the_patience<H: Harness>
     holder.release().await?;
     let owner = ctx.backend.get(&lock_key(ctx)).await?;
     check_eq!(
-        owner.as_deref(),
-        Some(b"dead-waiter".as_slice()),
+        owner,
+        Some(marked(b"dead-waiter")),
         "lock after the release"
     );
     let pttl = ctx.backend.pttl(&lock_key(ctx)).await?;

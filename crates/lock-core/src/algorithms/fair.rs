@@ -10,7 +10,7 @@ use super::token::TokenGuard;
 use super::{Binding, Hold, int_reply, ms_arg, unexpected};
 use crate::lock::{Budget, ReleaseError, Supports, run_in_background};
 use crate::publish_command;
-use crate::scripts::{COMPARE_AND_PEXPIRE, FAIR_ACQUIRE, FAIR_RELEASE};
+use crate::scripts::{COMPARE_AND_DELETE, FAIR_ACQUIRE, FAIR_EXTEND, FAIR_RELEASE};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
@@ -25,15 +25,17 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 
 /// A fair lock named `name`: blocked clients are served in arrival order.
 ///
-/// Keys (one hash tag): `{name}:lock` (the holder's token), `{name}:issued` and
-/// `{name}:served` (ticket counters, deleted whenever the line empties), and one
-/// `{name}:ticket:<n>` per waiter. Wake-ups go to the channel `{name}:wake`.
+/// Keys (one hash tag): `{name}:lock` (the holder's token, followed by
+/// [`LINE_MARK`](crate::scripts::LINE_MARK) once a line formed behind the hold),
+/// `{name}:issued` and `{name}:served` (ticket counters, deleted whenever the line
+/// empties), and one `{name}:ticket:<n>` per waiter. Wake-ups go to the channel
+/// `{name}:wake`.
 ///
-/// - Uncontended, a cycle costs what a [`TokenLock`](crate::TokenLock)'s does: the
-///   acquire is one `SET NX PX`, and the release (the short form of [`FAIR_RELEASE`],
-///   without the queue's arguments) finds no line and compare-and-deletes; had a line
-///   formed meanwhile, the release is sent again in full and hands off. The line is
-///   only paid for once this lock object has seen it:
+/// - Uncontended, a cycle is a [`TokenLock`](crate::TokenLock)'s: the acquire is one
+///   `SET NX PX`, and the release one [`COMPARE_AND_DELETE`] of the bare token. A waiter
+///   that queues behind the hold marks the lock's value, so that compare-and-delete
+///   finds nothing to delete, and the release is sent again as [`FAIR_RELEASE`], which
+///   hands off. The line is only paid for once this lock object has seen it:
 ///   after an acquire found the lock taken, until two of its releases in a row find
 ///   nobody waiting, acquires go straight to [`FAIR_ACQUIRE`], so a contended cycle
 ///   still costs two commands (one release that finds the line empty for a moment is
@@ -50,7 +52,7 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 ///   patience) lapses too. A dead waiter holds the line up by at most twice the patience.
 /// - A handed-over hold starts with the patience as its TTL (never more than the lock's
 ///   TTL: the patience is capped by it). If the hold is still running a third of the
-///   patience later, a background claim ([`COMPARE_AND_PEXPIRE`]) raises it to the lock's
+///   patience later, a background claim ([`FAIR_EXTEND`]) raises it to the lock's
 ///   TTL; short holds never pay for it. The claim is a no-op if the lock has moved on.
 /// - An acquire that ends without the lock (its policy gave up, or the backend failed)
 ///   leaves the line before it returns: a caller told [`LockError::Timeout`] is never
@@ -116,8 +118,9 @@ impl Line {
             });
     }
 
-    /// A holder's release: while calm, the short form of [`FAIR_RELEASE`], repeated in
-    /// full when it finds a line.
+    /// A holder's release: while calm, the token lock's compare-and-delete, which finds
+    /// nothing to delete if a line marked the hold (or the hold was lost); then the
+    /// release in full.
     async fn release_held<B: KvBackend>(
         &self,
         backend: &B,
@@ -125,11 +128,11 @@ impl Line {
         token: &str,
     ) -> crate::Result<Value> {
         if self.calm() {
-            let short = backend
-                .eval(&FAIR_RELEASE, &[lock, &self.issued], &[token.as_bytes()])
+            let deleted = backend
+                .eval(&COMPARE_AND_DELETE, &[lock], &[token.as_bytes()])
                 .await?;
-            if !matches!(short, Value::Int(3)) {
-                return Ok(short);
+            if deleted == Value::Int(1) {
+                return Ok(deleted);
             }
         }
         self.release(backend, lock, token, 0).await
@@ -283,7 +286,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
 
     /// The guard of a lock handed to us by a release made after our last look at the line
     /// (which began at `looked_ms`). The hand-off's TTL is the patience; a hold still
-    /// running a third of the patience later claims the lock's full TTL.
+    /// running a third of the patience later claims the lock's full TTL ([`FAIR_EXTEND`]).
     fn handed_over(&self, token: String, looked_ms: i64) -> FairGuard<B> {
         let patience_ms = i64::try_from(self.line.patience.as_millis()).unwrap_or(i64::MAX);
         let mut guard = self.guard(token, looked_ms, patience_ms);
@@ -298,11 +301,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
                     clock.sleep(after).await;
                     let started = clock.now_ms();
                     let reply = backend
-                        .eval(
-                            &COMPARE_AND_PEXPIRE,
-                            &[&key],
-                            &[token.as_bytes(), &ms_arg(ttl_ms)],
-                        )
+                        .eval(&FAIR_EXTEND, &[&key], &[token.as_bytes(), &ms_arg(ttl_ms)])
                         .await;
                     if matches!(reply, Ok(Value::Int(1))) {
                         valid_until.store(started.saturating_add(ttl_ms), Ordering::Release);
@@ -552,7 +551,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
         self.stop_claim();
-        let extended = self.inner.extend(ttl).await?;
+        let extended = self.inner.extend_with(&FAIR_EXTEND, ttl).await?;
         if extended {
             self.valid_until
                 .store(self.inner.valid_until_ms(), Ordering::Release);

@@ -380,6 +380,31 @@ impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
         self.key.clone()
     }
 
+    /// [`LockGuard::extend`] by `script`, a compare-and-PEXPIRE of this hold's token
+    /// (`KEYS[1]` key, `ARGV[1]` token, `ARGV[2]` ms; replies 1 if extended).
+    pub(super) async fn extend_with(
+        &mut self,
+        script: &crate::Script,
+        ttl: Duration,
+    ) -> Result<bool, LockError> {
+        let ttl_ms = ttl_ms(ttl)?;
+        let started = self.hold.clock.now_ms();
+        let (reply, acknowledged) = write(
+            &self.backend,
+            self.replication.as_ref(),
+            script,
+            &[&*self.key],
+            &[self.token.as_bytes(), &ms_arg(ttl_ms)],
+        )
+        .await?;
+        let extended = int_reply(script, reply)? == 1;
+        if extended {
+            self.hold = Hold::new(self.hold.clock.clone(), started, ttl_ms);
+            replicated_enough(&self.key, self.replication.as_ref(), acknowledged)?;
+        }
+        Ok(extended)
+    }
+
     /// Stops Drop from releasing; true if it would have.
     pub(super) fn disarm(&mut self) -> bool {
         std::mem::replace(&mut self.armed, false)
@@ -410,22 +435,7 @@ impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
     }
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
-        let ttl_ms = ttl_ms(ttl)?;
-        let started = self.hold.clock.now_ms();
-        let (reply, acknowledged) = write(
-            &self.backend,
-            self.replication.as_ref(),
-            &COMPARE_AND_PEXPIRE,
-            &[&*self.key],
-            &[self.token.as_bytes(), &ms_arg(ttl_ms)],
-        )
-        .await?;
-        let extended = int_reply(&COMPARE_AND_PEXPIRE, reply)? == 1;
-        if extended {
-            self.hold = Hold::new(self.hold.clock.clone(), started, ttl_ms);
-            replicated_enough(&self.key, self.replication.as_ref(), acknowledged)?;
-        }
-        Ok(extended)
+        self.extend_with(&COMPARE_AND_PEXPIRE, ttl).await
     }
 
     fn abandon(mut self) {

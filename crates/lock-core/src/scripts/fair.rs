@@ -1,7 +1,10 @@
 //! The fair queue: a ticket line kept atomically by two scripts.
 //!
-//! Keys of one fair lock (one hash tag): the lock (`KEYS[1]`, value = holder's token), the
-//! last ticket issued (`KEYS[2]`) and the last ticket served (`KEYS[3]`). A waiter's ticket
+//! Keys of one fair lock (one hash tag): the lock (`KEYS[1]`), the last ticket issued
+//! (`KEYS[2]`) and the last ticket served (`KEYS[3]`). The lock holds the holder's token,
+//! followed by [`LINE_MARK`] once a line has formed behind the hold: a holder that took the
+//! lock by `SET NX` and finds its bare token at release time knows nobody waits, and
+//! releases with a plain [`COMPARE_AND_DELETE`](crate::scripts::COMPARE_AND_DELETE). A waiter's ticket
 //! `n` is the key `ARGV[4] .. n` holding its token with a PX of the patience `ARGV[3]`;
 //! waiters refresh it while they wait, so a dead waiter's ticket expires and is skipped.
 //! Ticket keys are built inside the scripts (they share the hash tag, so a cluster node
@@ -14,12 +17,28 @@
 use std::sync::LazyLock;
 
 use crate::script::{integer_arg, nth};
-use crate::{Result, Script, ScriptContext, SetOptions, Value};
+use crate::{ExpireCondition, Result, Script, ScriptContext, SetOptions, Value};
 
-/// The Lua both scripts start with: serve the first live ticket after the last served.
-/// The lock goes straight to that waiter (PX patience) with a wake-up naming its token,
-/// unless the waiter is the caller. Returns the waiter's token, or false after resetting
-/// the counters when nobody live is waiting.
+/// Appended to the holder's token in the lock while a line waits behind the hold (the Lua
+/// spells it out as `'+line'`). Tokens are UUIDs, so a marked value names its holder.
+pub const LINE_MARK: &[u8] = b"+line";
+
+/// The Lua every fair script starts with: `token` and whether a lock value is its hold,
+/// bare or marked.
+macro_rules! holder_lua {
+    () => {
+        r#"local token = ARGV[1]
+local function mine(value)
+  return value == token or value == token .. '+line'
+end
+"#
+    };
+}
+
+/// The Lua both queue scripts define: serve the first live ticket after the last served.
+/// The lock goes straight to that waiter (PX patience, marked: others may wait behind it)
+/// with a wake-up naming its token, unless the waiter is the caller. Returns the waiter's
+/// token, or false after resetting the counters when nobody live is waiting.
 ///
 /// A contended cycle runs this once: hence `GETDEL` for the ticket, and no `DEL` of
 /// counters that are not there.
@@ -36,7 +55,7 @@ macro_rules! hand_off_lua {
     if waiter then
       redis.call('SET', KEYS[3], served)
       if waiter ~= ARGV[1] then
-        redis.call('SET', KEYS[1], waiter, 'PX', ARGV[3])
+        redis.call('SET', KEYS[1], waiter .. '+line', 'PX', ARGV[3])
         redis.call(ARGV[6], ARGV[5], waiter)
       end
       return waiter
@@ -56,17 +75,18 @@ end
 /// Replies `{1, 0, 0}` when the caller holds the lock: it was free with nobody live
 /// ahead, or it had been handed to the caller's token (the TTL is then raised from the
 /// patience to `ARGV[7]`). Otherwise `{0, pttl, ticket}`: the caller waits in line with
-/// `ticket` (a new one if it had none or its old one lapsed) and the holder has `pttl` ms
-/// left. A free lock with live waiters is handed to the first of them first. Ticket -1
-/// asks without queueing: `{0, pttl, 0}` instead of a ticket.
+/// `ticket` (a new one if it had none or its old one lapsed), the holder has `pttl` ms
+/// left, and the holder's value is marked. A free lock with live waiters is handed to the
+/// first of them first. Ticket -1 asks without queueing: `{0, pttl, 0}` instead of a
+/// ticket.
 pub static FAIR_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "fair-acquire",
         concat!(
+            holder_lua!(),
             hand_off_lua!(),
-            r#"local token = ARGV[1]
-local holder = redis.call('GET', KEYS[1])
-if holder == token then
+            r#"local holder = redis.call('GET', KEYS[1])
+if mine(holder) then
   redis.call('PEXPIRE', KEYS[1], ARGV[7])
   return {1, 0, 0}
 end
@@ -76,8 +96,12 @@ if ticket > 0 and redis.call('GET', ARGV[4] .. ticket) ~= token then
 end
 if not holder then
   local waiter = hand_off()
-  if not waiter or waiter == token then
+  if not waiter then
     redis.call('SET', KEYS[1], token, 'PX', ARGV[7])
+    return {1, 0, 0}
+  end
+  if waiter == token then
+    redis.call('SET', KEYS[1], token .. '+line', 'PX', ARGV[7])
     return {1, 0, 0}
   end
 end
@@ -88,6 +112,9 @@ if ticket == 0 then
   ticket = redis.call('INCR', KEYS[2])
 end
 redis.call('SET', ARGV[4] .. ticket, token, 'PX', ARGV[3])
+if holder and string.sub(holder, -5) ~= '+line' then
+  redis.call('SET', KEYS[1], holder .. '+line', 'KEEPTTL')
+end
 return {0, redis.call('PTTL', KEYS[1]), ticket}"#
         ),
     )
@@ -102,8 +129,8 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
         let queue = Queue::parse(keys, args)?;
         let ttl = integer_arg(args, 6)?;
         let holder = store.get(queue.lock)?;
-        if holder.as_deref() == Some(queue.token) {
-            store.pexpire(queue.lock, ttl, Default::default())?;
+        if queue.holds(holder.as_deref()) {
+            store.pexpire(queue.lock, ttl, ExpireCondition::Always)?;
             return triple(1, 0, 0);
         }
         let mut ticket = integer_arg(args, 1)?;
@@ -111,12 +138,14 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
             ticket = 0;
         }
         if holder.is_none() {
-            match queue.hand_off(store)? {
-                Some(served) if served != queue.token => {}
-                _ => {
-                    store.set(queue.lock, queue.token, SetOptions::new().px(ttl))?;
-                    return triple(1, 0, 0);
-                }
+            let value = match queue.hand_off(store)? {
+                None => queue.token.to_vec(),
+                Some(served) if served == queue.token => marked(queue.token),
+                Some(_) => Vec::new(),
+            };
+            if !value.is_empty() {
+                store.set(queue.lock, &value, SetOptions::new().px(ttl))?;
+                return triple(1, 0, 0);
             }
         }
         if ticket < 0 {
@@ -127,41 +156,27 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
         }
         let patience = SetOptions::new().px(queue.patience);
         store.set(&queue.ticket_key(ticket), queue.token, patience)?;
+        if let Some(holder) = holder.filter(|h| !h.ends_with(LINE_MARK)) {
+            store.set(queue.lock, &marked(&holder), SetOptions::new().keep_ttl())?;
+        }
         triple(0, store.pttl(queue.lock)?, ticket)
     })
 });
 
-/// Fair release, also a waiter's cancellation. When the caller holds the lock, it goes
-/// to the first live waiter (reply 2) or is deleted (reply 1).
+/// Fair release, also a waiter's cancellation. When the caller holds the lock (bare or
+/// marked), it goes to the first live waiter (reply 2) or is deleted (reply 1).
 ///
-/// The short form, `KEYS[1..2]` and `ARGV[1]` alone, is what a holder that saw no line
-/// lately sends: it sends and parses no queue arguments. With no line at all (no
-/// `KEYS[2]`) it is a compare-and-delete behind one `EXISTS`; when there is a line it
-/// changes nothing and answers 3, so the caller repeats the call in full.
-///
-/// Otherwise the caller's
-/// ticket leaves the line, and the reply is 0: ticket `ARGV[2]` if still the caller's, or
-/// with ticket 0 whichever waiting ticket holds the caller's token (an acquire cancelled
-/// while its queueing command was in flight never learnt its number).
+/// Otherwise the caller's ticket leaves the line, and the reply is 0: ticket `ARGV[2]` if
+/// still the caller's, or with ticket 0 whichever waiting ticket holds the caller's token
+/// (an acquire cancelled while its queueing command was in flight never learnt its
+/// number).
 pub static FAIR_RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "fair-release",
         concat!(
-            // The short form is answered before the queue's Lua is even defined.
-            r#"local token = ARGV[1]
-if not ARGV[2] then
-  if redis.call('EXISTS', KEYS[2]) == 1 then
-    return 3
-  end
-  if redis.call('GET', KEYS[1]) == token then
-    redis.call('DEL', KEYS[1])
-    return 1
-  end
-  return 0
-end
-"#,
+            holder_lua!(),
             hand_off_lua!(),
-            r#"if redis.call('GET', KEYS[1]) ~= token then
+            r#"if not mine(redis.call('GET', KEYS[1])) then
   local first, last = tonumber(ARGV[2]), tonumber(ARGV[2])
   if first == 0 then
     first = tonumber(redis.call('GET', KEYS[3]) or '0') + 1
@@ -183,19 +198,8 @@ return 1"#
         ),
     )
     .with_native(|store, keys, args| {
-        if args.len() == 1 {
-            let (lock, issued, token) = (nth(keys, 0)?, nth(keys, 1)?, nth(args, 0)?);
-            if store.exists(&[issued])? == 1 {
-                return Ok(Value::Int(3));
-            }
-            if !store.value_is(lock, token)? {
-                return Ok(Value::Int(0));
-            }
-            store.del(&[lock])?;
-            return Ok(Value::Int(1));
-        }
         let queue = Queue::parse(keys, args)?;
-        if !store.value_is(queue.lock, queue.token)? {
+        if !queue.holds(store.get(queue.lock)?.as_deref()) {
             let ticket = integer_arg(args, 1)?;
             let tickets = if ticket == 0 {
                 queue.counter(store, queue.served)? + 1..=queue.counter(store, queue.issued)?
@@ -219,6 +223,35 @@ return 1"#
     })
 });
 
+/// Extension of a fair hold: `PEXPIRE KEYS[1] ARGV[2]` if the lock holds the token
+/// `ARGV[1]`, bare or marked. Replies 1 if extended, 0 otherwise.
+pub static FAIR_EXTEND: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "fair-extend",
+        concat!(
+            holder_lua!(),
+            r#"if mine(redis.call('GET', KEYS[1])) then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0"#
+        ),
+    )
+    .with_native(|store, keys, args| {
+        let (key, token) = (nth(keys, 0)?, nth(args, 0)?);
+        let value = store.get(key)?;
+        if value.is_none_or(|value| value != token && value != marked(token)) {
+            return Ok(Value::Int(0));
+        }
+        let set = store.pexpire(key, integer_arg(args, 1)?, ExpireCondition::Always)?;
+        Ok(Value::Int(i64::from(set)))
+    })
+});
+
+/// `token` followed by [`LINE_MARK`].
+fn marked(token: &[u8]) -> Vec<u8> {
+    [token, LINE_MARK].concat()
+}
+
 /// The keys and shared arguments of one fair-queue script call.
 struct Queue<'a> {
     lock: &'a [u8],
@@ -241,6 +274,11 @@ impl<'a> Queue<'a> {
             prefix: nth(args, 3)?,
             channel: nth(args, 4)?,
         })
+    }
+
+    /// Whether the lock's `value` is the caller's hold, bare or marked.
+    fn holds(&self, value: Option<&[u8]>) -> bool {
+        value.is_some_and(|v| v == self.token || v.strip_suffix(LINE_MARK) == Some(self.token))
     }
 
     fn ticket_key(&self, ticket: i64) -> Vec<u8> {
@@ -272,7 +310,11 @@ impl<'a> Queue<'a> {
                 SetOptions::new(),
             )?;
             if waiter != self.token {
-                store.set(self.lock, &waiter, SetOptions::new().px(self.patience))?;
+                store.set(
+                    self.lock,
+                    &marked(&waiter),
+                    SetOptions::new().px(self.patience),
+                )?;
                 store.publish(self.channel, &waiter)?;
             }
             return Ok(Some(waiter));

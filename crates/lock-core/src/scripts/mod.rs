@@ -21,7 +21,7 @@ pub use compare_and_delete::COMPARE_AND_DELETE;
 pub use compare_and_pexpire::COMPARE_AND_PEXPIRE;
 pub use compare_and_set::COMPARE_AND_SET;
 pub(crate) use compare_and_set::split_versioned;
-pub use fair::{FAIR_ACQUIRE, FAIR_RELEASE};
+pub use fair::{FAIR_ACQUIRE, FAIR_EXTEND, FAIR_RELEASE, LINE_MARK};
 pub use fenced_acquire::FENCED_ACQUIRE;
 pub use legacy_acquire::LEGACY_ACQUIRE;
 pub use legacy_extend::LEGACY_EXTEND;
@@ -33,13 +33,14 @@ pub use reentrant_extend::REENTRANT_EXTEND;
 pub use reentrant_release::REENTRANT_RELEASE;
 
 /// Every built-in script, for tools that check them all (the differential tests).
-pub fn all() -> [&'static crate::Script; 15] {
+pub fn all() -> [&'static crate::Script; 16] {
     [
         &ACQUIRE_OR_PTTL,
         &COMPARE_AND_DELETE,
         &COMPARE_AND_PEXPIRE,
         &COMPARE_AND_SET,
         &FAIR_ACQUIRE,
+        &FAIR_EXTEND,
         &FAIR_RELEASE,
         &FENCED_ACQUIRE,
         &LEGACY_ACQUIRE,
