@@ -309,11 +309,13 @@ fn redlock_topology_reports_every_scenario_on_the_double() {
             "one_refused",
             "ratio",
             "rslock",
+            "shared_lock",
             "topology",
             "ttl_ms"
         ]
     );
     assert_eq!(report["instances"], 5);
+    assert_eq!(report["shared_lock"], false);
     assert_eq!(report["topology"], "redlock");
     assert_eq!(report["drift_ms"], 102, "1% of the 10 s TTL + 2 ms");
     assert!(report["rslock"].is_null() && report["ratio"].is_null());
@@ -346,6 +348,37 @@ fn redlock_topology_reports_every_scenario_on_the_double() {
     }
 }
 
+/// With `--shared-lock` the four clients take turns in process: each gets the lock in
+/// rotation, in every scenario.
+#[test]
+fn redlock_clients_sharing_one_lock_take_turns() {
+    let report = json(&[
+        "bench",
+        "--topology",
+        "redlock",
+        "--clients",
+        "4",
+        "--shared-lock",
+        "--duration",
+        "0.3",
+        "--json",
+    ]);
+    assert_eq!(report["shared_lock"], true);
+    for scenario in ["nxlock", "one_refused", "one_blackholed"] {
+        let s = &report[scenario];
+        assert_eq!(s["violations"], 0, "{scenario}");
+        let cycles = &s["per_client_cycles"];
+        let (min, max) = (
+            cycles["min"].as_u64().unwrap(),
+            cycles["max"].as_u64().unwrap(),
+        );
+        assert!(
+            max > 0 && max - min <= 1,
+            "{scenario}: clients served in rotation differ by at most one cycle, got {cycles}"
+        );
+    }
+}
+
 #[test]
 fn redlock_topology_argument_mistakes_are_usage_errors() {
     for args in [
@@ -370,6 +403,7 @@ fn redlock_topology_argument_mistakes_are_usage_errors() {
         ],
         &["bench", "--spawn"],
         &["bench", "--instances", "3"],
+        &["bench", "--shared-lock"],
     ] {
         let out = nxlock(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -2,6 +2,7 @@
 //! with one instance refusing connections and with one black-holed; and rslock's
 //! `LockManager` over the same servers in the same run.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use lock_core::{CountingBackend, KvBackend, LockName, LockOptions, Redlock, RedlockOptions};
@@ -65,6 +66,8 @@ pub struct RedlockReport {
     pub instances: usize,
     /// Concurrent clients.
     pub clients: usize,
+    /// Whether the clients on one key shared one Redlock (`--shared-lock`).
+    pub shared_lock: bool,
     /// Keys.
     pub keys: usize,
     /// Lock TTL, ms.
@@ -170,8 +173,21 @@ async fn redlock_scenario<B: KvBackend + Clone + 'static>(
     let counted: Vec<_> = nodes.into_iter().map(CountingBackend::new).collect();
     let counters = counted.clone();
     let commands = move || counters.iter().map(CountingBackend::commands).sum();
+    // One Redlock per key, cloned for each of its clients, when they share it.
+    let shared = std::sync::Mutex::new(HashMap::<Vec<u8>, Redlock<_>>::new());
     let make = |name: &LockName, options: LockOptions| {
-        Redlock::with_options(counted.clone(), name, options)
+        if !workload.shared_lock {
+            return Redlock::with_options(counted.clone(), name, options);
+        }
+        let mut shared = shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(lock) = shared.get(&name.lock_key()) {
+            return Ok(lock.clone());
+        }
+        let lock = Redlock::with_options(counted.clone(), name, options)?;
+        shared.insert(name.lock_key(), lock.clone());
+        Ok(lock)
     };
     run_clients(label, workload, commands, make).await
 }
@@ -193,6 +209,7 @@ fn report(
         topology: "redlock".into(),
         instances,
         clients: workload.clients,
+        shared_lock: workload.shared_lock,
         keys: workload.keys,
         ttl_ms: u64::try_from(workload.ttl.as_millis()).unwrap_or(u64::MAX),
         duration_s: workload.duration.as_secs_f64(),

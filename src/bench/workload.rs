@@ -77,6 +77,9 @@ pub struct Workload {
     pub duration: Duration,
     /// How blocked clients wait; anything but [`Waiting::Poll`] needs [`Algorithm::Token`].
     pub wait: Waiting,
+    /// The Redlock topology only: the clients on one key share one lock object (clones
+    /// of it, which take turns in process) instead of building one each.
+    pub shared_lock: bool,
 }
 
 impl Workload {
@@ -103,6 +106,7 @@ impl Default for Workload {
             ttl: Duration::from_secs(10),
             duration: Duration::from_secs(5),
             wait: Waiting::Fair,
+            shared_lock: false,
         }
     }
 }

@@ -120,6 +120,11 @@ pub struct BenchArgs {
     /// comparison moves both sides alike. Default 5.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     rounds: Option<u32>,
+    /// --topology redlock: the clients on one key share one Redlock (clones of it), as
+    /// tasks of one process would, and take turns in process; by default each client
+    /// builds its own, as separate processes would.
+    #[arg(long)]
+    shared_lock: bool,
 }
 
 fn progress(seconds: f64, quiet: bool) -> Option<ProgressBar> {
@@ -156,6 +161,9 @@ fn usage_error(args: &BenchArgs) -> Option<&'static str> {
     }
     if args.rounds.is_some() && args.compare.is_none() {
         return Some("--rounds is for --compare");
+    }
+    if args.shared_lock && args.topology != TopologyArg::Redlock {
+        return Some("--shared-lock is for --topology redlock");
     }
     match args.topology {
         TopologyArg::Single if args.spawn || args.instances != 5 => {
@@ -231,6 +239,7 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
             (Some(WaitArg::Notify), _) => Waiting::Notify,
             (Some(WaitArg::Fair), _) | (None, AlgorithmArg::Token) => Waiting::Fair,
         },
+        shared_lock: false,
     };
     let Some(runtime) = runtime(args.runtime) else {
         eprintln!("nxlock bench: cannot start a tokio runtime");
@@ -387,6 +396,7 @@ fn run_redlock(args: &BenchArgs) -> ExitCode {
         ttl: Duration::from_millis(args.ttl_ms),
         duration: Duration::from_secs_f64(args.duration),
         wait: Waiting::Poll,
+        shared_lock: args.shared_lock,
         ..Workload::default()
     };
     let Some(runtime) = runtime(args.runtime) else {

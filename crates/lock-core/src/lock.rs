@@ -301,6 +301,21 @@ pub(crate) enum Before {
 /// policy's backoff (capped by the holder's TTL) and retrying transient errors.
 pub(crate) async fn acquire_with_policy<A, F, Fut>(
     lock: &A,
+    attempt: F,
+) -> Result<A::Guard, LockError>
+where
+    A: LockAlgorithm + ?Sized,
+    F: FnMut(Before) -> Fut,
+    Fut: Future<Output = Result<Attempt<A::Guard>, LockError>>,
+{
+    let budget = Budget::new(&lock.options().policy, lock.clock());
+    acquire_with_budget(lock, budget, attempt).await
+}
+
+/// [`acquire_with_policy`] with a `budget` that may already count attempts.
+pub(crate) async fn acquire_with_budget<A, F, Fut>(
+    lock: &A,
+    mut budget: Budget<'_>,
     mut attempt: F,
 ) -> Result<A::Guard, LockError>
 where
@@ -309,7 +324,6 @@ where
     Fut: Future<Output = Result<Attempt<A::Guard>, LockError>>,
 {
     let (policy, clock) = (&lock.options().policy, lock.clock());
-    let mut budget = Budget::new(policy, clock);
     let mut before = Before::Nothing;
     loop {
         budget.count_attempt();

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use tokio::sync::OwnedSemaphorePermit;
+
 use super::{Nodes, RedlockOptions, valid_until_ms};
 use crate::algorithms::{int_reply, ms_arg};
 use crate::lock::{ReleaseError, ttl_ms};
@@ -19,6 +21,8 @@ pub struct RedlockGuard<B: KvBackend + Clone + 'static> {
     /// For an extend's drift.
     redlock: RedlockOptions,
     armed: bool,
+    /// This process's turn at the lock, passed on when the hold ends.
+    turn: Option<OwnedSemaphorePermit>,
 }
 
 impl<B: KvBackend + Clone + 'static> RedlockGuard<B> {
@@ -36,7 +40,13 @@ impl<B: KvBackend + Clone + 'static> RedlockGuard<B> {
             held,
             redlock,
             armed: true,
+            turn: None,
         }
+    }
+
+    pub(super) fn with_turn(mut self, turn: OwnedSemaphorePermit) -> Self {
+        self.turn = Some(turn);
+        self
     }
 
     /// The nodes (indexes into the lock's node list) that confirmed this hold when it was
@@ -139,7 +149,7 @@ impl<B: KvBackend + Clone + 'static> Drop for RedlockGuard<B> {
     fn drop(&mut self) {
         if self.armed {
             self.nodes
-                .release_in_background(std::mem::take(&mut self.token));
+                .release_in_background(std::mem::take(&mut self.token), self.turn.take());
         }
     }
 }

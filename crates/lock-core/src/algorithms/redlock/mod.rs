@@ -12,9 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fanout::{Fan, Tally};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{TokenGuard, int_reply, ms_arg, pair_reply};
-use crate::lock::{Before, Supports, acquire_with_policy, run_in_background};
+use crate::lock::{Before, Budget, Supports, acquire_with_budget, run_in_background};
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockName, LockOptions, SetOptions,
@@ -179,11 +180,13 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
         }
     }
 
-    /// Releases on every node in the background: for an acquire or a guard dropped.
-    fn release_in_background(&self, token: String) {
+    /// Releases on every node in the background: for an acquire or a guard dropped. The
+    /// in-process turn, if any, passes on only once the release is done.
+    fn release_in_background(&self, token: String, turn: Option<OwnedSemaphorePermit>) {
         let nodes = self.clone();
         run_in_background(async move {
             nodes.release(&token).await;
+            drop(turn);
         });
     }
 }
@@ -205,6 +208,15 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
 ///
 /// An attempt the caller cancels releases its partial holds in the background.
 ///
+/// Tasks that share one `Redlock` (through [`Clone`] or an `Arc`) take turns in process,
+/// first come first served, and only the task whose turn it is sends commands: tasks of
+/// one process never split the nodes' votes between themselves, and a task waiting
+/// behind another starts the moment that one's release is done, without polling the
+/// nodes. The wait for a turn counts against the acquire's policy like refused attempts
+/// (a [`try_acquire`](LockAlgorithm::try_acquire) behind a busy turn is
+/// [`Attempt::Held`] at once). Separate `Redlock` objects, like separate processes,
+/// compete through the nodes alone.
+///
 /// # Invariants and hazards
 ///
 /// Two holders need two quorums, which share a node; so exclusion holds while every node
@@ -216,6 +228,8 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
 /// resource that checks the holder's token or fence stays safe against the last.
 pub struct Redlock<B> {
     nodes: Nodes<B>,
+    /// The in-process turn: one permit, handed to waiting tasks in arrival order.
+    turns: Arc<Semaphore>,
     name: LockName,
     options: LockOptions,
     ttl_ms: i64,
@@ -278,6 +292,7 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
                 fail_fast: redlock.fail_fast,
                 clock,
             },
+            turns: Arc::new(Semaphore::new(1)),
             name: name.clone(),
             options,
             ttl_ms,
@@ -305,6 +320,40 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
     /// The drift allowance subtracted from every validity, in milliseconds.
     pub fn drift_ms(&self) -> i64 {
         self.drift_ms
+    }
+
+    /// Waits for this process's turn at the lock: at once if no task sharing this
+    /// `Redlock` holds or is taking it; otherwise in line, counting each of the policy's
+    /// backoff delays spent there as a refused attempt, until the turn comes or the
+    /// policy gives up ([`LockError::Timeout`]).
+    async fn wait_turn(&self, budget: &mut Budget<'_>) -> Result<OwnedSemaphorePermit, LockError> {
+        let Ok(turn) = self.turns.clone().try_acquire_owned() else {
+            return self.wait_in_line(budget).await;
+        };
+        Ok(turn)
+    }
+
+    async fn wait_in_line(
+        &self,
+        budget: &mut Budget<'_>,
+    ) -> Result<OwnedSemaphorePermit, LockError> {
+        let policy = &self.options.policy;
+        // Our place in line is kept across the delays below.
+        let turn = self.turns.clone().acquire_owned();
+        tokio::pin!(turn);
+        loop {
+            budget.count_attempt();
+            budget.allow_another(&self.nodes.key)?;
+            let delay = policy.delay(budget.attempts, None, budget.waited());
+            tokio::select! {
+                biased;
+                turn = &mut turn => {
+                    // The semaphore is never closed.
+                    return turn.map_err(|_| LockError::InvalidConfig("redlock turns closed".into()));
+                }
+                () = self.nodes.clock.sleep(delay) => {}
+            }
+        }
     }
 
     /// One attempt with `token` on every node.
@@ -378,7 +427,8 @@ struct Undo<'a, B: KvBackend + Clone + 'static> {
 impl<B: KvBackend + Clone + 'static> Drop for Undo<'_, B> {
     fn drop(&mut self) {
         if self.armed {
-            self.nodes.release_in_background(self.token.to_owned());
+            self.nodes
+                .release_in_background(self.token.to_owned(), None);
         }
     }
 }
@@ -401,12 +451,39 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for Redlock<B> {
 
     async fn acquire(&self) -> Result<RedlockGuard<B>, LockError> {
         let token = TokenGuard::<B>::new_token();
-        acquire_with_policy(self, |before| self.attempt(&token, before)).await
+        let mut budget = Budget::new(&self.options.policy, &self.nodes.clock);
+        let turn = self.wait_turn(&mut budget).await?;
+        let guard = acquire_with_budget(self, budget, |before| self.attempt(&token, before));
+        Ok(guard.await?.with_turn(turn))
     }
 
     async fn try_acquire(&self) -> Result<Attempt<RedlockGuard<B>>, LockError> {
-        self.attempt(&TokenGuard::<B>::new_token(), Before::Nothing)
-            .await
+        let Ok(turn) = self.turns.clone().try_acquire_owned() else {
+            return Ok(Attempt::Held { holder_ttl: None });
+        };
+        let attempt = self
+            .attempt(&TokenGuard::<B>::new_token(), Before::Nothing)
+            .await?;
+        Ok(match attempt {
+            Attempt::Acquired(guard) => Attempt::Acquired(guard.with_turn(turn)),
+            other => other,
+        })
+    }
+}
+
+impl<B> Clone for Redlock<B> {
+    /// Another handle on the same lock, sharing its in-process turns.
+    fn clone(&self) -> Self {
+        Self {
+            nodes: self.nodes.clone(),
+            turns: self.turns.clone(),
+            name: self.name.clone(),
+            options: self.options.clone(),
+            ttl_ms: self.ttl_ms,
+            ttl_arg: self.ttl_arg.clone(),
+            redlock: self.redlock,
+            drift_ms: self.drift_ms,
+        }
     }
 }
 
