@@ -122,14 +122,18 @@ impl RedisBackend {
         let node = self.route.node();
         let mut connection = node.connection.clone();
         let limit = self.options.command_timeout;
+        // Boxed, the two inner futures keep this one small: callers such as Redlock move
+        // one per node into a `FuturesUnordered`, and redis-rs's is kilobytes.
         let reply =
-            match tokio::time::timeout(limit, command.query_async::<T>(&mut connection)).await {
+            match tokio::time::timeout(limit, Box::pin(command.query_async::<T>(&mut connection)))
+                .await
+            {
                 Ok(reply) => reply.map_err(errors::from_redis),
                 Err(_) => Err(errors::timed_out(limit)),
             };
         match reply {
             Err(error) if self.route.follows_sentinel() => {
-                Err(self.route.after_error(&node.address, error).await)
+                Err(Box::pin(self.route.after_error(&node.address, error)).await)
             }
             reply => reply,
         }
