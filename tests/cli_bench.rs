@@ -379,6 +379,34 @@ fn redlock_clients_sharing_one_lock_take_turns() {
     }
 }
 
+/// Eight clients sharing one fair lock on the double: served in rotation, each hold the
+/// uncontended two-command cycle.
+#[test]
+fn clients_sharing_one_fair_lock_take_turns() {
+    let report = json(&[
+        "bench",
+        "--clients",
+        "8",
+        "--shared-lock",
+        "--duration",
+        "0.3",
+        "--json",
+    ]);
+    assert_eq!(report["algorithm"], "fair, shared");
+    assert_eq!(report["violations"], 0);
+    let commands = report["commands_per_cycle"].as_f64().unwrap();
+    assert!(
+        (2.0..=2.001).contains(&commands),
+        "{commands} commands per cycle"
+    );
+    let cycles = &report["per_client_cycles"];
+    let (min, max) = (
+        cycles["min"].as_u64().unwrap(),
+        cycles["max"].as_u64().unwrap(),
+    );
+    assert!(max > 0 && max - min <= 1, "not in rotation: {cycles}");
+}
+
 #[test]
 fn redlock_topology_argument_mistakes_are_usage_errors() {
     for args in [
@@ -403,7 +431,8 @@ fn redlock_topology_argument_mistakes_are_usage_errors() {
         ],
         &["bench", "--spawn"],
         &["bench", "--instances", "3"],
-        &["bench", "--shared-lock"],
+        &["bench", "--shared-lock", "--wait", "poll"],
+        &["bench", "--shared-lock", "--algorithm", "legacy"],
     ] {
         let out = nxlock(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

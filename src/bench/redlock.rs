@@ -2,7 +2,6 @@
 //! with one instance refusing connections and with one black-holed; and rslock's
 //! `LockManager` over the same servers in the same run.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use lock_core::{CountingBackend, KvBackend, LockName, LockOptions, Redlock, RedlockOptions};
@@ -10,7 +9,7 @@ use lock_memory::MemoryInstances;
 use serde::Serialize;
 
 use super::report::{BenchReport, Fairness, Latency};
-use super::workload::run_clients;
+use super::workload::{one_per_key, run_clients};
 use super::{BenchError, Workload};
 
 /// One scenario's figures.
@@ -173,22 +172,8 @@ async fn redlock_scenario<B: KvBackend + Clone + 'static>(
     let counted: Vec<_> = nodes.into_iter().map(CountingBackend::new).collect();
     let counters = counted.clone();
     let commands = move || counters.iter().map(CountingBackend::commands).sum();
-    // One Redlock per key, cloned for each of its clients, when they share it.
-    let shared = std::sync::Mutex::new(HashMap::<Vec<u8>, Redlock<_>>::new());
-    let make = |name: &LockName, options: LockOptions| {
-        if !workload.shared_lock {
-            return Redlock::with_options(counted.clone(), name, options);
-        }
-        let mut shared = shared
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(lock) = shared.get(&name.lock_key()) {
-            return Ok(lock.clone());
-        }
-        let lock = Redlock::with_options(counted.clone(), name, options)?;
-        shared.insert(name.lock_key(), lock.clone());
-        Ok(lock)
-    };
+    let make = one_per_key(workload.shared_lock, Redlock::with_options);
+    let make = |name: &LockName, options| make(counted.clone(), name, options);
     run_clients(label, workload, commands, make).await
 }
 

@@ -1,7 +1,8 @@
 //! The workload: clients, keys, hold time, and the loop each client runs.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use lock_conformance::OverlapDetector;
@@ -77,13 +78,15 @@ pub struct Workload {
     pub duration: Duration,
     /// How blocked clients wait; anything but [`Waiting::Poll`] needs [`Algorithm::Token`].
     pub wait: Waiting,
-    /// The Redlock topology only: the clients on one key share one lock object (clones
-    /// of it, which take turns in process) instead of building one each.
+    /// The clients on one key share one lock object (clones of it) instead of building
+    /// one each. Clones of a fair lock or a Redlock take turns in process; the other
+    /// algorithms ignore this.
     pub shared_lock: bool,
 }
 
 impl Workload {
-    /// The name reports use: the algorithm, and how it waits unless it polls.
+    /// The name reports use: the algorithm, how it waits unless it polls, and whether
+    /// its clients share a fair lock.
     pub fn label(&self) -> &'static str {
         match (self.algorithm, self.wait) {
             (algorithm @ (Algorithm::Optimistic | Algorithm::Watch | Algorithm::Locked), _) => {
@@ -91,6 +94,7 @@ impl Workload {
             }
             (algorithm, Waiting::Poll) => algorithm.name(),
             (_, Waiting::Notify) => "token+notify",
+            (_, Waiting::Fair) if self.shared_lock => "fair, shared",
             (_, Waiting::Fair) => "fair",
         }
     }
@@ -208,6 +212,31 @@ where
     run_clients(backend_name, workload, || counter.commands(), make).await
 }
 
+/// `make`, or with `shared` a `make` that builds one lock per key and hands each of the
+/// key's clients a clone of it.
+pub(crate) fn one_per_key<B, A, F>(
+    shared: bool,
+    make: F,
+) -> impl Fn(B, &LockName, LockOptions) -> Result<A, LockError>
+where
+    A: Clone,
+    F: Fn(B, &LockName, LockOptions) -> Result<A, LockError>,
+{
+    let built = Mutex::new(HashMap::<Vec<u8>, A>::new());
+    move |backend, name, options| {
+        if !shared {
+            return make(backend, name, options);
+        }
+        let mut built = built.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(lock) = built.get(&name.lock_key()) {
+            return Ok(lock.clone());
+        }
+        let lock = make(backend, name, options)?;
+        built.insert(name.lock_key(), lock.clone());
+        Ok(lock)
+    }
+}
+
 /// Runs `workload` with one lock per client built by `make` (on the lock name of its
 /// key, with the workload's TTL); `commands` reads how many backend commands were sent
 /// so far.
@@ -293,7 +322,8 @@ pub async fn run<B: KvBackend + Clone + 'static>(
             run_locks(backend, name, workload, make).await
         }
         (Algorithm::Token, Waiting::Fair) => {
-            run_locks(backend, name, workload, FairLock::with_options).await
+            let make = one_per_key(workload.shared_lock, FairLock::with_options);
+            run_locks(backend, name, workload, make).await
         }
         (Algorithm::Legacy, Waiting::Poll) => {
             run_locks(backend, name, workload, LegacyLock::with_options).await

@@ -120,9 +120,9 @@ pub struct BenchArgs {
     /// comparison moves both sides alike. Default 5.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     rounds: Option<u32>,
-    /// --topology redlock: the clients on one key share one Redlock (clones of it), as
-    /// tasks of one process would, and take turns in process; by default each client
-    /// builds its own, as separate processes would.
+    /// The clients on one key share one lock object (clones of it), as the tasks of one
+    /// process would, and take turns in process (the fair lock and --topology redlock);
+    /// by default each client builds its own, as separate processes would.
     #[arg(long)]
     shared_lock: bool,
 }
@@ -162,8 +162,10 @@ fn usage_error(args: &BenchArgs) -> Option<&'static str> {
     if args.rounds.is_some() && args.compare.is_none() {
         return Some("--rounds is for --compare");
     }
-    if args.shared_lock && args.topology != TopologyArg::Redlock {
-        return Some("--shared-lock is for --topology redlock");
+    let fair = matches!(args.algorithm, AlgorithmArg::Token)
+        && matches!(args.wait, None | Some(WaitArg::Fair));
+    if args.shared_lock && args.topology != TopologyArg::Redlock && !fair {
+        return Some("--shared-lock is for the fair lock and --topology redlock");
     }
     match args.topology {
         TopologyArg::Single if args.spawn || args.instances != 5 => {
@@ -239,7 +241,7 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
             (Some(WaitArg::Notify), _) => Waiting::Notify,
             (Some(WaitArg::Fair), _) | (None, AlgorithmArg::Token) => Waiting::Fair,
         },
-        shared_lock: false,
+        shared_lock: args.shared_lock,
     };
     let Some(runtime) = runtime(args.runtime) else {
         eprintln!("nxlock bench: cannot start a tokio runtime");

@@ -38,6 +38,7 @@ mod script;
 pub mod scripts;
 mod slots;
 mod transaction;
+mod turns;
 mod value;
 mod versioned;
 mod wake;

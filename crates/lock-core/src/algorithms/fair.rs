@@ -11,6 +11,7 @@ use super::{Binding, Hold, int_reply, ms_arg, unexpected};
 use crate::lock::{Budget, ReleaseError, Supports, run_in_background};
 use crate::publish_command;
 use crate::scripts::{COMPARE_AND_DELETE, FAIR_ACQUIRE, FAIR_EXTEND, FAIR_RELEASE};
+use crate::turns::{Turn, Turns};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
@@ -64,6 +65,15 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 ///   may hand the lock to the cancelled waiter's token; the background leave then passes
 ///   it on, and if the process died first, the hand-off lapses within the patience.
 ///
+/// - Tasks that share one `FairLock` (its clones, or an `Arc`) take turns in process,
+///   first come first served, and only the task whose turn it is talks to the backend:
+///   the next one starts the moment the previous hold ends, so the backend sees one
+///   client of this process at a time (and, with nobody else waiting, the two-command
+///   uncontended cycle). The wait for a turn counts against the acquire's policy like
+///   refused attempts; a [`try_acquire`](LockAlgorithm::try_acquire) behind a busy turn
+///   is [`Attempt::Held`] at once. Across processes the line in the backend decides; a
+///   task enters it when its turn in process comes.
+///
 /// Every client of one lock must use the same patience.
 ///
 /// # Invariants
@@ -81,6 +91,8 @@ pub struct FairLock<B> {
     binding: Binding<B>,
     line: Arc<Line>,
     subscription: SubscriptionSlot,
+    /// Shared by clones.
+    turns: Turns,
 }
 
 /// The queue's keys and the arguments every fair script shares.
@@ -163,7 +175,7 @@ impl Line {
 }
 
 /// One FAIR_ACQUIRE reply.
-enum Turn {
+enum AcquireReply {
     Acquired,
     Waiting {
         holder_ttl: Option<Duration>,
@@ -200,6 +212,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
             binding: Binding::new(backend, name, options, "fair", Supports::default())?,
             line: Arc::new(line),
             subscription: SubscriptionSlot::default(),
+            turns: Turns::default(),
         }
         .with_patience(DEFAULT_PATIENCE))
     }
@@ -235,7 +248,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         Ok(None)
     }
 
-    async fn turn(&self, token: &str, ticket: i64) -> Result<Turn, LockError> {
+    async fn ask_line(&self, token: &str, ticket: i64) -> Result<AcquireReply, LockError> {
         let Binding {
             backend,
             key,
@@ -260,11 +273,13 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
             .await?;
         match &reply {
             Value::Array(items) => match items.as_slice() {
-                [Value::Int(1), ..] => Ok(Turn::Acquired),
-                [Value::Int(0), Value::Int(pttl), Value::Int(ticket)] => Ok(Turn::Waiting {
-                    holder_ttl: super::holder_ttl(*pttl),
-                    ticket: *ticket,
-                }),
+                [Value::Int(1), ..] => Ok(AcquireReply::Acquired),
+                [Value::Int(0), Value::Int(pttl), Value::Int(ticket)] => {
+                    Ok(AcquireReply::Waiting {
+                        holder_ttl: super::holder_ttl(*pttl),
+                        ticket: *ticket,
+                    })
+                }
                 _ => Err(unexpected(&FAIR_ACQUIRE, &reply)),
             },
             _ => Err(unexpected(&FAIR_ACQUIRE, &reply)),
@@ -281,6 +296,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
             line: self.line.clone(),
             valid_until,
             claim: None,
+            turn: None,
         }
     }
 
@@ -335,12 +351,12 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         loop {
             budget.count_attempt();
             let looked = clock.now_ms();
-            let holder_ttl = match self.turn(token, leave.ticket).await {
-                Ok(Turn::Acquired) => {
+            let holder_ttl = match self.ask_line(token, leave.ticket).await {
+                Ok(AcquireReply::Acquired) => {
                     leave.armed = false;
                     return Ok(self.guard(token.to_owned(), looked, *ttl_ms));
                 }
-                Ok(Turn::Waiting { holder_ttl, ticket }) => {
+                Ok(AcquireReply::Waiting { holder_ttl, ticket }) => {
                     leave.ticket = ticket;
                     holder_ttl
                 }
@@ -377,13 +393,13 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     /// One look with ticket -1: takes the lock if it is ours to take, but never queues.
     async fn look(&self, token: String) -> Result<Attempt<FairGuard<B>>, LockError> {
         let looked = self.binding.clock.now_ms();
-        match self.turn(&token, -1).await? {
-            Turn::Acquired => Ok(Attempt::Acquired(self.guard(
+        match self.ask_line(&token, -1).await? {
+            AcquireReply::Acquired => Ok(Attempt::Acquired(self.guard(
                 token,
                 looked,
                 self.binding.ttl_ms,
             ))),
-            Turn::Waiting { holder_ttl, .. } => Ok(Attempt::Held { holder_ttl }),
+            AcquireReply::Waiting { holder_ttl, .. } => Ok(Attempt::Held { holder_ttl }),
         }
     }
 
@@ -430,20 +446,43 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
     binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<FairGuard<B>>, LockError> {
+        let Some(turn) = self.turns.try_take() else {
+            return Ok(Attempt::Held { holder_ttl: None });
+        };
         let token = TokenGuard::<B>::new_token();
         if self.line.calm() {
             if let Some(guard) = self.take_if_free(&token).await? {
-                return Ok(Attempt::Acquired(guard));
+                return Ok(Attempt::Acquired(guard.with_turn(turn)));
             }
         }
-        self.look(token).await
+        Ok(match self.look(token).await? {
+            Attempt::Acquired(guard) => Attempt::Acquired(guard.with_turn(turn)),
+            other => other,
+        })
     }
 
     async fn acquire(&self) -> Result<FairGuard<B>, LockError> {
+        let Binding {
+            options,
+            clock,
+            key,
+            ..
+        } = &self.binding;
+        let mut budget = Budget::new(&options.policy, clock);
+        let turn = self
+            .turns
+            .take(&mut budget, &options.policy, clock, key)
+            .await?;
+        Ok(self.acquire_in_turn(budget).await?.with_turn(turn))
+    }
+}
+
+impl<B: KvBackend + Clone + 'static> FairLock<B> {
+    /// [`LockAlgorithm::acquire`] once this process's turn has come.
+    async fn acquire_in_turn(&self, mut budget: Budget<'_>) -> Result<FairGuard<B>, LockError> {
         let policy = &self.binding.options.policy;
         let token = TokenGuard::<B>::new_token();
         let fast = self.line.calm();
-        let mut budget = Budget::new(policy, &self.binding.clock);
         let retries = policy.retries();
         if fast || !retries {
             // Without retries this is the one attempt, and it never takes a ticket, so
@@ -491,12 +530,19 @@ pub struct FairGuard<B: KvBackend + Clone + 'static> {
     valid_until: Arc<AtomicI64>,
     /// The pending claim of a handed-over lock; pointless once the hold ends.
     claim: Option<tokio::task::JoinHandle<()>>,
+    /// This process's turn at the lock, passed on when the hold ends.
+    turn: Option<Turn>,
 }
 
 impl<B: KvBackend + Clone + 'static> FairGuard<B> {
     /// The random token this acquisition holds the lock with.
     pub fn token(&self) -> &str {
         self.inner.token()
+    }
+
+    fn with_turn(mut self, turn: Turn) -> Self {
+        self.turn = Some(turn);
+        self
     }
 
     fn stop_claim(&mut self) {
@@ -576,9 +622,10 @@ impl<B: KvBackend + Clone + 'static> Drop for FairGuard<B> {
             self.inner.key_arc(),
             self.line.clone(),
         );
-        let token = self.inner.token().to_owned();
+        let (token, turn) = (self.inner.token().to_owned(), self.turn.take());
         run_in_background(async move {
             let _ = line.release(&backend, &key, &token, 0).await;
+            drop(turn);
         });
     }
 }

@@ -4,12 +4,11 @@
 use std::fmt;
 use std::time::Duration;
 
-use tokio::sync::OwnedSemaphorePermit;
-
 use super::{Nodes, RedlockOptions, valid_until_ms};
 use crate::algorithms::{int_reply, ms_arg};
 use crate::lock::{ReleaseError, ttl_ms};
 use crate::scripts::COMPARE_AND_PEXPIRE;
+use crate::turns::Turn;
 use crate::{Clock, KvBackend, LockError, LockGuard};
 
 /// A held [`Redlock`](super::Redlock).
@@ -22,7 +21,7 @@ pub struct RedlockGuard<B: KvBackend + Clone + 'static> {
     redlock: RedlockOptions,
     armed: bool,
     /// This process's turn at the lock, passed on when the hold ends.
-    turn: Option<OwnedSemaphorePermit>,
+    turn: Option<Turn>,
 }
 
 impl<B: KvBackend + Clone + 'static> RedlockGuard<B> {
@@ -44,7 +43,7 @@ impl<B: KvBackend + Clone + 'static> RedlockGuard<B> {
         }
     }
 
-    pub(super) fn with_turn(mut self, turn: OwnedSemaphorePermit) -> Self {
+    pub(super) fn with_turn(mut self, turn: Turn) -> Self {
         self.turn = Some(turn);
         self
     }

@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fanout::{Fan, Tally};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{TokenGuard, int_reply, ms_arg, pair_reply};
 use crate::lock::{Before, Budget, Supports, acquire_with_budget, run_in_background};
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE};
+use crate::turns::{Turn, Turns};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockName, LockOptions, SetOptions,
     SetReply,
@@ -182,7 +182,7 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
 
     /// Releases on every node in the background: for an acquire or a guard dropped. The
     /// in-process turn, if any, passes on only once the release is done.
-    fn release_in_background(&self, token: String, turn: Option<OwnedSemaphorePermit>) {
+    fn release_in_background(&self, token: String, turn: Option<Turn>) {
         let nodes = self.clone();
         run_in_background(async move {
             nodes.release(&token).await;
@@ -228,8 +228,8 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
 /// resource that checks the holder's token or fence stays safe against the last.
 pub struct Redlock<B> {
     nodes: Nodes<B>,
-    /// The in-process turn: one permit, handed to waiting tasks in arrival order.
-    turns: Arc<Semaphore>,
+    /// Shared by clones.
+    turns: Turns,
     name: LockName,
     options: LockOptions,
     ttl_ms: i64,
@@ -292,7 +292,7 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
                 fail_fast: redlock.fail_fast,
                 clock,
             },
-            turns: Arc::new(Semaphore::new(1)),
+            turns: Turns::default(),
             name: name.clone(),
             options,
             ttl_ms,
@@ -320,40 +320,6 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
     /// The drift allowance subtracted from every validity, in milliseconds.
     pub fn drift_ms(&self) -> i64 {
         self.drift_ms
-    }
-
-    /// Waits for this process's turn at the lock: at once if no task sharing this
-    /// `Redlock` holds or is taking it; otherwise in line, counting each of the policy's
-    /// backoff delays spent there as a refused attempt, until the turn comes or the
-    /// policy gives up ([`LockError::Timeout`]).
-    async fn wait_turn(&self, budget: &mut Budget<'_>) -> Result<OwnedSemaphorePermit, LockError> {
-        let Ok(turn) = self.turns.clone().try_acquire_owned() else {
-            return self.wait_in_line(budget).await;
-        };
-        Ok(turn)
-    }
-
-    async fn wait_in_line(
-        &self,
-        budget: &mut Budget<'_>,
-    ) -> Result<OwnedSemaphorePermit, LockError> {
-        let policy = &self.options.policy;
-        // Our place in line is kept across the delays below.
-        let turn = self.turns.clone().acquire_owned();
-        tokio::pin!(turn);
-        loop {
-            budget.count_attempt();
-            budget.allow_another(&self.nodes.key)?;
-            let delay = policy.delay(budget.attempts, None, budget.waited());
-            tokio::select! {
-                biased;
-                turn = &mut turn => {
-                    // The semaphore is never closed.
-                    return turn.map_err(|_| LockError::InvalidConfig("redlock turns closed".into()));
-                }
-                () = self.nodes.clock.sleep(delay) => {}
-            }
-        }
     }
 
     /// One attempt with `token` on every node.
@@ -452,13 +418,14 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for Redlock<B> {
     async fn acquire(&self) -> Result<RedlockGuard<B>, LockError> {
         let token = TokenGuard::<B>::new_token();
         let mut budget = Budget::new(&self.options.policy, &self.nodes.clock);
-        let turn = self.wait_turn(&mut budget).await?;
+        let (policy, clock, key) = (&self.options.policy, &self.nodes.clock, &self.nodes.key);
+        let turn = self.turns.take(&mut budget, policy, clock, key).await?;
         let guard = acquire_with_budget(self, budget, |before| self.attempt(&token, before));
         Ok(guard.await?.with_turn(turn))
     }
 
     async fn try_acquire(&self) -> Result<Attempt<RedlockGuard<B>>, LockError> {
-        let Ok(turn) = self.turns.clone().try_acquire_owned() else {
+        let Some(turn) = self.turns.try_take() else {
             return Ok(Attempt::Held { holder_ttl: None });
         };
         let attempt = self

@@ -1,0 +1,116 @@
+//! Tasks sharing one FairLock take turns in process, on paused time: arrival order with
+//! nobody in the backend's line, the uncontended cycle for each of them, and separate
+//! lock objects still served by the backend's line.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lock_core::{
+    AcquirePolicy, Attempt, Backoff, FairLock, KvBackend, LockAlgorithm, LockError, LockGuard,
+    LockName, LockOptions, Retry,
+};
+use lock_memory::MemoryBackend;
+
+fn name() -> LockName {
+    LockName::new("invoices").unwrap()
+}
+
+fn lock(backend: &MemoryBackend, policy: AcquirePolicy) -> FairLock<MemoryBackend> {
+    FairLock::with_options(backend.clone(), &name(), LockOptions::new().policy(policy)).unwrap()
+}
+
+fn patient() -> AcquirePolicy {
+    AcquirePolicy::retry(Retry::Forever).with_backoff(Backoff::Fixed(Duration::from_millis(50)))
+}
+
+#[tokio::test(start_paused = true)]
+async fn clones_are_served_in_arrival_order_without_queueing_in_the_backend() {
+    let backend = MemoryBackend::new();
+    let shared = lock(&backend, patient());
+    let holder = shared.acquire().await.unwrap();
+    let before = backend.stats().commands;
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut waiters = Vec::new();
+    for i in 0..4 {
+        let (lock, order) = (shared.clone(), order.clone());
+        waiters.push(tokio::spawn(async move {
+            let guard = lock.acquire().await.unwrap();
+            order.lock().unwrap().push(i);
+            assert!(guard.release().await.unwrap());
+        }));
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        backend.stats().commands,
+        before,
+        "a task behind its own process's hold talked to the backend"
+    );
+    assert_eq!(backend.get(&name().key("issued")).await.unwrap(), None);
+    assert!(holder.release().await.unwrap());
+    for waiter in waiters {
+        waiter.await.unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
+    // Each of the five holds was the uncontended cycle: SET NX, then compare-and-delete
+    // (and this test's own GET of the counter above).
+    assert_eq!(backend.stats().commands, before + 1 + 1 + 4 * 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_try_behind_a_busy_turn_is_held_without_commands_and_a_wait_obeys_the_policy() {
+    let backend = MemoryBackend::new();
+    let policy = AcquirePolicy::retry(Retry::Attempts(2))
+        .with_backoff(Backoff::Fixed(Duration::from_millis(30)));
+    let shared = lock(&backend, policy);
+    let holder = shared.acquire().await.unwrap();
+    let before = backend.stats().commands;
+    assert!(matches!(
+        shared.clone().try_acquire().await.unwrap(),
+        Attempt::Held { holder_ttl: None }
+    ));
+    match shared.clone().acquire().await {
+        Err(LockError::Timeout {
+            attempts, waited, ..
+        }) => {
+            assert_eq!(attempts, 2);
+            assert_eq!(waited, Duration::from_millis(30));
+        }
+        other => panic!("a two-attempt acquire behind a busy turn answered {other:?}"),
+    }
+    assert_eq!(backend.stats().commands, before);
+    assert!(holder.release().await.unwrap());
+    assert!(shared.try_acquire().await.unwrap().acquired().is_some());
+}
+
+/// A separate FairLock is another process's client: it waits in the backend's line, and
+/// the shared lock's next task enters that line only when its turn in process comes.
+#[tokio::test(start_paused = true)]
+async fn separate_locks_meet_in_the_backends_line() {
+    let backend = MemoryBackend::new();
+    let shared = lock(&backend, patient());
+    let holder = shared.acquire().await.unwrap();
+    let other_process = lock(&backend, patient());
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let spawn = |lock: FairLock<MemoryBackend>, who: &'static str| {
+        let order = order.clone();
+        tokio::spawn(async move {
+            let guard = lock.acquire().await.unwrap();
+            order.lock().unwrap().push(who);
+            assert!(guard.release().await.unwrap());
+        })
+    };
+    let remote = spawn(other_process, "other process");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let local = spawn(shared.clone(), "clone");
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(
+        backend.get(&name().key("issued")).await.unwrap().as_deref(),
+        Some(b"1".as_slice()),
+        "only the other process's client waits in the backend's line"
+    );
+    drop(holder);
+    remote.await.unwrap();
+    local.await.unwrap();
+    assert_eq!(*order.lock().unwrap(), vec!["other process", "clone"]);
+}
