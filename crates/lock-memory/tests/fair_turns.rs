@@ -114,3 +114,26 @@ async fn separate_locks_meet_in_the_backends_line() {
     local.await.unwrap();
     assert_eq!(*order.lock().unwrap(), vec!["other process", "clone"]);
 }
+
+/// A task whose hold ran past its validity holds up the tasks behind it only until then.
+#[tokio::test(start_paused = true)]
+async fn a_hold_past_its_validity_no_longer_holds_up_the_line() {
+    let backend = MemoryBackend::new();
+    let shared = lock(&backend, patient());
+    let stuck = shared.acquire().await.unwrap();
+    let valid_until = stuck.valid_until_ms();
+    let next = tokio::time::timeout(Duration::from_secs(60), shared.clone().acquire())
+        .await
+        .expect("the task behind the lapsed hold was held up")
+        .unwrap();
+    let now = backend.clock().now_ms();
+    assert!(
+        now > valid_until && now <= valid_until + 100,
+        "served at {now}, the stuck hold was valid until {valid_until}"
+    );
+    assert!(
+        !stuck.release().await.unwrap(),
+        "the stuck hold was still held"
+    );
+    assert!(next.release().await.unwrap());
+}

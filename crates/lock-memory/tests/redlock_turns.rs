@@ -185,3 +185,29 @@ async fn an_abandoned_hold_passes_the_turn_and_the_next_task_waits_out_its_ttl()
     );
     assert!(served.release().await.unwrap());
 }
+
+/// A task whose hold ran past its validity (stuck, or leaked) holds up the tasks behind
+/// it only until then: they go to the nodes without a turn, as separate clients would.
+#[tokio::test(start_paused = true)]
+async fn a_hold_past_its_validity_no_longer_holds_up_the_line() {
+    let set = MemoryInstances::new(5);
+    let lock = redlock(&set, patient());
+    let stuck = lock.acquire().await.unwrap();
+    let valid_until = stuck.valid_until_ms();
+    let next = tokio::time::timeout(Duration::from_secs(60), lock.clone().acquire())
+        .await
+        .expect("the task behind the lapsed hold was held up")
+        .unwrap();
+    let now = set.clock().now_ms();
+    // The nodes keep the key for the drift allowance (102 ms) past the validity; then
+    // the next try, at most one 50 ms backoff later, succeeds.
+    assert!(
+        now > valid_until && now <= valid_until + lock.drift_ms() + 50,
+        "served at {now}, the stuck hold was valid until {valid_until}"
+    );
+    assert!(
+        !stuck.release().await.unwrap(),
+        "the stuck hold was still held"
+    );
+    assert!(next.release().await.unwrap());
+}

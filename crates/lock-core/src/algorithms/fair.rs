@@ -71,8 +71,9 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 ///   client of this process at a time (and, with nobody else waiting, the two-command
 ///   uncontended cycle). The wait for a turn counts against the acquire's policy like
 ///   refused attempts; a [`try_acquire`](LockAlgorithm::try_acquire) behind a busy turn
-///   is [`Attempt::Held`] at once. Across processes the line in the backend decides; a
-///   task enters it when its turn in process comes.
+///   is [`Attempt::Held`] at once. A hold past its validity holds nobody up: the tasks
+///   behind it then go to the backend without a turn. Across processes the line in the
+///   backend decides; a task enters it when its turn in process comes.
 ///
 /// Every client of one lock must use the same patience.
 ///
@@ -446,8 +447,10 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
     binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<FairGuard<B>>, LockError> {
-        let Some(turn) = self.turns.try_take() else {
-            return Ok(Attempt::Held { holder_ttl: None });
+        let turn = match self.turns.try_take() {
+            Some(turn) => Some(turn),
+            None if self.turns.holder_lapsed(&self.binding.clock) => None,
+            None => return Ok(Attempt::Held { holder_ttl: None }),
         };
         let token = TokenGuard::<B>::new_token();
         if self.line.calm() {
@@ -540,8 +543,11 @@ impl<B: KvBackend + Clone + 'static> FairGuard<B> {
         self.inner.token()
     }
 
-    fn with_turn(mut self, turn: Turn) -> Self {
-        self.turn = Some(turn);
+    fn with_turn(mut self, turn: Option<Turn>) -> Self {
+        if let Some(turn) = &turn {
+            turn.holds_until(self.valid_until_ms());
+        }
+        self.turn = turn;
         self
     }
 
@@ -599,8 +605,11 @@ impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
         self.stop_claim();
         let extended = self.inner.extend_with(&FAIR_EXTEND, ttl).await?;
         if extended {
-            self.valid_until
-                .store(self.inner.valid_until_ms(), Ordering::Release);
+            let valid_until_ms = self.inner.valid_until_ms();
+            self.valid_until.store(valid_until_ms, Ordering::Release);
+            if let Some(turn) = &self.turn {
+                turn.holds_until(valid_until_ms);
+            }
         }
         Ok(extended)
     }

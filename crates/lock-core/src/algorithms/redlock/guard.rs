@@ -43,8 +43,11 @@ impl<B: KvBackend + Clone + 'static> RedlockGuard<B> {
         }
     }
 
-    pub(super) fn with_turn(mut self, turn: Turn) -> Self {
-        self.turn = Some(turn);
+    pub(super) fn with_turn(mut self, turn: Option<Turn>) -> Self {
+        if let Some(turn) = &turn {
+            turn.holds_until(self.valid_until_ms);
+        }
+        self.turn = turn;
         self
     }
 
@@ -119,6 +122,9 @@ impl<B: KvBackend + Clone + 'static> LockGuard for RedlockGuard<B> {
         if let Some(valid_until) = valid_until.filter(|_| tally.yes() >= nodes.quorum) {
             self.valid_until_ms = valid_until;
             self.held = tally.yes_nodes();
+            if let Some(turn) = &self.turn {
+                turn.holds_until(valid_until);
+            }
             return Ok(true);
         }
         if tally.yes() >= nodes.quorum || tally.refused() {

@@ -214,8 +214,9 @@ impl<B: KvBackend + Clone + 'static> Nodes<B> {
 /// behind another starts the moment that one's release is done, without polling the
 /// nodes. The wait for a turn counts against the acquire's policy like refused attempts
 /// (a [`try_acquire`](LockAlgorithm::try_acquire) behind a busy turn is
-/// [`Attempt::Held`] at once). Separate `Redlock` objects, like separate processes,
-/// compete through the nodes alone.
+/// [`Attempt::Held`] at once). A hold past its validity holds nobody up: the tasks
+/// behind it then go to the nodes without a turn. Separate `Redlock` objects, like
+/// separate processes, compete through the nodes alone.
 ///
 /// # Invariants and hazards
 ///
@@ -417,16 +418,18 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for Redlock<B> {
 
     async fn acquire(&self) -> Result<RedlockGuard<B>, LockError> {
         let token = TokenGuard::<B>::new_token();
-        let mut budget = Budget::new(&self.options.policy, &self.nodes.clock);
         let (policy, clock, key) = (&self.options.policy, &self.nodes.clock, &self.nodes.key);
+        let mut budget = Budget::new(policy, clock);
         let turn = self.turns.take(&mut budget, policy, clock, key).await?;
         let guard = acquire_with_budget(self, budget, |before| self.attempt(&token, before));
         Ok(guard.await?.with_turn(turn))
     }
 
     async fn try_acquire(&self) -> Result<Attempt<RedlockGuard<B>>, LockError> {
-        let Some(turn) = self.turns.try_take() else {
-            return Ok(Attempt::Held { holder_ttl: None });
+        let turn = match self.turns.try_take() {
+            Some(turn) => Some(turn),
+            None if self.turns.holder_lapsed(&self.nodes.clock) => None,
+            None => return Ok(Attempt::Held { holder_ttl: None }),
         };
         let attempt = self
             .attempt(&TokenGuard::<B>::new_token(), Before::Nothing)
