@@ -167,7 +167,8 @@ where
 }
 
 /// One and eight clients on one key of a real server: nxlock's default (fair) lock and
-/// rslock's `LockManager`, each client with its own lock object.
+/// rslock's `LockManager`, each client with its own lock object; and eight tasks sharing
+/// one fair lock object (`fair_shared`), which pass the hold to each other.
 fn bench_contended_redis(c: &mut Criterion, rt: &Runtime, backend: &RedisBackend, url: &str) {
     let mut g = c.benchmark_group("contended/redis/one_key");
     for n in [1usize, 8] {
@@ -176,6 +177,14 @@ fn bench_contended_redis(c: &mut Criterion, rt: &Runtime, backend: &RedisBackend
             b.to_async(rt)
                 .iter_custom(|iters| contended_cycles(fair, n, iters))
         });
+        if n > 1 {
+            let shared = FairLock::new(backend.clone(), &name("bench:contended:fair"));
+            let fair_shared = |_| shared.clone();
+            g.bench_with_input(BenchmarkId::new("fair_shared", n), &n, |b, &n| {
+                b.to_async(rt)
+                    .iter_custom(|iters| contended_cycles(fair_shared, n, iters))
+            });
+        }
         let urls = [url.to_owned()];
         let rslock = |_| {
             let options = LockOptions::new().ttl(Duration::from_secs(10));

@@ -282,6 +282,9 @@ async fn fair_queue_scripts_agree() {
         (&scripts::FAIR_RELEASE, vec!["B", "2"]),
         (&scripts::FAIR_RELEASE, vec!["C", "3"]),
         (&scripts::FAIR_RELEASE, vec!["C", "0"]),
+        // Passes: the holder names a successor of its own process.
+        (&scripts::FAIR_RELEASE, vec!["A", "0", "E"]),
+        (&scripts::FAIR_RELEASE, vec!["B", "0", "E"]),
         (&scripts::FAIR_EXTEND, vec!["A", "30000"]),
         (&scripts::FAIR_EXTEND, vec!["B", "30000"]),
     ];
@@ -292,13 +295,17 @@ async fn fair_queue_scripts_agree() {
         for (script, call) in &calls {
             prepare_fair(&pair.memory, &state).await;
             prepare_fair(&pair.redis, &state).await;
-            let mut args: Vec<&[u8]> = call.iter().map(|a| a.as_bytes()).collect();
+            let (own, successor) = call.split_at(call.len().min(2));
+            let mut args: Vec<&[u8]> = own.iter().map(|a| a.as_bytes()).collect();
             let keys: &[&[u8]] = if script.name() == "fair-extend" {
                 &[FAIR_LOCK]
             } else {
                 args.extend([b"2000".as_slice(), FAIR_TICKETS, FAIR_WAKE, b"PUBLISH"]);
                 &[FAIR_LOCK, FAIR_ISSUED, FAIR_SERVED]
             };
+            if let [successor] = successor {
+                args.extend([successor.as_bytes(), b"10000"]);
+            }
             if script.name() == "fair-acquire" {
                 args.push(b"10000");
             }
@@ -335,5 +342,5 @@ async fn fair_queue_scripts_agree() {
         }
     }
     println!("compared {compared} fair-queue script runs on both backends");
-    assert_eq!(compared, 9 * 12);
+    assert_eq!(compared, 9 * 14);
 }

@@ -152,6 +152,7 @@ macro_rules! __with_cases {
                 impatient_acquire_takes_no_ticket,
                 contended_cycles_cost_two_commands needs(PubSub),
                 uncontended_cycles_cost_two_commands,
+                tasks_sharing_one_lock_pass_the_hold_in_one_command,
             }
             legacy {
                 mutual_exclusion,

@@ -3,82 +3,205 @@
 //! backend. They never race each other for the lock, and the next one starts the moment
 //! the previous hold ends, without polling. A hold past its validity holds nobody up: the
 //! tasks behind it then compete through the backend, as they would without turns.
+//!
+//! A turn may come with a *baton* (`T`): a hold the previous task passed to this one
+//! through the backend (the fair lock's pass), so the next task holds the lock the moment
+//! its turn comes, without asking the backend again.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::oneshot;
 
 use crate::lock::Budget;
 use crate::{AcquirePolicy, Clock, LockError};
 
 /// One lock object's line, shared by its clones.
-#[derive(Debug)]
-pub(crate) struct Turns {
-    semaphore: Arc<Semaphore>,
+pub(crate) struct Turns<T = ()> {
+    shared: Arc<Shared<T>>,
+}
+
+struct Shared<T> {
+    queue: Mutex<Queue<T>>,
     /// Until when the turn's holder holds the lock, in ms on the lock's clock; `i64::MAX`
     /// while it is still acquiring.
-    held_until_ms: Arc<AtomicI64>,
+    held_until_ms: AtomicI64,
+}
+
+struct Queue<T> {
+    /// Whether a task has the turn.
+    taken: bool,
+    /// The tasks in line, first first; a cancelled one's sender is closed.
+    waiting: VecDeque<oneshot::Sender<Grant<T>>>,
+}
+
+/// What a task in line receives when its turn comes.
+pub(crate) struct Grant<T> {
+    /// The turn itself.
+    pub(crate) turn: Turn<T>,
+    /// A hold passed on by the previous task, if it passed one.
+    pub(crate) baton: Option<T>,
 }
 
 /// This process's turn at a lock; the next task in line gets it when this is dropped.
-#[derive(Debug)]
-pub(crate) struct Turn {
-    held_until_ms: Arc<AtomicI64>,
-    /// Dropped after `Drop::drop` has reset `held_until_ms` for the next holder.
-    _permit: OwnedSemaphorePermit,
+pub(crate) struct Turn<T = ()> {
+    shared: Arc<Shared<T>>,
+    /// Cleared for a turn that never reached its task: dropping it then passes nothing on.
+    armed: bool,
 }
 
-impl Turn {
+/// The next task in line, set aside by [`Turn::successor`] while the turn's holder passes
+/// it a hold. Dropped without [`Successor::grant`], it goes back to the head of the line.
+pub(crate) struct Successor<T> {
+    sender: Option<oneshot::Sender<Grant<T>>>,
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Shared<T> {
+    fn queue(&self) -> MutexGuard<'_, Queue<T>> {
+        // A panic while the lock was held leaves a consistent queue (every update is a
+        // single push, pop or flag), so a poisoned mutex is still usable.
+        self.queue
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl<T> Turn<T> {
+    fn new(shared: Arc<Shared<T>>) -> Self {
+        Self {
+            shared,
+            armed: true,
+        }
+    }
+
     /// Records until when the hold taken in this turn is valid (after an acquire or an
     /// extend).
     pub(crate) fn holds_until(&self, valid_until_ms: i64) {
-        self.held_until_ms.store(valid_until_ms, Ordering::Release);
+        self.shared
+            .held_until_ms
+            .store(valid_until_ms, Ordering::Release);
+    }
+
+    /// The first task still waiting for the turn, if any, set aside so that this turn's
+    /// holder can pass it a hold.
+    pub(crate) fn successor(&self) -> Option<Successor<T>> {
+        let mut queue = self.shared.queue();
+        while let Some(sender) = queue.waiting.pop_front() {
+            if !sender.is_closed() {
+                return Some(Successor {
+                    sender: Some(sender),
+                    shared: self.shared.clone(),
+                });
+            }
+        }
+        None
     }
 }
 
-impl Drop for Turn {
+impl<T> Drop for Turn<T> {
     fn drop(&mut self) {
-        self.held_until_ms.store(i64::MAX, Ordering::Release);
-    }
-}
-
-impl Default for Turns {
-    fn default() -> Self {
-        Self {
-            semaphore: Arc::new(Semaphore::new(1)),
-            held_until_ms: Arc::new(AtomicI64::new(i64::MAX)),
+        if !self.armed {
+            return;
+        }
+        self.shared.held_until_ms.store(i64::MAX, Ordering::Release);
+        loop {
+            let sender = {
+                let mut queue = self.shared.queue();
+                let sender = queue.waiting.pop_front();
+                queue.taken = sender.is_some();
+                sender
+            };
+            let Some(sender) = sender else { return };
+            let grant = Grant {
+                turn: Turn::new(self.shared.clone()),
+                baton: None,
+            };
+            // Refused by a task that gave up waiting: try the one behind it. (Disarmed
+            // first, so that dropping the refused turn does not recurse.)
+            let Err(mut refused) = sender.send(grant) else {
+                return;
+            };
+            refused.turn.armed = false;
         }
     }
 }
 
-impl Clone for Turns {
+impl<T> Successor<T> {
+    /// Gives `turn` to this task, with the hold passed to it if any. A task that gave up
+    /// meanwhile drops them: the turn then goes to the next in line, and the hold is
+    /// released as a dropped hold is.
+    pub(crate) fn grant(mut self, turn: Turn<T>, baton: Option<T>) {
+        if let Some(sender) = self.sender.take() {
+            // Dropped here, outside the queue's lock, if refused.
+            let _ = sender.send(Grant { turn, baton });
+        }
+    }
+}
+
+impl<T> Drop for Successor<T> {
+    fn drop(&mut self) {
+        if let Some(sender) = self.sender.take() {
+            self.shared.queue().waiting.push_front(sender);
+        }
+    }
+}
+
+impl<T> Default for Turns<T> {
+    fn default() -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                queue: Mutex::new(Queue {
+                    taken: false,
+                    waiting: VecDeque::new(),
+                }),
+                held_until_ms: AtomicI64::new(i64::MAX),
+            }),
+        }
+    }
+}
+
+impl<T> Clone for Turns<T> {
     /// The same line: clones of a lock take turns with each other.
     fn clone(&self) -> Self {
         Self {
-            semaphore: self.semaphore.clone(),
-            held_until_ms: self.held_until_ms.clone(),
+            shared: self.shared.clone(),
         }
     }
 }
 
-impl Turns {
-    fn turn(&self, permit: OwnedSemaphorePermit) -> Turn {
-        Turn {
-            held_until_ms: self.held_until_ms.clone(),
-            _permit: permit,
-        }
+impl<T> fmt::Debug for Turns<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let queue = self.shared.queue();
+        f.debug_struct("Turns")
+            .field("taken", &queue.taken)
+            .field("waiting", &queue.waiting.len())
+            .finish()
     }
+}
 
+impl<T> fmt::Debug for Turn<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Turn").finish_non_exhaustive()
+    }
+}
+
+impl<T> Turns<T> {
     /// The turn, if nobody in this process holds it or waits for it.
-    pub(crate) fn try_take(&self) -> Option<Turn> {
-        let permit = self.semaphore.clone().try_acquire_owned().ok()?;
-        Some(self.turn(permit))
+    pub(crate) fn try_take(&self) -> Option<Turn<T>> {
+        let mut queue = self.shared.queue();
+        if queue.taken {
+            return None;
+        }
+        queue.taken = true;
+        Some(Turn::new(self.shared.clone()))
     }
 
     /// Whether the turn's holder holds a lock whose validity has passed on `clock`.
     pub(crate) fn holder_lapsed(&self, clock: &Clock) -> bool {
-        clock.now_ms() > self.held_until_ms.load(Ordering::Acquire)
+        clock.now_ms() > self.shared.held_until_ms.load(Ordering::Acquire)
     }
 
     /// The turn: at once if free; otherwise in line, counting each of `policy`'s backoff
@@ -91,13 +214,21 @@ impl Turns {
         policy: &AcquirePolicy,
         clock: &Clock,
         key: &[u8],
-    ) -> Result<Option<Turn>, LockError> {
-        if let Some(turn) = self.try_take() {
-            return Ok(Some(turn));
-        }
-        // Our place in line is kept across the delays below.
-        let permit = self.semaphore.clone().acquire_owned();
-        tokio::pin!(permit);
+    ) -> Result<Option<Grant<T>>, LockError> {
+        let mut granted = {
+            let mut queue = self.shared.queue();
+            if !queue.taken {
+                queue.taken = true;
+                let turn = Turn::new(self.shared.clone());
+                return Ok(Some(Grant { turn, baton: None }));
+            }
+            // Our place in line is kept across the delays below. Leaving it (by returning
+            // or by being cancelled) closes the channel; a grant sent just before is
+            // dropped with the receiver, which passes the turn on.
+            let (sender, receiver) = oneshot::channel();
+            queue.waiting.push_back(sender);
+            receiver
+        };
         loop {
             if self.holder_lapsed(clock) {
                 return Ok(None);
@@ -107,12 +238,12 @@ impl Turns {
             let delay = policy.delay(budget.attempts, None, budget.waited());
             tokio::select! {
                 biased;
-                permit = &mut permit => {
-                    // Never closed, so never an error; answered as one rather than
-                    // unwrapped all the same.
-                    let permit = permit
-                        .map_err(|_| LockError::InvalidConfig("the turns closed".into()))?;
-                    return Ok(Some(self.turn(permit)));
+                grant = &mut granted => {
+                    // Senders are only dropped after sending, so this is never an error;
+                    // answered as one rather than unwrapped all the same.
+                    return grant
+                        .map(Some)
+                        .map_err(|_| LockError::InvalidConfig("the turns closed".into()));
                 }
                 () = clock.sleep(delay) => {}
             }

@@ -32,10 +32,13 @@ async fn clones_are_served_in_arrival_order_without_queueing_in_the_backend() {
     let order = Arc::new(Mutex::new(Vec::new()));
     let mut waiters = Vec::new();
     for i in 0..4 {
-        let (lock, order) = (shared.clone(), order.clone());
+        let (lock, order, backend) = (shared.clone(), order.clone(), backend.clone());
         waiters.push(tokio::spawn(async move {
             let guard = lock.acquire().await.unwrap();
             order.lock().unwrap().push(i);
+            // The backend names this task's own token as the holder.
+            let held = backend.get(&name().lock_key()).await.unwrap();
+            assert_eq!(held.as_deref(), Some(guard.token().as_bytes()));
             assert!(guard.release().await.unwrap());
         }));
         tokio::time::sleep(Duration::from_millis(1)).await;
@@ -52,9 +55,62 @@ async fn clones_are_served_in_arrival_order_without_queueing_in_the_backend() {
         waiter.await.unwrap();
     }
     assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
-    // Each of the five holds was the uncontended cycle: SET NX, then compare-and-delete
-    // (and this test's own GET of the counter above).
-    assert_eq!(backend.stats().commands, before + 1 + 1 + 4 * 2);
+    // Each hold with a task behind it ended in one pass (FAIR_RELEASE naming the next
+    // task's token), and the last in a compare-and-delete; besides, this test's GETs.
+    assert_eq!(backend.stats().commands, before + 1 + 4 + 4 + 1);
+    assert_eq!(backend.get(&name().lock_key()).await.unwrap(), None);
+}
+
+/// A task that gives up while the hold is being passed to it strands nothing: the hold
+/// passed in its name is released, and the lock is free at once, not after its TTL.
+#[tokio::test(start_paused = true)]
+async fn a_successor_that_gave_up_during_the_pass_leaves_the_lock_free() {
+    let backend = MemoryBackend::new();
+    let shared = lock(&backend, patient());
+    let holder = shared.acquire().await.unwrap();
+    let waiter = tokio::spawn({
+        let lock = shared.clone();
+        async move { lock.acquire().await.map(|guard| guard.abandon()) }
+    });
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    backend.faults().set_latency(Duration::from_millis(20));
+    let release = tokio::spawn(holder.release());
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    waiter.abort();
+    assert!(release.await.unwrap().unwrap());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    backend.faults().clear();
+    assert_eq!(
+        backend.get(&name().lock_key()).await.unwrap(),
+        None,
+        "the hold passed to the task that gave up is still held"
+    );
+    assert!(shared.try_acquire().await.unwrap().acquired().is_some());
+}
+
+/// A pass whose reply was lost may or may not have run: the hold it may have made is
+/// released, the waiting task keeps its place, and it gets the lock once the holder's
+/// guard is dropped.
+#[tokio::test(start_paused = true)]
+async fn a_pass_whose_reply_was_lost_strands_nothing() {
+    let backend = MemoryBackend::new();
+    let shared = lock(&backend, patient());
+    let holder = shared.acquire().await.unwrap();
+    let waiter = tokio::spawn({
+        let lock = shared.clone();
+        async move { lock.acquire().await.unwrap() }
+    });
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    backend.faults().lose_replies(Some("EVALSHA"), 1);
+    let unsettled = holder.release().await.unwrap_err();
+    drop(unsettled);
+    let guard = tokio::time::timeout(Duration::from_secs(1), waiter)
+        .await
+        .expect("the waiting task was stranded")
+        .unwrap();
+    let held = backend.get(&name().lock_key()).await.unwrap();
+    assert_eq!(held.as_deref(), Some(guard.token().as_bytes()));
+    assert!(guard.release().await.unwrap());
 }
 
 #[tokio::test(start_paused = true)]

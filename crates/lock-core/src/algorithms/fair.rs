@@ -11,7 +11,7 @@ use super::{Binding, Hold, int_reply, ms_arg, unexpected};
 use crate::lock::{Budget, ReleaseError, Supports, run_in_background};
 use crate::publish_command;
 use crate::scripts::{COMPARE_AND_DELETE, FAIR_ACQUIRE, FAIR_EXTEND, FAIR_RELEASE};
-use crate::turns::{Turn, Turns};
+use crate::turns::{Grant, Turn, Turns};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
 use crate::{
     Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
@@ -68,8 +68,12 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 /// - Tasks that share one `FairLock` (its clones, or an `Arc`) take turns in process,
 ///   first come first served, and only the task whose turn it is talks to the backend:
 ///   the next one starts the moment the previous hold ends, so the backend sees one
-///   client of this process at a time (and, with nobody else waiting, the two-command
-///   uncontended cycle). The wait for a turn counts against the acquire's policy like
+///   client of this process at a time. A hold with a task waiting behind it is *passed*:
+///   its release is one [`FAIR_RELEASE`] naming the next task's fresh token, which the
+///   script writes into the lock when nobody waits in the backend's line (a waiter
+///   there is served first, and the next task then enters the line). The next task
+///   holds the lock the moment its turn comes, valid from before the pass was sent, and
+///   a hold costs one command. The wait for a turn counts against the acquire's policy like
 ///   refused attempts; a [`try_acquire`](LockAlgorithm::try_acquire) behind a busy turn
 ///   is [`Attempt::Held`] at once. A hold past its validity holds nobody up: the tasks
 ///   behind it then go to the backend without a turn. Across processes the line in the
@@ -88,12 +92,12 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 /// - A hold by hand-off is valid for the patience from the waiter's last look at the line
 ///   (then for the TTL, once claimed): [`LockGuard::valid_until_ms`] says which.
 #[derive(Clone, Debug)]
-pub struct FairLock<B> {
+pub struct FairLock<B: KvBackend + Clone + 'static> {
     binding: Binding<B>,
     line: Arc<Line>,
     subscription: SubscriptionSlot,
-    /// Shared by clones.
-    turns: Turns,
+    /// Shared by clones; a turn may come with a hold passed on by the previous task.
+    turns: Turns<FairGuard<B>>,
 }
 
 /// The queue's keys and the arguments every fair script shares.
@@ -110,6 +114,8 @@ struct Line {
     calm: Arc<AtomicU8>,
     patience_ms: Vec<u8>,
     patience: Duration,
+    /// The lock's TTL, for a hold passed to another task.
+    ttl_ms: i64,
 }
 
 impl Line {
@@ -158,20 +164,80 @@ impl Line {
         token: &str,
         ticket: i64,
     ) -> crate::Result<Value> {
-        backend
-            .eval(
-                &FAIR_RELEASE,
-                &[lock, &self.issued, &self.served],
-                &[
-                    token.as_bytes(),
-                    &ms_arg(ticket),
-                    &self.patience_ms,
-                    &self.ticket_prefix,
-                    &self.channel,
-                    self.publish,
-                ],
-            )
+        self.release_or_pass(backend, lock, token, ticket, None)
             .await
+    }
+
+    /// [`FAIR_RELEASE`], as a pass to `successor`'s token if given.
+    async fn release_or_pass<B: KvBackend>(
+        &self,
+        backend: &B,
+        lock: &[u8],
+        token: &str,
+        ticket: i64,
+        successor: Option<&str>,
+    ) -> crate::Result<Value> {
+        let ticket = ms_arg(ticket);
+        let ttl_ms = ms_arg(self.ttl_ms);
+        let mut args: Vec<&[u8]> = vec![
+            token.as_bytes(),
+            &ticket,
+            &self.patience_ms,
+            &self.ticket_prefix,
+            &self.channel,
+            self.publish,
+        ];
+        if let Some(successor) = successor {
+            args.extend([successor.as_bytes(), &ttl_ms]);
+        }
+        let keys: [&[u8]; 3] = [lock, &self.issued, &self.served];
+        backend.eval(&FAIR_RELEASE, &keys, &args).await
+    }
+
+    /// Ends the hold of `token` whose turn is `turn`. With another task of this process
+    /// waiting for the turn, the hold is passed to it in one [`FAIR_RELEASE`] (unless a
+    /// waiter in the backend's line comes first): the backend records the successor's
+    /// own token, and the successor holds the lock the moment its turn arrives. Otherwise
+    /// a plain release. Returns the reply, and the turn unless it went to the successor
+    /// (the caller passes it on once the release is settled).
+    async fn end_hold<B: KvBackend + Clone + 'static>(
+        self: &Arc<Self>,
+        backend: &B,
+        key: &Arc<[u8]>,
+        clock: &Clock,
+        token: &str,
+        turn: Option<Turn<FairGuard<B>>>,
+    ) -> (crate::Result<Value>, Option<Turn<FairGuard<B>>>) {
+        let successor = turn.as_ref().and_then(Turn::successor);
+        let (turn, successor) = match (turn, successor) {
+            (Some(turn), Some(successor)) => (turn, successor),
+            (turn, _) => return (self.release_held(backend, key, token).await, turn),
+        };
+        let started = clock.now_ms();
+        let next_token = TokenGuard::<B>::new_token();
+        // Armed from here: if this future is dropped mid-pass, the successor's hold is
+        // released in the background like any dropped hold.
+        let mut next = FairGuard::held(
+            backend.clone(),
+            key.clone(),
+            self.clone(),
+            next_token,
+            Hold::new(clock.clone(), started, self.ttl_ms),
+        );
+        let reply = self
+            .release_or_pass(backend, key, token, 0, Some(next.token()))
+            .await;
+        match reply {
+            Ok(Value::Int(3)) => successor.grant(turn, Some(next)),
+            Ok(_) => {
+                next.inner.disarm();
+                successor.grant(turn, None);
+            }
+            // The pass may or may not have run: `next` is dropped (released) and the
+            // successor stays first in line for the turn we keep.
+            Err(_) => return (reply, Some(turn)),
+        }
+        (reply, None)
     }
 }
 
@@ -199,18 +265,21 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         name: &LockName,
         options: LockOptions,
     ) -> Result<Self, LockError> {
+        let publish = publish_command(&backend);
+        let binding = Binding::new(backend, name, options, "fair", Supports::default())?;
         let line = Line {
             issued: name.key("issued"),
             served: name.key("served"),
             ticket_prefix: name.key("ticket:"),
             channel: name.key("wake"),
-            publish: publish_command(&backend),
+            publish,
             calm: Arc::new(AtomicU8::new(CALM)),
             patience_ms: Vec::new(),
             patience: Duration::ZERO,
+            ttl_ms: binding.ttl_ms,
         };
         Ok(Self {
-            binding: Binding::new(backend, name, options, "fair", Supports::default())?,
+            binding,
             line: Arc::new(line),
             subscription: SubscriptionSlot::default(),
             turns: Turns::default(),
@@ -291,14 +360,8 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     fn guard(&self, token: String, started_ms: i64, ttl_ms: i64) -> FairGuard<B> {
         let binding = &self.binding;
         let hold = Hold::new(binding.clock.clone(), started_ms, ttl_ms);
-        let valid_until = Arc::new(AtomicI64::new(hold.valid_until_ms));
-        FairGuard {
-            inner: TokenGuard::held(binding.backend.clone(), binding.key.clone(), token, hold),
-            line: self.line.clone(),
-            valid_until,
-            claim: None,
-            turn: None,
-        }
+        let (backend, key) = (binding.backend.clone(), binding.key.clone());
+        FairGuard::held(backend, key, self.line.clone(), token, hold)
     }
 
     /// The guard of a lock handed to us by a release made after our last look at the line
@@ -472,10 +535,17 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
             ..
         } = &self.binding;
         let mut budget = Budget::new(&options.policy, clock);
-        let turn = self
+        let granted = self
             .turns
             .take(&mut budget, &options.policy, clock, key)
             .await?;
+        let (turn, baton) = match granted {
+            Some(Grant { turn, baton }) => (Some(turn), baton),
+            None => (None, None),
+        };
+        if let Some(passed) = baton {
+            return Ok(passed.with_turn(turn));
+        }
         Ok(self.acquire_in_turn(budget).await?.with_turn(turn))
     }
 }
@@ -534,7 +604,7 @@ pub struct FairGuard<B: KvBackend + Clone + 'static> {
     /// The pending claim of a handed-over lock; pointless once the hold ends.
     claim: Option<tokio::task::JoinHandle<()>>,
     /// This process's turn at the lock, passed on when the hold ends.
-    turn: Option<Turn>,
+    turn: Option<Turn<FairGuard<B>>>,
 }
 
 impl<B: KvBackend + Clone + 'static> FairGuard<B> {
@@ -543,7 +613,18 @@ impl<B: KvBackend + Clone + 'static> FairGuard<B> {
         self.inner.token()
     }
 
-    fn with_turn(mut self, turn: Option<Turn>) -> Self {
+    fn held(backend: B, key: Arc<[u8]>, line: Arc<Line>, token: String, hold: Hold) -> Self {
+        let valid_until = Arc::new(AtomicI64::new(hold.valid_until_ms));
+        FairGuard {
+            inner: TokenGuard::held(backend, key, token, hold),
+            line,
+            valid_until,
+            claim: None,
+            turn: None,
+        }
+    }
+
+    fn with_turn(mut self, turn: Option<Turn<FairGuard<B>>>) -> Self {
         if let Some(turn) = &turn {
             turn.holds_until(self.valid_until_ms());
         }
@@ -584,14 +665,22 @@ impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
     async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
         self.stop_claim();
         let (backend, key) = (self.inner.backend().clone(), self.inner.key_arc());
-        let reply = self
+        let (reply, turn) = self
             .line
-            .release_held(&backend, &key, self.inner.token())
-            .await
+            .end_hold(
+                &backend,
+                &key,
+                self.inner.clock(),
+                self.inner.token(),
+                self.turn.take(),
+            )
+            .await;
+        self.turn = turn;
+        let reply = reply
             .map_err(LockError::from)
             .and_then(|reply| int_reply(&FAIR_RELEASE, reply));
         match reply {
-            Ok(1) => self.line.nobody_waited(),
+            Ok(1 | 3) => self.line.nobody_waited(),
             Ok(2) => self.line.met_a_line(),
             _ => {}
         }
@@ -632,8 +721,9 @@ impl<B: KvBackend + Clone + 'static> Drop for FairGuard<B> {
             self.line.clone(),
         );
         let (token, turn) = (self.inner.token().to_owned(), self.turn.take());
+        let clock = self.inner.clock().clone();
         run_in_background(async move {
-            let _ = line.release(&backend, &key, &token, 0).await;
+            let (_, turn) = line.end_hold(&backend, &key, &clock, &token, turn).await;
             drop(turn);
         });
     }

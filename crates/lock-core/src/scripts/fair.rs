@@ -166,6 +166,11 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
 /// Fair release, also a waiter's cancellation. When the caller holds the lock (bare or
 /// marked), it goes to the first live waiter (reply 2) or is deleted (reply 1).
 ///
+/// A *pass* names a successor: the token `ARGV[7]` of another task of the holder's
+/// process, with the TTL ms `ARGV[8]` of its hold. A lock nobody in line waits for then
+/// goes to the successor (bare: no line) instead of being deleted (reply 3); a live
+/// waiter in line still comes first (reply 2).
+///
 /// Otherwise the caller's ticket leaves the line, and the reply is 0: ticket `ARGV[2]` if
 /// still the caller's, or with ticket 0 whichever waiting ticket holds the caller's token
 /// (an acquire cancelled while its queueing command was in flight never learnt its
@@ -193,6 +198,10 @@ end
 if hand_off() then
   return 2
 end
+if ARGV[7] then
+  redis.call('SET', KEYS[1], ARGV[7], 'PX', ARGV[8])
+  return 3
+end
 redis.call('DEL', KEYS[1])
 return 1"#
         ),
@@ -217,6 +226,11 @@ return 1"#
         }
         if queue.hand_off(store)?.is_some() {
             return Ok(Value::Int(2));
+        }
+        if let Some(successor) = args.get(6) {
+            let ttl = SetOptions::new().px(integer_arg(args, 7)?);
+            store.set(queue.lock, successor, ttl)?;
+            return Ok(Value::Int(3));
         }
         store.del(&[queue.lock])?;
         Ok(Value::Int(1))

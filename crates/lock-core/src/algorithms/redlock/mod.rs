@@ -420,7 +420,8 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for Redlock<B> {
         let token = TokenGuard::<B>::new_token();
         let (policy, clock, key) = (&self.options.policy, &self.nodes.clock, &self.nodes.key);
         let mut budget = Budget::new(policy, clock);
-        let turn = self.turns.take(&mut budget, policy, clock, key).await?;
+        let granted = self.turns.take(&mut budget, policy, clock, key).await?;
+        let turn = granted.map(|granted| granted.turn);
         let guard = acquire_with_budget(self, budget, |before| self.attempt(&token, before));
         Ok(guard.await?.with_turn(turn))
     }
