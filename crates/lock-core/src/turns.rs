@@ -143,9 +143,24 @@ impl<T> Successor<T> {
 
 impl<T> Drop for Successor<T> {
     fn drop(&mut self) {
-        if let Some(sender) = self.sender.take() {
-            self.shared.queue().waiting.push_front(sender);
+        let Some(sender) = self.sender.take() else {
+            return;
+        };
+        {
+            let mut queue = self.shared.queue();
+            if queue.taken {
+                queue.waiting.push_front(sender);
+                return;
+            }
+            // The turn it was set aside from ended first (a release future dropped
+            // mid-pass drops its locals in either order): nobody would hand it on.
+            queue.taken = true;
         }
+        // Refused by a task that gave up: dropping the refused turn passes it on.
+        let _ = sender.send(Grant {
+            turn: Turn::new(self.shared.clone()),
+            baton: None,
+        });
     }
 }
 
@@ -248,5 +263,66 @@ impl<T> Turns<T> {
                 () = clock.sleep(delay) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::Retry;
+
+    /// A task waiting for `turns`; resolves to whether it got the turn.
+    fn wait_for_turn(turns: &Turns) -> tokio::task::JoinHandle<bool> {
+        let turns = turns.clone();
+        tokio::spawn(async move {
+            let (policy, clock) = (AcquirePolicy::retry(Retry::Forever), Clock::tokio());
+            let mut budget = Budget::new(&policy, &clock);
+            let granted = turns.take(&mut budget, &policy, &clock, b"k").await;
+            matches!(granted, Ok(Some(_)))
+        })
+    }
+
+    async fn joined(task: tokio::task::JoinHandle<bool>) -> bool {
+        tokio::time::timeout(Duration::from_secs(60), task)
+            .await
+            .is_ok_and(|got| got.unwrap())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_successor_set_aside_gets_the_turn_whichever_is_dropped_first() {
+        for successor_first in [true, false] {
+            let turns = Turns::default();
+            let turn = turns.try_take().unwrap();
+            let waiter = wait_for_turn(&turns);
+            tokio::task::yield_now().await;
+            let successor = turn.successor().expect("the waiter is in line");
+            if successor_first {
+                drop(successor);
+                drop(turn);
+            } else {
+                drop(turn);
+                drop(successor);
+            }
+            assert!(
+                joined(waiter).await,
+                "stranded (successor dropped first: {successor_first})"
+            );
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_turn_skips_tasks_that_gave_up_waiting() {
+        let turns = Turns::default();
+        let turn = turns.try_take().unwrap();
+        let gave_up = wait_for_turn(&turns);
+        let patient = wait_for_turn(&turns);
+        tokio::task::yield_now().await;
+        gave_up.abort();
+        tokio::task::yield_now().await;
+        drop(turn);
+        assert!(joined(patient).await);
+        assert!(turns.try_take().is_some(), "the turn was not free again");
     }
 }
