@@ -67,6 +67,30 @@ impl<T> Shared<T> {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    /// Gives the turn, which the caller holds, to the first task still waiting, or frees
+    /// it if nobody waits.
+    fn hand_on(self: &Arc<Self>) {
+        loop {
+            let sender = {
+                let mut queue = self.queue();
+                let sender = queue.waiting.pop_front();
+                queue.taken = sender.is_some();
+                sender
+            };
+            let Some(sender) = sender else { return };
+            let grant = Grant {
+                turn: Turn::new(self.clone()),
+                baton: None,
+            };
+            // Refused by a task that gave up waiting: try the one behind it. (Disarmed
+            // first, so that dropping the refused turn does not recurse.)
+            let Err(mut refused) = sender.send(grant) else {
+                return;
+            };
+            refused.turn.armed = false;
+        }
+    }
 }
 
 impl<T> Turn<T> {
@@ -107,25 +131,7 @@ impl<T> Drop for Turn<T> {
             return;
         }
         self.shared.held_until_ms.store(i64::MAX, Ordering::Release);
-        loop {
-            let sender = {
-                let mut queue = self.shared.queue();
-                let sender = queue.waiting.pop_front();
-                queue.taken = sender.is_some();
-                sender
-            };
-            let Some(sender) = sender else { return };
-            let grant = Grant {
-                turn: Turn::new(self.shared.clone()),
-                baton: None,
-            };
-            // Refused by a task that gave up waiting: try the one behind it. (Disarmed
-            // first, so that dropping the refused turn does not recurse.)
-            let Err(mut refused) = sender.send(grant) else {
-                return;
-            };
-            refused.turn.armed = false;
-        }
+        self.shared.hand_on();
     }
 }
 
@@ -146,21 +152,17 @@ impl<T> Drop for Successor<T> {
         let Some(sender) = self.sender.take() else {
             return;
         };
-        {
-            let mut queue = self.shared.queue();
-            if queue.taken {
-                queue.waiting.push_front(sender);
-                return;
-            }
-            // The turn it was set aside from ended first (a release future dropped
-            // mid-pass drops its locals in either order): nobody would hand it on.
-            queue.taken = true;
+        let mut queue = self.shared.queue();
+        queue.waiting.push_front(sender);
+        if queue.taken {
+            return;
         }
-        // Refused by a task that gave up: dropping the refused turn passes it on.
-        let _ = sender.send(Grant {
-            turn: Turn::new(self.shared.clone()),
-            baton: None,
-        });
+        // The turn it was set aside from ended first (a release future dropped mid-pass
+        // drops its locals in either order): nobody would hand it on, so take the free
+        // turn and hand it on here.
+        queue.taken = true;
+        drop(queue);
+        self.shared.hand_on();
     }
 }
 

@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 
 use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};
 use super::waiting::{LIVENESS, eventually, joined, patient, spawn_acquire};
-use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Harness, OverlapDetector, Verdict, check, check_eq};
 
 const PATIENCE: Duration = Duration::from_millis(200);
 
@@ -290,22 +290,19 @@ pub async fn tasks_sharing_one_lock_pass_the_hold_in_one_command<H: Harness>(
     let counting = CountingBackend::new(ctx.backend.clone());
     let lock = FairLock::with_options(counting.clone(), &name(ctx), patient())?;
     let key = lock_key(ctx);
-    let inside = Arc::new(Mutex::new(false));
+    let detector = Arc::new(OverlapDetector::new());
     let mut tasks: Vec<JoinHandle<Result<(), Failure>>> = Vec::new();
     for _ in 0..TASKS {
-        let (lock, backend, key, inside) = (
+        let (lock, backend, key, detector) = (
             lock.clone(),
             ctx.backend.clone(),
             key.clone(),
-            inside.clone(),
+            detector.clone(),
         );
         tasks.push(tokio::spawn(async move {
             for _ in 0..CYCLES {
                 let guard = lock.acquire().await?;
-                check!(
-                    !std::mem::replace(&mut *inside.lock().expect("flag"), true),
-                    "two tasks held the lock at once"
-                );
+                let inside = detector.enter();
                 let held = backend.get(&key).await?;
                 check_eq!(
                     held.as_deref(),
@@ -314,7 +311,7 @@ pub async fn tasks_sharing_one_lock_pass_the_hold_in_one_command<H: Harness>(
                 );
                 // On a backend that answers without yielding, let the others line up.
                 tokio::task::yield_now().await;
-                *inside.lock().expect("flag") = false;
+                drop(inside);
                 check!(guard.release().await?, "a task's release");
             }
             Ok(())
@@ -326,6 +323,7 @@ pub async fn tasks_sharing_one_lock_pass_the_hold_in_one_command<H: Harness>(
             other => return Err(Failure(format!("a task did not finish: {other:?}"))),
         }
     }
+    check_eq!(detector.violations(), 0, "overlapping holds");
     let commands = counting.commands();
     // Two per hold would be the cycle without passes; a task briefly between its
     // release and its next acquire leaves some holds without a successor.

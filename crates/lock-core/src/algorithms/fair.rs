@@ -178,20 +178,25 @@ impl Line {
         successor: Option<&str>,
     ) -> crate::Result<Value> {
         let ticket = ms_arg(ticket);
-        let ttl_ms = ms_arg(self.ttl_ms);
-        let mut args: Vec<&[u8]> = vec![
+        let ttl_ms = successor.map(|_| ms_arg(self.ttl_ms)).unwrap_or_default();
+        let args: [&[u8]; 8] = [
             token.as_bytes(),
             &ticket,
             &self.patience_ms,
             &self.ticket_prefix,
             &self.channel,
             self.publish,
+            successor.unwrap_or_default().as_bytes(),
+            &ttl_ms,
         ];
-        if let Some(successor) = successor {
-            args.extend([successor.as_bytes(), &ttl_ms]);
-        }
+        // Without a successor, the last two are not sent.
+        let args = if successor.is_some() {
+            &args[..]
+        } else {
+            &args[..6]
+        };
         let keys: [&[u8]; 3] = [lock, &self.issued, &self.served];
-        backend.eval(&FAIR_RELEASE, &keys, &args).await
+        backend.eval(&FAIR_RELEASE, &keys, args).await
     }
 
     /// Ends the hold of `token` whose turn is `turn`. With another task of this process
