@@ -239,8 +239,9 @@ fn cluster_outcomes(json: &serde_json::Value) -> Vec<(String, String)> {
         .collect()
 }
 
-const CLUSTER_RULE_CASES: [&str; 4] = [
+const CLUSTER_RULE_CASES: [&str; 5] = [
     "cluster::keys_of_two_slots_in_one_command_are_crossslot",
+    "cluster::a_transaction_writing_two_slots_writes_nothing",
     "cluster::a_script_may_touch_only_keys_its_node_serves",
     "cluster::one_command_in_a_script_spanning_slots_is_refused",
     "cluster::every_lock_keeps_its_keys_in_one_slot",

@@ -212,6 +212,7 @@ macro_rules! __with_cases {
             }
             cluster {
                 keys_of_two_slots_in_one_command_are_crossslot needs(Cluster),
+                a_transaction_writing_two_slots_writes_nothing needs(Cluster, Transactions),
                 a_script_may_touch_only_keys_its_node_serves needs(Cluster),
                 one_command_in_a_script_spanning_slots_is_refused needs(Cluster),
                 every_lock_keeps_its_keys_in_one_slot needs(Cluster),

@@ -390,12 +390,17 @@ impl<'a> Budget<'a> {
             LockError::Backend(e) | LockError::NoQuorum { last_error: e, .. }
                 if e.is_transient() && self.policy.retries() =>
             {
-                self.errors = self.errors.saturating_add(1);
-                self.last_error = Some(e);
+                self.note_transient(&e);
                 Ok(())
             }
             other => Err(other),
         }
+    }
+
+    /// Counts a transient error that the caller retries, for the final report.
+    pub(crate) fn note_transient(&mut self, error: &Error) {
+        self.errors = self.errors.saturating_add(1);
+        self.last_error = Some(error.clone());
     }
 
     /// [`LockError::Timeout`] for `key` once the policy allows no further attempt.

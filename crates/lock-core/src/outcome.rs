@@ -115,6 +115,20 @@ pub enum LockError {
         /// How long the policy waited (on the backend's clock).
         waited: Duration,
     },
+    /// A [`Versioned`](crate::Versioned) write was sent, its reply never came, and
+    /// whether it ran could not be settled: it ran once or not at all, never twice.
+    #[error(
+        "{key:?}: a write's outcome is unknown (it ran once or not at all): {why}{}",
+        last_error.as_ref().map(|e| format!("; the reply was lost to: {e}")).unwrap_or_default()
+    )]
+    OutcomeUnknown {
+        /// The value's key, lossily decoded for display.
+        key: String,
+        /// Why it could not be settled.
+        why: &'static str,
+        /// The error that lost the reply, when one did.
+        last_error: Option<Error>,
+    },
 }
 
 impl LockError {

@@ -13,7 +13,8 @@
 //!   refuses every key it touches.
 
 use lock_core::{
-    Error, ExpireCondition, Result, ScriptContext, SetOptions, SetReply, SlotLayout, common_slot,
+    Error, ErrorKind, ExpireCondition, Result, ScriptContext, SetOptions, SetReply, SlotLayout,
+    common_slot,
 };
 
 /// The store as a script on one cluster node sees it.
@@ -94,5 +95,23 @@ pub(crate) fn one_slot(layout: Option<&SlotLayout>, keys: &[&[u8]]) -> Result<()
     match layout {
         Some(_) => common_slot(keys).map(drop),
         None => Ok(()),
+    }
+}
+
+/// A transaction's rule: its `written` keys share one slot (`CROSSSLOT` otherwise, as EXEC
+/// answers), on the node that serves its `watched` keys, which its connection is to
+/// (otherwise a write was refused with `MOVED` while queued, and EXEC answers
+/// `EXECABORT`).
+pub(crate) fn one_node(layout: &SlotLayout, watched: &[&[u8]], written: &[&[u8]]) -> Result<()> {
+    let (Some(written), Some(watched)) = (common_slot(written)?, common_slot(watched)?) else {
+        return Ok(());
+    };
+    if layout.node_of(written) == layout.node_of(watched) {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorKind::Response,
+            "EXECABORT Transaction discarded because of previous errors.",
+        ))
     }
 }

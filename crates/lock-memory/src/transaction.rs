@@ -4,9 +4,10 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use lock_core::{Result, Session, SetOptions, TxWrite};
+use lock_core::{Result, Session, SetOptions, SlotLayout, TxWrite};
 
 use crate::MemoryBackend;
+use crate::cluster::one_node;
 use crate::keyspace::{Keyspace, WatchMark};
 
 /// One open transaction: the keys it watches and what each looked like then.
@@ -21,22 +22,16 @@ impl Session for Watching {
         mut self: Box<Self>,
         writes: Vec<TxWrite>,
     ) -> Pin<Box<dyn Future<Output = Result<bool>> + Send>> {
-        let marks = std::mem::take(&mut self.marks);
-        let backend = self.backend.clone();
         Box::pin(async move {
-            match backend
-                .atomically(|store| apply(store, &marks, &writes))
-                .await
-            {
-                Ok(applied) => applied,
-                Err(fault) => {
-                    // An injected fault stopped EXEC before its atomic section: the marks
-                    // were not released there.
-                    let keys: Vec<&[u8]> = marks.iter().map(|(key, _)| key.as_slice()).collect();
-                    backend.unwatch(&keys);
-                    Err(fault)
-                }
-            }
+            let backend = self.backend.clone();
+            // The marks stay in `self` until the atomic section takes them: if this future
+            // is dropped before (cancelled in injected latency) or a fault stops EXEC
+            // ahead of it, dropping `self` ends the watches.
+            let marks = &mut self.marks;
+            let layout = backend.cluster_rules();
+            backend
+                .atomically(|store| apply(store, layout, std::mem::take(marks), &writes))
+                .await?
         })
     }
 }
@@ -44,16 +39,27 @@ impl Session for Watching {
 /// EXEC's atomic section: releases the marks, and applies every write unless one was
 /// broken. As in Redis, a write that fails does not undo the others; the first failure
 /// is the answer.
+///
+/// In cluster mode, the writes must share one slot (`CROSSSLOT`, as EXEC answers when the
+/// queued commands span slots), served by the node the watched keys live on (the
+/// transaction's connection is to that node: a write of another node's slot is refused
+/// while queued, with `MOVED`, which aborts EXEC). Nothing is written then.
 fn apply(
     store: &mut dyn Keyspace,
-    marks: &[(Vec<u8>, WatchMark)],
+    layout: Option<SlotLayout>,
+    marks: Vec<(Vec<u8>, WatchMark)>,
     writes: &[TxWrite],
 ) -> Result<bool> {
     let broken = marks
         .iter()
         .any(|(key, mark)| store.watch_broken(key, *mark));
-    for (key, _) in marks {
+    for (key, _) in &marks {
         store.unwatch(key);
+    }
+    if let Some(layout) = layout {
+        let watched: Vec<&[u8]> = marks.iter().map(|(key, _)| key.as_slice()).collect();
+        let written: Vec<&[u8]> = writes.iter().map(TxWrite::key).collect();
+        one_node(&layout, &watched, &written)?;
     }
     if broken {
         return Ok(false);

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, FairLock, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions, TokenLock,
+    AcquirePolicy, ErrorKind, FairLock, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions,
+    TokenLock, TxWrite,
 };
 use lock_memory::MemoryBackend;
 
@@ -164,4 +165,30 @@ async fn a_fair_acquire_cancelled_at_any_point_leaves_the_line_clean() {
             );
         }
     }
+}
+
+/// An EXEC cancelled while it waits out injected latency writes nothing and ends its
+/// watches, as dropping the transaction unexecuted does; so does an EXEC an injected
+/// fault stops.
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_or_failed_exec_ends_its_watches() {
+    let backend = MemoryBackend::new();
+    let tx = backend.watch(&[b"k"]).await.unwrap();
+    assert_eq!(backend.stats().watched_keys, 1);
+    backend.faults().set_latency(Duration::from_millis(5));
+    let exec = tx.exec(vec![TxWrite::set("k", "v")]);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(2), exec)
+            .await
+            .is_err()
+    );
+    backend.faults().clear();
+    assert_eq!(backend.get(b"k").await.unwrap(), None);
+    assert_eq!(backend.stats().watched_keys, 0);
+
+    let tx = backend.watch(&[b"k"]).await.unwrap();
+    backend.faults().fail_next(1, ErrorKind::Connection);
+    assert!(tx.exec(vec![TxWrite::set("k", "v")]).await.is_err());
+    assert_eq!(backend.get(b"k").await.unwrap(), None);
+    assert_eq!(backend.stats().watched_keys, 0);
 }

@@ -5,7 +5,8 @@
 
 use lock_core::{
     ErrorKind, FairLock, FencedLock, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName,
-    LockOwner, ReentrantLock, Script, ScriptedLock, SetOptions, TokenLock, Value, hash_slot,
+    LockOwner, ReentrantLock, Script, ScriptedLock, SetOptions, TokenLock, TxWrite, Value,
+    hash_slot,
 };
 
 use crate::{CaseResult, Cluster, Ctx, Failure, Harness, Verdict, check, check_eq};
@@ -109,6 +110,57 @@ pub async fn keys_of_two_slots_in_one_command_are_crossslot<H: Harness>(
     );
     b.del(&[&first]).await?;
     b.del(&[&other]).await?;
+    Ok(Verdict::Passed)
+}
+
+/// A `WATCH` transaction whose writes span two slots is refused whole, as EXEC refuses
+/// queued commands that span slots, even when one node serves both; nothing is written.
+/// A transaction writing only a slot of another shard than its watched key is refused too.
+pub async fn a_transaction_writing_two_slots_writes_nothing<H: Harness>(
+    ctx: &Ctx<'_, H>,
+) -> CaseResult {
+    let cluster = ctx.cluster().await?;
+    let b = &ctx.backend;
+    let (declared, home, neighbour) = declared_and_neighbour(ctx, &*cluster).await?;
+    let tx = b.watch(&[&declared]).await?;
+    let writes = vec![
+        TxWrite::set(declared.clone(), "a"),
+        TxWrite::set(neighbour.clone(), "b"),
+    ];
+    match tx.exec(writes).await {
+        Ok(applied) => {
+            return Err(Failure(format!(
+                "EXEC of writes to two slots answered {applied}"
+            )));
+        }
+        Err(error) => {
+            check_eq!(error.kind(), ErrorKind::CrossSlot, "the error's kind");
+            check_eq!(error.message(), CROSSSLOT, "the error's text");
+        }
+    }
+    check_eq!(
+        b.exists(&[&declared]).await? + b.exists(&[&neighbour]).await?,
+        0,
+        "keys written by the refused transaction"
+    );
+    if cluster.shards() >= 2 {
+        let stranger = find_key(ctx, "stranger", async |slot| {
+            Ok(cluster.shard_of(slot).await? != home)
+        })
+        .await?
+        .ok_or_else(|| Failure("no slot on another shard".into()))?;
+        let tx = b.watch(&[&declared]).await?;
+        let refused = tx.exec(vec![TxWrite::set(stranger.clone(), "c")]).await;
+        check!(
+            refused.is_err(),
+            "EXEC of a write to another shard's slot answered {refused:?}"
+        );
+        check_eq!(
+            b.exists(&[&stranger]).await?,
+            0,
+            "the key of another shard written by the refused transaction"
+        );
+    }
     Ok(Verdict::Passed)
 }
 

@@ -28,8 +28,9 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 ///
 /// Keys (one hash tag): `{name}:lock` (the holder's token, followed by
 /// [`LINE_MARK`](crate::scripts::LINE_MARK) once a line formed behind the hold),
-/// `{name}:issued` and `{name}:served` (ticket counters, deleted whenever the line
-/// empties), and one `{name}:ticket:<n>` per waiter. Wake-ups go to the channel
+/// `{name}:issued` and `{name}:served` (ticket counters, deleted whenever a release
+/// finds the line empty, and expiring a patience after the last ticket was written or
+/// served), and one `{name}:ticket:<n>` per waiter. Wake-ups go to the channel
 /// `{name}:wake`.
 ///
 /// - Uncontended, a cycle is a [`TokenLock`](crate::TokenLock)'s: the acquire is one

@@ -1,7 +1,9 @@
 //! The fair queue: a ticket line kept atomically by two scripts.
 //!
 //! Keys of one fair lock (one hash tag): the lock (`KEYS[1]`), the last ticket issued
-//! (`KEYS[2]`) and the last ticket served (`KEYS[3]`). The lock holds the holder's token,
+//! (`KEYS[2]`) and the last ticket served (`KEYS[3]`). Whenever a ticket is written or
+//! served, both counters get the patience as their TTL, so they outlive every ticket and
+//! expire with the line. The lock holds the holder's token,
 //! followed by [`LINE_MARK`] once a line has formed behind the hold: a holder that took the
 //! lock by `SET NX` and finds its bare token at release time knows nobody waits, and
 //! releases with a plain [`COMPARE_AND_DELETE`](crate::scripts::COMPARE_AND_DELETE). A waiter's ticket
@@ -53,7 +55,8 @@ macro_rules! hand_off_lua {
     served = served + 1
     local waiter = redis.call('GETDEL', ARGV[4] .. served)
     if waiter then
-      redis.call('SET', KEYS[3], served)
+      redis.call('SET', KEYS[3], served, 'PX', ARGV[3])
+      redis.call('PEXPIRE', KEYS[2], ARGV[3])
       if waiter ~= ARGV[1] then
         redis.call('SET', KEYS[1], waiter .. '+line', 'PX', ARGV[3])
         redis.call(ARGV[6], ARGV[5], waiter)
@@ -112,6 +115,8 @@ if ticket == 0 then
   ticket = redis.call('INCR', KEYS[2])
 end
 redis.call('SET', ARGV[4] .. ticket, token, 'PX', ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
 if holder and string.sub(holder, -5) ~= '+line' then
   redis.call('SET', KEYS[1], holder .. '+line', 'KEEPTTL')
 end
@@ -156,6 +161,7 @@ return {0, redis.call('PTTL', KEYS[1]), ticket}"#
         }
         let patience = SetOptions::new().px(queue.patience);
         store.set(&queue.ticket_key(ticket), queue.token, patience)?;
+        queue.outlive_tickets(store, &[queue.issued, queue.served])?;
         if let Some(holder) = holder.filter(|h| !h.ends_with(LINE_MARK)) {
             store.set(queue.lock, &marked(&holder), SetOptions::new().keep_ttl())?;
         }
@@ -307,6 +313,17 @@ impl<'a> Queue<'a> {
             .unwrap_or(0))
     }
 
+    /// Gives the counters `keys` the patience as their TTL, whenever a ticket is written
+    /// or served: every ticket's TTL is at most the patience, so the counters outlive
+    /// every live ticket, and expire with the line once nobody refreshes a ticket (a
+    /// line whose holder and waiters all left leaves no key behind).
+    fn outlive_tickets(&self, store: &mut dyn ScriptContext, keys: &[&[u8]]) -> Result<()> {
+        for key in keys {
+            store.pexpire(key, self.patience, ExpireCondition::Always)?;
+        }
+        Ok(())
+    }
+
     /// The native twin of `hand_off` in [`hand_off_lua`].
     fn hand_off(&self, store: &mut dyn ScriptContext) -> Result<Option<Vec<u8>>> {
         let mut served = self.counter(store, self.served)?;
@@ -321,8 +338,9 @@ impl<'a> Queue<'a> {
             store.set(
                 self.served,
                 served.to_string().as_bytes(),
-                SetOptions::new(),
+                SetOptions::new().px(self.patience),
             )?;
+            self.outlive_tickets(store, &[self.issued])?;
             if waiter != self.token {
                 store.set(
                     self.lock,
