@@ -135,7 +135,7 @@ fn serve_cluster_is_a_one_node_cluster_to_cluster_clients() {
         .iter()
         .filter(|c| c["name"].as_str().unwrap().starts_with("cluster::") && c["outcome"] == "pass")
         .count();
-    assert_eq!(passed, 4, "the cross-slot cases");
+    assert_eq!(passed, 5, "the cross-slot cases");
 }
 
 #[test]

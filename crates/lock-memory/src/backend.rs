@@ -237,6 +237,28 @@ impl MemoryBackend {
         store.channels.lock().punsubscribe_inbox(pattern, inbox);
     }
 
+    /// The channels server connections subscribe to, matching the glob `pattern` if
+    /// given, sorted (`PUBSUB CHANNELS`).
+    pub fn pubsub_channels(&self, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+        let store = self.shared.store.lock();
+        let channels = store.channels.lock();
+        channels.active_channels(pattern)
+    }
+
+    /// How many server connections subscribe to `channel` (`PUBSUB NUMSUB`).
+    pub fn pubsub_numsub(&self, channel: &[u8]) -> usize {
+        let store = self.shared.store.lock();
+        let channels = store.channels.lock();
+        channels.subscribers(channel)
+    }
+
+    /// How many patterns server connections subscribe to (`PUBSUB NUMPAT`).
+    pub fn pubsub_numpat(&self) -> usize {
+        let store = self.shared.store.lock();
+        let channels = store.channels.lock();
+        channels.patterns()
+    }
+
     /// Runs `step` against the keyspace in one atomic section with one frozen time, as a
     /// script's native body runs: for faults, latency and [`MemoryStats::commands`] it is
     /// one `EVALSHA`. For servers built on this backend, which run a client's pipelined

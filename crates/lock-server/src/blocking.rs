@@ -113,24 +113,41 @@ impl Blocked {
                 index += 1;
                 continue;
             }
-            let reply = keyspace::unserved(shared, db, &waiter.command, waiter.protocol).await;
-            let Ok(reply) = reply.map_err(drop).and_then(|reply| match reply {
-                Value::Error(_) => Err(()),
-                reply if found_nothing(&reply) => Err(()),
-                reply => Ok(reply),
-            }) else {
+            let tried = keyspace::retry_blocked(shared, db, &waiter.command, waiter.protocol).await;
+            let reply = match tried {
+                // The source has an element, but the destination of a BLMOVE is not a
+                // list: the client gets WRONGTYPE and stops waiting; the element stays.
+                Ok((reply @ Value::Error(_), true)) => reply,
+                Ok((reply, _)) if !matches!(reply, Value::Error(_)) && !found_nothing(&reply) => {
+                    reply
+                }
                 // Still empty, or no longer a list: keep waiting, as Redis does.
-                index += 1;
-                continue;
+                _ => {
+                    index += 1;
+                    continue;
+                }
             };
             let Some(waiter) = waiters.remove(index) else {
                 break;
             };
             self.count.fetch_sub(1, Ordering::AcqRel);
+            // A BLMOVE or BRPOPLPUSH pushed what it popped: an older waiter skipped
+            // above may be waiting on its destination, and is served in this same turn,
+            // as Redis serves the keys that serving made ready.
+            if moves(&waiter.command) {
+                index = 0;
+            }
             if let Err(reply) = waiter.reply.send(reply) {
                 // The client went away between the check and the send: put it back.
                 unpop(shared, db, &waiter.command, &reply).await;
             }
         }
     }
+}
+
+/// Whether a blocking command pushes what it pops (BLMOVE, BRPOPLPUSH).
+fn moves(command: &[Vec<u8>]) -> bool {
+    command.first().is_some_and(|name| {
+        name.eq_ignore_ascii_case(b"blmove") || name.eq_ignore_ascii_case(b"brpoplpush")
+    })
 }

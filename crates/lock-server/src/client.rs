@@ -1,6 +1,6 @@
 //! What the server remembers about one connection.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use lock_memory::WatchMark;
 use tokio::sync::Notify;
@@ -35,16 +35,92 @@ pub(crate) struct Client {
     pub(crate) no_evict: bool,
     /// Notified when a `CLIENT KILL` picks this connection.
     pub(crate) kill: Arc<Notify>,
+    /// Asked by a `CLIENT UNBLOCK` that picks this connection while it blocks.
+    pub(crate) unblock: Arc<Unblock>,
+    /// While a command runs: the bytes of the query buffer from its start on (CLIENT
+    /// LIST's `qbuf`), and the bytes of its arguments (`argv-mem`).
+    pub(crate) query: (usize, usize),
 }
 
-/// Whether the client gets replies (`CLIENT REPLY ON|OFF|SKIP`).
+/// How `CLIENT UNBLOCK` ends a blocked command: as if it timed out, or with an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UnblockMode {
+    Timeout,
+    Error,
+}
+
+/// A `CLIENT UNBLOCK` request for one connection.
+#[derive(Debug, Default)]
+pub(crate) struct Unblock {
+    notify: Notify,
+    mode: Mutex<Option<UnblockMode>>,
+}
+
+impl Unblock {
+    /// Asks the blocked connection to stop waiting.
+    pub(crate) fn request(&self, mode: UnblockMode) {
+        *self
+            .mode
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(mode);
+        self.notify.notify_one();
+    }
+
+    /// Forgets a request that came too late for the command it was meant for.
+    pub(crate) fn forget(&self) {
+        self.mode
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+    }
+
+    /// Waits for a request. Cancel-safe.
+    pub(crate) async fn requested(&self) -> UnblockMode {
+        loop {
+            self.notify.notified().await;
+            let mode = self
+                .mode
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            // A permit left by a request that was forgotten carries no mode.
+            if let Some(mode) = mode {
+                return mode;
+            }
+        }
+    }
+}
+
+/// Whether the client gets replies (`CLIENT REPLY ON|OFF|SKIP`). Pub/sub pushes (messages
+/// and subscription confirmations) are written whatever this says, as Redis writes them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Replies {
     #[default]
     On,
     Off,
-    /// None for the next command, then on again.
+    /// Set by `CLIENT REPLY SKIP`: none for the next command.
     SkipNext,
+    /// The command running now gets no reply (unless it is `CLIENT REPLY ON`, which
+    /// turns replies on for itself too); then on again.
+    Skipping,
+}
+
+impl Replies {
+    /// As a command starts: a skip asked for by the command before applies to it.
+    pub(crate) fn starting(self) -> Self {
+        match self {
+            Replies::SkipNext => Replies::Skipping,
+            other => other,
+        }
+    }
+
+    /// As a command ends: a skip applied to it is over.
+    pub(crate) fn ended(self) -> Self {
+        match self {
+            Replies::Skipping => Replies::On,
+            other => other,
+        }
+    }
 }
 
 /// One WATCHed key.
@@ -77,6 +153,8 @@ impl Client {
             replies: Replies::On,
             no_evict: false,
             kill: Arc::new(Notify::new()),
+            unblock: Arc::new(Unblock::default()),
+            query: (0, 0),
         }
     }
 

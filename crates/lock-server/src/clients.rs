@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
-use crate::client::Client;
+use crate::client::{Client, Unblock, UnblockMode};
 use crate::reply::Protocol;
 
 /// What `CLIENT LIST` reports of one connection.
@@ -29,7 +29,11 @@ struct Entry {
     /// The last command (`client|list` for a subcommand), `NULL` before the first.
     command: String,
     resp: u8,
+    /// The query buffer and argument bytes of the command running now (0 when idle).
+    qbuf: usize,
+    argv_mem: usize,
     kill: Arc<Notify>,
+    unblock: Arc<Unblock>,
 }
 
 /// Which connections a `CLIENT KILL` or `CLIENT LIST` selects.
@@ -59,7 +63,8 @@ impl Registry {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Lists a new connection; `kill` is notified when a CLIENT KILL picks it.
+    /// Lists a new connection; `kill` is notified when a CLIENT KILL picks it, and
+    /// `unblock` asked when a CLIENT UNBLOCK does.
     pub(crate) fn open(
         &self,
         id: u64,
@@ -67,6 +72,7 @@ impl Registry {
         laddr: SocketAddr,
         fd: i32,
         kill: Arc<Notify>,
+        unblock: Arc<Unblock>,
     ) {
         let now = Instant::now();
         self.entries().insert(
@@ -86,7 +92,10 @@ impl Registry {
                 no_evict: false,
                 command: "NULL".into(),
                 resp: 2,
+                qbuf: 0,
+                argv_mem: 0,
                 kill,
+                unblock,
             },
         );
     }
@@ -111,6 +120,7 @@ impl Registry {
             .as_ref()
             .map_or(-1, |queued| queued.commands.len() as i64);
         entry.no_evict = client.no_evict;
+        (entry.qbuf, entry.argv_mem) = client.query;
         entry.resp = if client.protocol == Protocol::Resp3 {
             3
         } else {
@@ -122,6 +132,18 @@ impl Registry {
     pub(crate) fn set_blocked(&self, id: u64, blocked: bool) {
         if let Some(entry) = self.entries().get_mut(&id) {
             entry.blocked = blocked;
+        }
+    }
+
+    /// `CLIENT UNBLOCK`: asks connection `id` to end the blocking command it waits in;
+    /// false when it waits in none.
+    pub(crate) fn unblock(&self, id: u64, mode: UnblockMode) -> bool {
+        match self.entries().get(&id) {
+            Some(entry) if entry.blocked => {
+                entry.unblock.request(mode);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -223,7 +245,7 @@ fn line(id: u64, entry: &Entry) -> String {
         .map(String::from_utf8_lossy)
         .unwrap_or_default();
     format!(
-        "id={id} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}\n",
+        "id={id} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}\n",
         entry.addr,
         entry.laddr,
         entry.fd,
@@ -233,6 +255,8 @@ fn line(id: u64, entry: &Entry) -> String {
         entry.channels,
         entry.patterns,
         entry.multi,
+        entry.qbuf,
+        entry.argv_mem,
         entry.command,
         entry.resp,
     )

@@ -72,6 +72,15 @@ static PARAMS: &[Param] = &[
             max: i32::MAX as i64,
         },
     ),
+    // How many quicklist nodes at each end stay uncompressed: no reply shows it.
+    param(
+        "list-compress-depth",
+        None,
+        Change::Integer {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+    ),
     param("busy-reply-threshold", Some("lua-time-limit"), SIZE),
     param(
         "maxclients",
@@ -87,6 +96,7 @@ static PARAMS: &[Param] = &[
     param("requirepass", None, Change::Fixed),
     param("cluster-enabled", None, Change::Immutable),
     param("enable-debug-command", None, Change::Immutable),
+    param("daemonize", None, Change::Immutable),
     param("appendonly", None, Change::Fixed),
     param("save", None, Change::Fixed),
     param("maxmemory", None, Change::Fixed),
@@ -141,15 +151,18 @@ impl Config {
                 "zset-max-listpack-value" => limits.zset_max_listpack_value.to_string(),
                 "set-max-intset-entries" => limits.set_max_intset_entries.to_string(),
                 "list-max-listpack-size" => "-2".into(),
+                "list-compress-depth" => "0".into(),
                 "busy-reply-threshold" => options.script_time_limit.as_millis().to_string(),
                 "maxclients" => options.max_clients.to_string(),
                 "databases" => crate::options::DATABASES.to_string(),
                 "port" => port.to_string(),
                 "bind" => options.bind.to_string(),
                 "requirepass" => options.requirepass.clone().unwrap_or_default(),
-                "cluster-enabled" | "enable-debug-command" | "appendonly" | "protected-mode" => {
-                    "no".into()
-                }
+                "cluster-enabled"
+                | "enable-debug-command"
+                | "appendonly"
+                | "protected-mode"
+                | "daemonize" => "no".into(),
                 "maxmemory-policy" => "noeviction".into(),
                 "timeout" | "maxmemory" => "0".into(),
                 "tcp-keepalive" => "300".into(),
@@ -228,12 +241,17 @@ impl Config {
         found
     }
 
-    /// `CONFIG SET name value …`, all or nothing; Redis's error text on refusal.
+    /// `CONFIG SET name value …`, all or nothing; Redis's error text on refusal. As in
+    /// Redis, every name is looked up first (the first unknown one, an immutable one or
+    /// a duplicate is the answer), and only then are the values checked.
     pub(crate) fn set(&self, pairs: &[Vec<u8>]) -> Result<(), String> {
         if pairs.is_empty() || pairs.len() % 2 != 0 {
             return Err(super::commands::SYNTAX_ERROR.into());
         }
-        let mut changes: Vec<(usize, String)> = Vec::new();
+        let failed = |name: &str, why: &str| {
+            format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
+        };
+        let mut named: Vec<(usize, String)> = Vec::new();
         for pair in pairs.chunks(2) {
             let (name, value) = (&pair[0], String::from_utf8_lossy(&pair[1]).into_owned());
             let shown = String::from_utf8_lossy(name).into_owned();
@@ -246,35 +264,41 @@ impl Config {
                     "ERR Unknown option or number of arguments for CONFIG SET - '{shown}'"
                 ));
             };
-            let failed = |why: &str| {
-                format!("ERR CONFIG SET failed (possibly related to argument '{shown}') - {why}")
-            };
-            if changes.iter().any(|(seen, _)| *seen == index) {
-                return Err(failed("duplicate parameter"));
+            if matches!(PARAMS[index].change, Change::Immutable) {
+                return Err(failed(&shown, "can't set immutable config"));
             }
-            match PARAMS[index].change {
-                Change::Immutable => return Err(failed("can't set immutable config")),
-                Change::Fixed if self.values()[index] != value => {
-                    return Err(failed("nxlock serve cannot change this parameter"));
+            if named.iter().any(|(seen, _)| *seen == index) {
+                return Err(failed(&shown, "duplicate parameter"));
+            }
+            named.push((index, value));
+        }
+        for (index, value) in &named {
+            // Values are judged under the parameter's own name, as Redis reports them.
+            let name = PARAMS[*index].name;
+            match PARAMS[*index].change {
+                Change::Fixed if self.values()[*index] != *value => {
+                    return Err(failed(name, "nxlock serve cannot change this parameter"));
                 }
-                Change::Fixed => {}
+                // Immutable parameters were refused above.
+                Change::Fixed | Change::Immutable => {}
                 Change::Integer { min, max } => {
-                    let number = super::commands::integer(value.as_bytes())
-                        .ok_or_else(|| failed("argument couldn't be parsed into an integer"))?;
+                    let number = super::commands::integer(value.as_bytes()).ok_or_else(|| {
+                        failed(name, "argument couldn't be parsed into an integer")
+                    })?;
                     if !(min..=max).contains(&number) {
-                        return Err(failed(&format!(
-                            "argument must be between {min} and {max} inclusive"
-                        )));
+                        return Err(failed(
+                            name,
+                            &format!("argument must be between {min} and {max} inclusive"),
+                        ));
                     }
                 }
             }
-            changes.push((index, value));
         }
         let mut values = self
             .values
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for (index, value) in changes {
+        for (index, value) in named {
             values[index] = value;
         }
         Ok(())

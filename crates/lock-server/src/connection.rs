@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 use tokio::sync::watch as signal;
 
 use crate::blocking::{self, Ticket};
-use crate::client::{Client, Replies};
+use crate::client::{Client, Replies, Unblock, UnblockMode};
 use crate::commands::pubsub::Subscriptions;
 use crate::commands::{dispatch, lists, transaction};
 use crate::pipeline::Pipeline;
@@ -33,9 +33,14 @@ pub(crate) async fn serve(
 ) {
     let mut client = Client::new(id, shared.requires_auth());
     let local = stream.local_addr().unwrap_or(peer);
-    shared
-        .registry
-        .open(id, peer, local, raw_fd(&stream), client.kill.clone());
+    shared.registry.open(
+        id,
+        peer,
+        local,
+        raw_fd(&stream),
+        client.kill.clone(),
+        client.unblock.clone(),
+    );
     converse(stream, shared, &mut client, over_limit, stopped).await;
     shared.registry.close(id);
     let _ = transaction::release_watches(shared, &mut client, None).await;
@@ -77,6 +82,7 @@ async fn converse(
         let mut used = 0;
         let mut close = false;
         loop {
+            let unread = buffer.len() - used;
             let args = match parse(&buffer[used..], client.authenticated) {
                 Ok(Some((args, length))) => {
                     used += length;
@@ -117,13 +123,13 @@ async fn converse(
             write_events(client, events, &mut out);
             let named = args[..args.len().min(2)].to_vec();
             // CLIENT REPLY SKIP silences the command after it.
-            let skipped = client.replies == Replies::SkipNext;
-            if skipped {
-                client.replies = Replies::On;
-            }
+            client.replies = client.replies.starting();
+            client.query = (unread, args.iter().map(Vec::len).sum());
             let replies = dispatch::execute(shared, client, args, true).await;
+            client.query = (0, 0);
             shared.registry.record(client, &named);
-            let silent = skipped || client.replies != Replies::On;
+            let silent = client.replies != Replies::On;
+            client.replies = client.replies.ended();
             let events = client.subscriptions.drain();
             write_events(client, events, &mut out);
             let Ok(replies) = replies else {
@@ -134,7 +140,9 @@ async fn converse(
                     if let Reply::Value(value) = &reply {
                         shared.stats.command(value);
                     }
-                    if !silent {
+                    // Pub/sub confirmations are pushes, which CLIENT REPLY does not
+                    // silence.
+                    if !silent || matches!(reply, Reply::Push(_)) {
                         reply::write(client.protocol, &reply, &mut out);
                     }
                     reply.release();
@@ -152,6 +160,7 @@ async fn converse(
                     subscriptions: &mut client.subscriptions,
                     protocol: client.protocol,
                     kill: client.kill.clone(),
+                    unblock: client.unblock.clone(),
                 };
                 shared.registry.set_blocked(client.id, true);
                 let reply = block(shared, client.db, command, waiting).await;
@@ -214,11 +223,8 @@ async fn flush(
         .await
 }
 
-/// Writes pub/sub events: pushes under RESP3, nothing under `CLIENT REPLY OFF`.
+/// Writes pub/sub events: pushes under RESP3. `CLIENT REPLY OFF` does not silence them.
 fn write_events(client: &Client, events: Vec<Value>, out: &mut Vec<u8>) {
-    if client.replies == Replies::Off {
-        return;
-    }
     for event in &events {
         encode_event(client.protocol, event, out);
     }
@@ -240,6 +246,7 @@ struct Waiting<'a> {
     subscriptions: &'a mut Subscriptions,
     protocol: Protocol,
     kill: Arc<Notify>,
+    unblock: Arc<Unblock>,
 }
 
 /// A blocking command found nothing: wait, in line with other blocked clients, for an
@@ -272,6 +279,8 @@ async fn block(
         }
     };
     tokio::pin!(timeout);
+    waiting.unblock.forget();
+    let mut unblocked = None;
     let client_left = loop {
         tokio::select! {
             reply = &mut ticket.reply => return Some(reply.unwrap_or(Value::NilArray)),
@@ -282,6 +291,10 @@ async fn block(
             },
             _ = waiting.stopped.changed() => break true,
             () = waiting.kill.notified() => break true,
+            mode = waiting.unblock.requested() => {
+                unblocked = Some(mode);
+                break false;
+            }
             events = waiting.subscriptions.next_events() => {
                 let mut pushes = Vec::new();
                 for event in &events {
@@ -293,19 +306,25 @@ async fn block(
             }
         }
     };
-    let reply = leave(shared, &mut ticket).await;
+    let (reply, was_waiting) = leave(shared, &mut ticket).await;
     if client_left {
         blocking::unpop(shared, db, &command, &reply).await;
         return None;
     }
+    // CLIENT UNBLOCK ... ERROR, unless an element was handed over first.
+    if was_waiting && unblocked == Some(UnblockMode::Error) {
+        return Some(Value::Error(
+            "UNBLOCKED client unblocked via CLIENT UNBLOCK".into(),
+        ));
+    }
     Some(reply)
 }
 
-/// Leaves the queue: a null array (what every blocking list command answers on timeout),
-/// or the reply that was handed over just before.
-async fn leave(shared: &Shared, ticket: &mut Ticket) -> Value {
+/// Leaves the queue: a null array (what every blocking list command answers on timeout)
+/// and true, or the reply that was handed over just before and false.
+async fn leave(shared: &Shared, ticket: &mut Ticket) -> (Value, bool) {
     if shared.blocked.leave(ticket).await {
-        return Value::NilArray;
+        return (Value::NilArray, true);
     }
-    ticket.reply.try_recv().unwrap_or(Value::NilArray)
+    (ticket.reply.try_recv().unwrap_or(Value::NilArray), false)
 }

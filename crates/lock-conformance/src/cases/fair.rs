@@ -280,58 +280,57 @@ pub async fn uncontended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) 
 
 /// Tasks sharing one lock object pass the hold to each other: a hold with a task of the
 /// same object waiting behind it ends in one command (a pass naming the next task's
-/// token), so a cycle costs about one command instead of two. The backend names every
-/// holder's own token, and holds never overlap.
+/// token), so a cycle costs one command instead of two. The backend names every holder's
+/// own token, and holds never overlap.
+///
+/// The four tasks are futures joined in this case's own task, so the order in which they
+/// line up does not depend on the runtime's scheduling: the first acquire is one
+/// `SET NX`, every later hold is passed on by its predecessor's release (one
+/// `FAIR_RELEASE` naming the next token), and the last release is one compare-and-delete.
+/// Every run costs exactly `2 + (holds - 1)` commands.
 pub async fn tasks_sharing_one_lock_pass_the_hold_in_one_command<H: Harness>(
     ctx: &Ctx<'_, H>,
 ) -> CaseResult {
-    const TASKS: u64 = 4;
     const CYCLES: u64 = 10;
+    const HOLDS: u64 = 4 * CYCLES;
     let counting = CountingBackend::new(ctx.backend.clone());
     let lock = FairLock::with_options(counting.clone(), &name(ctx), patient())?;
     let key = lock_key(ctx);
-    let detector = Arc::new(OverlapDetector::new());
-    let mut tasks: Vec<JoinHandle<Result<(), Failure>>> = Vec::new();
-    for _ in 0..TASKS {
-        let (lock, backend, key, detector) = (
-            lock.clone(),
-            ctx.backend.clone(),
-            key.clone(),
-            detector.clone(),
-        );
-        tasks.push(tokio::spawn(async move {
-            for _ in 0..CYCLES {
-                let guard = lock.acquire().await?;
-                let inside = detector.enter();
-                let held = backend.get(&key).await?;
-                check_eq!(
-                    held.as_deref(),
-                    Some(guard.token().as_bytes()),
-                    "the lock's value during a task's hold"
-                );
-                // On a backend that answers without yielding, let the others line up.
-                tokio::task::yield_now().await;
-                drop(inside);
-                check!(guard.release().await?, "a task's release");
-            }
-            Ok(())
-        }));
-    }
-    for task in tasks {
-        match tokio::time::timeout(LIVENESS, task).await {
-            Ok(Ok(finished)) => finished?,
-            other => return Err(Failure(format!("a task did not finish: {other:?}"))),
+    let detector = OverlapDetector::new();
+    let task = async || -> Result<(), Failure> {
+        for _ in 0..CYCLES {
+            let guard = lock.acquire().await?;
+            let inside = detector.enter();
+            let held = ctx.backend.get(&key).await?;
+            check_eq!(
+                held.as_deref(),
+                Some(guard.token().as_bytes()),
+                "the lock's value during a task's hold"
+            );
+            // On a backend that answers without yielding, let the others line up.
+            tokio::task::yield_now().await;
+            drop(inside);
+            check!(guard.release().await?, "a task's release");
         }
-    }
+        Ok(())
+    };
+    let joined = tokio::time::timeout(LIVENESS, async {
+        tokio::join!(task(), task(), task(), task())
+    })
+    .await
+    .map_err(|_| Failure(format!("the tasks did not finish within {LIVENESS:?}")))?;
+    let (a, b, c, d) = joined;
+    a.and(b).and(c).and(d)?;
     check_eq!(detector.violations(), 0, "overlapping holds");
     let commands = counting.commands();
-    // Two per hold would be the cycle without passes; a task briefly between its
-    // release and its next acquire leaves some holds without a successor.
-    let allowed = TASKS * CYCLES * 5 / 4 + 2 * TASKS;
+    let expected = 2 + (HOLDS - 1);
     check!(
-        commands <= allowed,
-        "{commands} commands for {} holds (at most {allowed} allowed)",
-        TASKS * CYCLES
+        commands == expected,
+        "{commands} commands for {HOLDS} holds by four tasks sharing one lock object; \
+         expected {expected}: the first acquire's SET NX, one FAIR_RELEASE passing each \
+         later hold to the next task's token (a reply other than 3 there means the \
+         backend did not write the successor's token), and the last release's \
+         compare-and-delete"
     );
     check_eq!(
         ctx.backend.get(&key).await?,

@@ -97,6 +97,35 @@ impl Channels {
         i64::try_from(received).unwrap_or(i64::MAX)
     }
 
+    /// The channels at least one open inbox subscribes to, matching the glob `pattern`
+    /// when one is given (`PUBSUB CHANNELS`), sorted.
+    pub(crate) fn active_channels(&self, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+        let mut channels: Vec<Vec<u8>> = self
+            .inboxes
+            .iter()
+            .filter(|(channel, inboxes)| {
+                open(inboxes) > 0 && pattern.is_none_or(|p| glob_match(p, channel))
+            })
+            .map(|(channel, _)| channel.clone())
+            .collect();
+        channels.sort_unstable();
+        channels
+    }
+
+    /// How many open inboxes subscribe to `channel` itself (`PUBSUB NUMSUB`; pattern
+    /// subscriptions are not counted).
+    pub(crate) fn subscribers(&self, channel: &[u8]) -> usize {
+        self.inboxes.get(channel).map_or(0, |inboxes| open(inboxes))
+    }
+
+    /// How many patterns at least one open inbox subscribes to (`PUBSUB NUMPAT`).
+    pub(crate) fn patterns(&self) -> usize {
+        self.pattern_inboxes
+            .values()
+            .filter(|inboxes| open(inboxes) > 0)
+            .count()
+    }
+
     /// Forgets closed inboxes once the table has doubled since the last time: O(1) per
     /// subscription, amortised, and the table stays within twice the live entries.
     fn forget_closed(&mut self) {
@@ -111,6 +140,11 @@ impl Channels {
         self.pattern_inboxes.retain(open);
         self.sweep_at = (2 * (self.inboxes.len() + self.pattern_inboxes.len())).max(MIN_SWEEP);
     }
+}
+
+/// How many of `inboxes` are still open (closed ones are forgotten lazily).
+fn open(inboxes: &[InboxAddress]) -> usize {
+    inboxes.iter().filter(|inbox| !inbox.is_closed()).count()
 }
 
 fn join(inboxes: &mut Vec<InboxAddress>, inbox: &InboxAddress) {

@@ -1,4 +1,4 @@
-//! Server commands: INFO, CONFIG, COMMAND, CLUSTER, DEBUG (refused, as Redis refuses it by
+//! Server commands: INFO, CONFIG, COMMAND, CLUSTER, PUBSUB, DEBUG (refused, as Redis refuses it by
 //! default), FLUSHDB, FLUSHALL and `NXLOCK.FASTFORWARD`.
 
 use std::time::Duration;
@@ -21,6 +21,7 @@ pub(crate) enum Admin {
     FlushAll,
     FastForward,
     Cluster,
+    PubSub,
 }
 
 /// Runs `which` (its arity already checked).
@@ -31,6 +32,7 @@ pub(crate) fn run(shared: &Shared, which: Admin, args: &[Vec<u8>]) -> Value {
         Admin::Command => super::introspection::command(args),
         Admin::Debug => Value::Error(DEBUG_REFUSED.into()),
         Admin::Cluster => super::cluster::cluster(shared, args),
+        Admin::PubSub => super::pubsub_command::pubsub(shared, args),
         Admin::FlushAll => {
             if !flush_mode_ok(args) {
                 return Value::Error(SYNTAX_ERROR.into());

@@ -4,7 +4,7 @@
 use lock_core::Value;
 
 use super::{SYNTAX_ERROR, integer, ok, wrong_arity};
-use crate::client::{Client, Replies};
+use crate::client::{Client, Replies, UnblockMode};
 use crate::clients::Filter;
 use crate::shared::Shared;
 
@@ -81,8 +81,11 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
                 client.replies = Replies::Off;
                 ok()
             }
+            // As in Redis, SKIP does nothing while replies are off.
             "skip" => {
-                client.replies = Replies::SkipNext;
+                if client.replies != Replies::Off {
+                    client.replies = Replies::SkipNext;
+                }
                 ok()
             }
             _ => Value::Error(SYNTAX_ERROR.into()),
@@ -98,6 +101,7 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
             }
             _ => Value::Error(SYNTAX_ERROR.into()),
         },
+        "unblock" => unblock(shared, &args[2..]),
         "help" => Value::Array(
             HELP.iter()
                 .map(|line| Value::Status((*line).into()))
@@ -108,6 +112,29 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
             other.to_ascii_uppercase()
         )),
     }
+}
+
+/// `CLIENT UNBLOCK <id> [TIMEOUT|ERROR]`: 1 if that client was blocked and now is not.
+fn unblock(shared: &Shared, args: &[Vec<u8>]) -> Value {
+    if args.len() > 2 {
+        return Value::Error(
+            "ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP."
+                .into(),
+        );
+    }
+    let mode = match args.get(1).map(|m| m.to_ascii_lowercase()) {
+        None => UnblockMode::Timeout,
+        Some(m) if m == b"timeout" => UnblockMode::Timeout,
+        Some(m) if m == b"error" => UnblockMode::Error,
+        Some(_) => {
+            return Value::Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into());
+        }
+    };
+    let Some(id) = integer(&args[0]) else {
+        return Value::Error(super::NOT_AN_INTEGER.into());
+    };
+    let unblocked = u64::try_from(id).is_ok_and(|id| shared.registry.unblock(id, mode));
+    Value::Int(i64::from(unblocked))
 }
 
 /// A `TYPE` argument: `Some(true)` pubsub, `Some(false)` normal, `None` for the kinds of

@@ -97,7 +97,9 @@ fn movable(command: &Command) -> bool {
 
 /// Commands made of subcommands: Redis describes them without flags or keys (their
 /// subcommands have those).
-const CONTAINERS: &[&str] = &["client", "command", "config", "object", "script"];
+const CONTAINERS: &[&str] = &[
+    "client", "cluster", "command", "config", "object", "pubsub", "script",
+];
 
 /// One command's `COMMAND INFO` entry.
 fn info(command: &Command) -> Value {

@@ -81,6 +81,30 @@ pub(crate) async fn unserved(
     )
 }
 
+/// A blocked client's command, tried again: its reply, and whether its first key holds
+/// a list now (so that an error is about something else, the destination of a BLMOVE).
+pub(crate) async fn retry_blocked(
+    shared: &Shared,
+    db: usize,
+    args: &[Vec<u8>],
+    protocol: Protocol,
+) -> Result<(Value, bool), Hangup> {
+    let context = context(shared, db, protocol);
+    let ran = shared
+        .db(db)
+        .atomically(|store| {
+            let reply = run_args(store, args, context);
+            let source_is_list = matches!(&reply, Value::Error(_))
+                && store.key_type(&args[1]).is_ok_and(|kind| kind == "list");
+            (reply, source_is_list)
+        })
+        .await;
+    match ran {
+        Ok(outcome) => Ok(outcome),
+        Err(error) => from_store(Err(error)).map(|reply| (reply, false)),
+    }
+}
+
 /// Checks and ends `watches` of database `db`, then (unless one changed) runs keyspace
 /// commands one after another, all in one atomic section (MULTI/EXEC, a pipeline step),
 /// calling `after_each` with each command's index once it ran. The reply is the commands'

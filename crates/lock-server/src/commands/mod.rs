@@ -17,6 +17,7 @@ pub(crate) mod keyspace;
 pub(crate) mod lists;
 pub(crate) mod numbers;
 pub(crate) mod pubsub;
+pub(crate) mod pubsub_command;
 pub(crate) mod scripting;
 pub(crate) mod sets;
 pub(crate) mod sorted_sets;
@@ -200,6 +201,7 @@ pub(crate) static TABLE: &[Command] = &[
     command("config", -2, R, Kind::Admin(A::Config)),
     command("command", -1, R, Kind::Admin(A::Command)),
     command("cluster", -2, R, Kind::Admin(A::Cluster)),
+    command("pubsub", -2, R, Kind::Admin(A::PubSub)),
     command("debug", -2, NS, Kind::Admin(A::Debug)),
     keyspace("dbsize", 1, R, keys::dbsize),
     keyspace("flushdb", -1, W, keys::flushdb),
@@ -466,6 +468,16 @@ pub(crate) fn pop_count(arg: Option<&&[u8]>) -> Result<Option<usize>, String> {
             .ok_or_else(|| "ERR value is out of range, must be positive".to_string())
     })
     .transpose()
+}
+
+/// The most elements a reply may hold when a command's arguments, not the data, choose
+/// its size (SRANDMEMBER with a negative count): Redis would stream such a reply for as
+/// long as its memory lasts; this server builds replies whole, so it refuses larger ones.
+pub(crate) const MAX_REPLY_ELEMENTS: usize = 1 << 20;
+
+/// The refusal of a reply larger than [`MAX_REPLY_ELEMENTS`].
+pub(crate) fn reply_too_large() -> String {
+    format!("ERR nxlock serve refuses to build a reply of more than {MAX_REPLY_ELEMENTS} elements")
 }
 
 pub(crate) const NOT_AN_INTEGER: &str = "ERR value is not an integer or out of range";

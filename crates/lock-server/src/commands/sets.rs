@@ -290,6 +290,14 @@ pub(crate) fn srandmember(
     if args.len() > 3 {
         return Err(SYNTAX_ERROR.into());
     }
+    if count == Some(i64::MIN) {
+        return Err(format!(
+            "ERR value is out of range, value must between {} and {}",
+            -i64::MAX,
+            i64::MAX
+        ));
+    }
+
     let Some(source) = set(store, args[1])? else {
         return Ok(if count.is_some() {
             Value::Array(Vec::new())
@@ -300,6 +308,11 @@ pub(crate) fn srandmember(
     let pick = |s: &Set| Value::Data(s[fastrand::usize(..s.len())].clone());
     Ok(match count {
         None => pick(source),
+        // Redis streams a negative count's picks for as long as its memory lasts; a reply
+        // this server builds whole is bounded instead.
+        Some(n) if n.unsigned_abs() > super::MAX_REPLY_ELEMENTS as u64 && n < 0 => {
+            return Err(super::reply_too_large());
+        }
         Some(n) if n < 0 => Value::Array((0..n.unsigned_abs()).map(|_| pick(source)).collect()),
         Some(n) => {
             let mut members: Vec<Value> = source.iter().map(|m| Value::Data(m.clone())).collect();

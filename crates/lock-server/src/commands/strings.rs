@@ -373,7 +373,7 @@ pub(crate) fn setrange(
     if args[3].is_empty() {
         return Ok(Value::Int(current.map_or(0, |v| v.len() as i64)));
     }
-    if offset + args[3].len() as i64 > MAX_STRING {
+    if offset > MAX_STRING - args[3].len() as i64 {
         return Err("ERR string exceeds maximum allowed size (proto-max-bulk-len)".into());
     }
     let mut value = current.unwrap_or_default();
