@@ -21,6 +21,35 @@ fn scenarios() -> Vec<Scenario> {
     };
     vec![
         s(&[
+            "PUBSUB CHANNELS",
+            "PUBSUB CHANNELS a*",
+            "PUBSUB CHANNELS a b",
+            "PUBSUB NUMSUB",
+            "PUBSUB NUMSUB a b",
+            "PUBSUB NUMPAT",
+            "PUBSUB NUMPAT x",
+            "PUBSUB FOO",
+            "PUBSUB HELP",
+            "SETRANGE k 9223372036854775807 A",
+            "SETRANGE k 536870911 AB",
+            "SETRANGE k 536870911 A",
+            "STRLEN k",
+            "DEL k",
+            "SADD s a b c",
+            "SRANDMEMBER s -9223372036854775808",
+            "SRANDMEMBER s -9223372036854775807x",
+            "SRANDMEMBER missing -9223372036854775807",
+            "CONFIG SET maxmemory 1 maxmemory 2",
+            "CONFIG SET daemonize yes",
+            "CONFIG SET nosuch 1 daemonize yes",
+            "CONFIG SET daemonize yes nosuch 1",
+            "CONFIG SET list-compress-depth 3",
+            "CONFIG GET list-compress-depth",
+            "CONFIG SET list-compress-depth 0",
+            "CLIENT UNBLOCK 1 2 3",
+            "CLIENT UNBLOCK 999999 ERROR",
+        ]),
+        s(&[
             "PING",
             "PING hello",
             "PING a b",
@@ -869,5 +898,125 @@ async fn a_watched_key_that_expires_aborts_exec_like_redis() {
         transcripts.push(transcript);
     }
     assert_same_transcripts(&transcripts, "WATCH expiry");
+    server.stop().await;
+}
+
+/// `CLIENT REPLY OFF` and `SKIP` silence replies but not pub/sub pushes: subscription
+/// confirmations and messages still arrive, in RESP2 and RESP3; `CLIENT REPLY ON` right
+/// after `SKIP` answers, and `SKIP` while replies are off keeps them off.
+#[tokio::test]
+async fn client_reply_off_silences_replies_not_pushes_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("client_reply_off_silences_replies_not_pushes_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut transcript = Vec::new();
+        for protocol in ["2", "3"] {
+            let mut subscriber = Raw::connect(&addr).await;
+            let mut publisher = Raw::connect(&addr).await;
+            transcript.push(digits_masked(
+                &subscriber.command(&["HELLO", protocol]).await,
+            ));
+            subscriber.send_only(&["CLIENT", "REPLY", "OFF"]).await;
+            transcript.push(subscriber.command(&["SUBSCRIBE", "ch"]).await);
+            transcript.push(subscriber.command(&["PSUBSCRIBE", "c*"]).await);
+            transcript.push(publisher.command(&["PUBLISH", "ch", "hello"]).await);
+            transcript.push(subscriber.read_reply().await);
+            transcript.push(subscriber.read_reply().await);
+            // PING's reply is silenced: the next thing to arrive is UNSUBSCRIBE's push.
+            subscriber.send_only(&["PING"]).await;
+            transcript.push(subscriber.command(&["UNSUBSCRIBE", "ch"]).await);
+            transcript.push(subscriber.command(&["PUNSUBSCRIBE", "c*"]).await);
+            // Replies off, SKIP changes nothing; ON answers.
+            subscriber.send_only(&["CLIENT", "REPLY", "SKIP"]).await;
+            subscriber.send_only(&["SET", "k", "silenced"]).await;
+            transcript.push(subscriber.command(&["CLIENT", "REPLY", "ON"]).await);
+            transcript.push(subscriber.command(&["GET", "k"]).await);
+            // ON right after SKIP unsets the skip and answers itself.
+            subscriber.send_only(&["CLIENT", "REPLY", "SKIP"]).await;
+            transcript.push(subscriber.command(&["CLIENT", "REPLY", "ON"]).await);
+            subscriber.send_only(&["CLIENT", "REPLY", "SKIP"]).await;
+            subscriber.send_only(&["GET", "k"]).await;
+            transcript.push(subscriber.command(&["PING"]).await);
+        }
+        transcripts.push(transcript);
+    }
+    assert_same_transcripts(&transcripts, "CLIENT REPLY");
+    server.stop().await;
+}
+
+/// An element a served BLMOVE (or BRPOPLPUSH) pushes serves a client blocked on its
+/// destination in the same turn; a blocked BRPOPLPUSH whose destination turned out not to
+/// be a list gets WRONGTYPE and the element stays; CLIENT UNBLOCK ends a wait as a
+/// timeout or with an error.
+#[tokio::test]
+async fn blocked_moves_and_unblocks_are_served_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("blocked_moves_and_unblocks_are_served_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut mover = Raw::connect(&addr).await;
+        let mut popper = Raw::connect(&addr).await;
+        let mut pusher = Raw::connect(&addr).await;
+        let mut transcript = vec![pusher.command(&["FLUSHALL"]).await];
+        for (command, from, to) in [
+            ("BLMOVE", "LEFT", "LEFT"),
+            ("BLMOVE", "RIGHT", "LEFT"),
+            ("BRPOPLPUSH", "", ""),
+        ] {
+            popper.send_only(&["BLPOP", "target{t}", "0"]).await;
+            pusher.await_blocked(1).await;
+            if command == "BLMOVE" {
+                mover
+                    .send_only(&["BLMOVE", "source{t}", "target{t}", from, to, "0"])
+                    .await;
+            } else {
+                mover
+                    .send_only(&["BRPOPLPUSH", "source{t}", "target{t}", "0"])
+                    .await;
+            }
+            pusher.await_blocked(2).await;
+            transcript.push(pusher.command(&["RPUSH", "source{t}", "foo"]).await);
+            transcript.push(mover.read_reply().await);
+            transcript.push(popper.read_reply().await);
+            transcript.push(pusher.command(&["EXISTS", "target{t}", "source{t}"]).await);
+        }
+        transcript.push(pusher.command(&["SET", "target{t}", "not a list"]).await);
+        mover
+            .send_only(&["BRPOPLPUSH", "source{t}", "target{t}", "0"])
+            .await;
+        pusher.await_blocked(1).await;
+        transcript.push(pusher.command(&["RPUSH", "source{t}", "foo"]).await);
+        transcript.push(mover.read_reply().await);
+        transcript.push(pusher.command(&["LRANGE", "source{t}", "0", "-1"]).await);
+        let id = String::from_utf8_lossy(&mover.command(&["CLIENT", "ID"]).await)
+            .trim_matches(|c: char| !c.is_ascii_digit())
+            .to_string();
+        for mode in [None, Some("TIMEOUT"), Some("ERROR")] {
+            mover.send_only(&["BLPOP", "nothing", "0"]).await;
+            pusher.await_blocked(1).await;
+            let mut unblock = vec!["CLIENT", "UNBLOCK", id.as_str()];
+            unblock.extend(mode);
+            transcript.push(pusher.command(&unblock).await);
+            transcript.push(mover.read_reply().await);
+        }
+        transcript.push(pusher.command(&["CLIENT", "UNBLOCK", &id]).await);
+        transcript.push(pusher.command(&["CLIENT", "UNBLOCK", &id, "LATER"]).await);
+        transcript.push(pusher.command(&["CLIENT", "UNBLOCK", "x"]).await);
+        transcripts.push(transcript);
+    }
+    assert_same_transcripts(&transcripts, "blocked moves");
     server.stop().await;
 }

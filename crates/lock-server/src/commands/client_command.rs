@@ -101,7 +101,7 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
             }
             _ => Value::Error(SYNTAX_ERROR.into()),
         },
-        "unblock" => unblock(shared, &args[2..]),
+        "unblock" => unblock(shared, &args[1], &args[2..]),
         "help" => Value::Array(
             HELP.iter()
                 .map(|line| Value::Status((*line).into()))
@@ -115,12 +115,12 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
 }
 
 /// `CLIENT UNBLOCK <id> [TIMEOUT|ERROR]`: 1 if that client was blocked and now is not.
-fn unblock(shared: &Shared, args: &[Vec<u8>]) -> Value {
+fn unblock(shared: &Shared, sub: &[u8], args: &[Vec<u8>]) -> Value {
     if args.len() > 2 {
-        return Value::Error(
-            "ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP."
-                .into(),
-        );
+        return Value::Error(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            text(sub)
+        ));
     }
     let mode = match args.get(1).map(|m| m.to_ascii_lowercase()) {
         None => UnblockMode::Timeout,
