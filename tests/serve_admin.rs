@@ -218,8 +218,9 @@ async fn config_get_and_set_answer_like_redis() {
     );
 }
 
-/// `COMMAND INFO` of every command the server knows: the same arity and key positions as
-/// Redis gives, and no flag Redis does not give.
+/// `COMMAND INFO` of every command and subcommand the server lists: the same arity, key
+/// positions, flags and ACL categories as Redis gives; `COMMAND LIST` and its filters give
+/// what Redis gives, less what this server does not run.
 #[tokio::test]
 async fn command_describes_every_command_as_redis_does() {
     let Some(servers) = both_servers("command_describes_every_command_as_redis_does").await else {
@@ -227,21 +228,30 @@ async fn command_describes_every_command_as_redis_does() {
     };
     let mut ours = Raw::connect(&servers.ours()).await;
     let mut redis = Raw::connect(&servers.redis_addr).await;
-    let Resp::Many(_, names) = Resp::parse(&ours.command(&["COMMAND", "LIST"]).await) else {
-        panic!("COMMAND LIST is an array");
+    let names = |reply: Vec<u8>| -> Vec<String> {
+        let Resp::Many(_, names) = Resp::parse(&reply) else {
+            panic!("COMMAND LIST is an array");
+        };
+        names
+            .into_iter()
+            .map(|name| match name {
+                Resp::Bulk(name) => String::from_utf8(name).unwrap(),
+                other => panic!("a name: {other:?}"),
+            })
+            .collect()
     };
+    let listed = names(ours.command(&["COMMAND", "LIST"]).await);
+    assert!(listed.contains(&"client|list".to_string()), "{listed:?}");
+    let top_level = listed.iter().filter(|name| !name.contains('|')).count();
     let count = ours.command(&["COMMAND", "COUNT"]).await;
-    assert_eq!(count, format!(":{}\r\n", names.len()).into_bytes());
+    assert_eq!(count, format!(":{top_level}\r\n").into_bytes());
     let mut compared = 0;
     let mut wrong = Vec::new();
-    for name in names {
-        let Resp::Bulk(name) = name else {
-            panic!("a name")
-        };
-        let name = String::from_utf8(name).unwrap();
+    for name in &listed {
         if name.starts_with("nxlock.") {
             continue;
         }
+        // Name, arity, flags, first, last, step, categories; and subcommand names.
         let describe = |reply: Vec<u8>| -> (Vec<Resp>, Vec<Resp>) {
             let Resp::Many(_, mut entries) = Resp::parse(&reply) else {
                 panic!("an array")
@@ -249,34 +259,79 @@ async fn command_describes_every_command_as_redis_does() {
             let Resp::Many(_, entry) = entries.remove(0) else {
                 panic!("{name} is unknown to one of the servers")
             };
-            let Resp::Many(_, flags) = entry[2].clone() else {
-                panic!("flags")
+            let mut described = entry[..7].to_vec();
+            for set in [2, 6] {
+                if let Resp::Many(_, items) = &mut described[set] {
+                    items.sort();
+                }
+            }
+            let Resp::Many(_, subs) = &entry[9] else {
+                panic!("subcommands")
             };
-            let mut numbers = vec![entry[0].clone(), entry[1].clone()];
-            numbers.extend_from_slice(&entry[3..6]);
-            (numbers, flags)
+            let subs = subs
+                .iter()
+                .map(|sub| match sub {
+                    Resp::Many(_, fields) => fields[0].clone(),
+                    other => other.clone(),
+                })
+                .collect();
+            (described, subs)
         };
-        let (our_numbers, our_flags) = describe(ours.command(&["COMMAND", "INFO", &name]).await);
-        let (redis_numbers, redis_flags) =
-            describe(redis.command(&["COMMAND", "INFO", &name]).await);
-        if our_numbers != redis_numbers {
-            wrong.push(format!("{name}: {our_numbers:?}, Redis {redis_numbers:?}"));
+        let (our_entry, our_subs) = describe(ours.command(&["COMMAND", "INFO", name]).await);
+        let (redis_entry, redis_subs) = describe(redis.command(&["COMMAND", "INFO", name]).await);
+        if our_entry != redis_entry {
+            wrong.push(format!("{name}: {our_entry:?}, Redis {redis_entry:?}"));
         }
-        for flag in our_flags.iter().filter(|flag| !redis_flags.contains(flag)) {
-            wrong.push(format!("{name}: flag {flag:?} is not Redis's"));
+        for sub in our_subs.iter().filter(|sub| !redis_subs.contains(sub)) {
+            wrong.push(format!("{name}: subcommand {sub:?} is not Redis's"));
         }
         compared += 1;
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     println!("{compared} commands described as redis-server describes them");
-    assert_eq!(
-        ours.command(&["COMMAND", "INFO", "nosuchcommand"]).await,
-        redis.command(&["COMMAND", "INFO", "nosuchcommand"]).await
-    );
-    assert_eq!(
-        ours.command(&["COMMAND", "FOO"]).await,
-        redis.command(&["COMMAND", "FOO"]).await
-    );
+    let ours_of = |theirs: Vec<String>| -> Vec<String> {
+        let mut kept: Vec<String> = theirs.into_iter().filter(|n| listed.contains(n)).collect();
+        kept.sort();
+        kept
+    };
+    for filter in [
+        &["PATTERN", "config*"][..],
+        &["PATTERN", "cl*help"],
+        &["PATTERN", "non_exists*"],
+        &["ACLCAT", "scripting"],
+        &["ACLCAT", "keyspace"],
+        &["ACLCAT", "read"],
+        &["ACLCAT", "write"],
+        &["ACLCAT", "fast"],
+        &["ACLCAT", "slow"],
+        &["ACLCAT", "blocking"],
+        &["ACLCAT", "pubsub"],
+        &["ACLCAT", "connection"],
+        &["ACLCAT", "no_such_category"],
+        &["MODULE", "no_such_module"],
+    ] {
+        let mut args = vec!["COMMAND", "LIST", "FILTERBY"];
+        args.extend_from_slice(filter);
+        let mut our_names = names(ours.command(&args).await);
+        our_names.sort();
+        let redis_names = ours_of(names(redis.command(&args).await));
+        assert_eq!(our_names, redis_names, "COMMAND LIST FILTERBY {filter:?}");
+    }
+    for refused in [
+        &["COMMAND", "LIST", "bad_arg"][..],
+        &["COMMAND", "LIST", "FILTERBY", "bad_arg"],
+        &["COMMAND", "LIST", "FILTERBY", "bad_arg", "x"],
+        &["COMMAND", "INFO", "nosuchcommand"],
+        &["COMMAND", "INFO", "get|key"],
+        &["COMMAND", "INFO", "config|get|key"],
+        &["COMMAND", "FOO"],
+    ] {
+        assert_eq!(
+            ours.command(refused).await,
+            redis.command(refused).await,
+            "{refused:?}"
+        );
+    }
 }
 
 fn client_fields(line: &str) -> Vec<(String, String)> {

@@ -34,6 +34,11 @@ pub trait Keyspace: ScriptContext {
     /// The live key's expiry time: `None` when there is no such key, `Some(None)` when it
     /// has no TTL.
     fn expires_at(&mut self, key: &[u8]) -> Option<Option<i64>>;
+    /// Marks the live `key` as just used, as every command that reads or writes it does
+    /// in Redis but TTL, TYPE, EXISTS and OBJECT (`OBJECT IDLETIME` measures from here).
+    fn access(&mut self, key: &[u8]);
+    /// How long ago the live `key` was last used, in milliseconds.
+    fn idle_ms(&mut self, key: &[u8]) -> Option<i64>;
     /// Records a change made in place through [`Keyspace::value`]: WATCH sees it, and a
     /// collection left empty is deleted, as Redis deletes empty lists, hashes, sets and
     /// sorted sets.

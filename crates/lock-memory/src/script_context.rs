@@ -82,6 +82,7 @@ impl Keyspace for Store {
             Entry {
                 value: data,
                 expires_at,
+                accessed: 0,
             },
         );
     }
@@ -91,6 +92,16 @@ impl Keyspace for Store {
     }
     fn expires_at(&mut self, key: &[u8]) -> Option<Option<i64>> {
         self.live(key).map(|entry| entry.expires_at)
+    }
+    fn access(&mut self, key: &[u8]) {
+        let now = self.now();
+        if let Some(entry) = self.live(key) {
+            entry.accessed = now;
+        }
+    }
+    fn idle_ms(&mut self, key: &[u8]) -> Option<i64> {
+        let now = self.now();
+        self.live(key).map(|entry| (now - entry.accessed).max(0))
     }
     fn changed(&mut self, key: &[u8]) {
         if self

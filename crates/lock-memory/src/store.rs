@@ -22,6 +22,9 @@ type Map<V> = hashbrown::HashMap<Vec<u8>, V>;
 pub(crate) struct Entry {
     pub(crate) value: Data,
     pub(crate) expires_at: Option<i64>,
+    /// When a command last read or wrote it (Unix ms): `OBJECT IDLETIME`. Stamped when
+    /// stored.
+    pub(crate) accessed: i64,
 }
 
 impl Entry {
@@ -30,6 +33,7 @@ impl Entry {
         Self {
             value: Data::String(value.to_vec()),
             expires_at,
+            accessed: 0,
         }
     }
 
@@ -156,7 +160,8 @@ impl Store {
         }
     }
 
-    pub(crate) fn insert(&mut self, key: &[u8], entry: Entry) {
+    pub(crate) fn insert(&mut self, key: &[u8], mut entry: Entry) {
+        entry.accessed = self.now;
         match self.map.entry_ref(key) {
             EntryRef::Occupied(mut found) => {
                 found.insert(entry);

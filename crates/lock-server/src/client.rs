@@ -37,9 +37,28 @@ pub(crate) struct Client {
     pub(crate) kill: Arc<Notify>,
     /// Asked by a `CLIENT UNBLOCK` that picks this connection while it blocks.
     pub(crate) unblock: Arc<Unblock>,
-    /// While a command runs: the bytes of the query buffer from its start on (CLIENT
-    /// LIST's `qbuf`), and the bytes of its arguments (`argv-mem`).
-    pub(crate) query: (usize, usize),
+    /// The connection's buffers while a command runs, as CLIENT LIST reports them.
+    pub(crate) buffers: Buffers,
+}
+
+/// A connection's buffers while one of its commands runs (all 0 between commands).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Buffers {
+    /// The query buffer's bytes from the command's start on (`qbuf`).
+    pub(crate) query: usize,
+    /// Room left in the query buffer (`qbuf-free`).
+    pub(crate) query_free: usize,
+    /// The bytes of the command's arguments (`argv-mem`).
+    pub(crate) arguments: usize,
+    /// The reply buffer's size (`rbs`).
+    pub(crate) reply: usize,
+}
+
+impl Buffers {
+    /// `tot-mem`: the buffers together (the connection's own state is not counted).
+    pub(crate) fn total(&self) -> usize {
+        self.query + self.query_free + self.arguments + self.reply
+    }
 }
 
 /// How `CLIENT UNBLOCK` ends a blocked command: as if it timed out, or with an error.
@@ -154,7 +173,7 @@ impl Client {
             no_evict: false,
             kill: Arc::new(Notify::new()),
             unblock: Arc::new(Unblock::default()),
-            query: (0, 0),
+            buffers: Buffers::default(),
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
-use crate::client::{Client, Unblock, UnblockMode};
+use crate::client::{Buffers, Client, Unblock, UnblockMode};
 use crate::reply::Protocol;
 
 /// What `CLIENT LIST` reports of one connection.
@@ -29,9 +29,10 @@ struct Entry {
     /// The last command (`client|list` for a subcommand), `NULL` before the first.
     command: String,
     resp: u8,
-    /// The query buffer and argument bytes of the command running now (0 when idle).
-    qbuf: usize,
-    argv_mem: usize,
+    /// The buffers of the command running now (0 when idle).
+    buffers: Buffers,
+    /// The largest reply buffer seen (`rbp`).
+    reply_peak: usize,
     kill: Arc<Notify>,
     unblock: Arc<Unblock>,
 }
@@ -92,8 +93,8 @@ impl Registry {
                 no_evict: false,
                 command: "NULL".into(),
                 resp: 2,
-                qbuf: 0,
-                argv_mem: 0,
+                buffers: Buffers::default(),
+                reply_peak: 0,
                 kill,
                 unblock,
             },
@@ -120,7 +121,8 @@ impl Registry {
             .as_ref()
             .map_or(-1, |queued| queued.commands.len() as i64);
         entry.no_evict = client.no_evict;
-        (entry.qbuf, entry.argv_mem) = client.query;
+        entry.buffers = client.buffers;
+        entry.reply_peak = entry.reply_peak.max(client.buffers.reply);
         entry.resp = if client.protocol == Protocol::Resp3 {
             3
         } else {
@@ -220,8 +222,8 @@ fn command_name(args: &[Vec<u8>]) -> String {
     }
 }
 
-/// One `CLIENT LIST` line, fields in Redis 7.0's order. Buffer and memory sizes are not
-/// tracked and read 0.
+/// One `CLIENT LIST` line, fields in Redis 7.0's order. Buffer sizes are the connection's
+/// own; output-buffer fields (`obl`, `oll`, `omem`) read 0, as replies are written at once.
 fn line(id: u64, entry: &Entry) -> String {
     let mut flags = String::new();
     if entry.channels + entry.patterns > 0 {
@@ -245,7 +247,7 @@ fn line(id: u64, entry: &Entry) -> String {
         .map(String::from_utf8_lossy)
         .unwrap_or_default();
     format!(
-        "id={id} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free=0 argv-mem={} multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}\n",
+        "id={id} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}\n",
         entry.addr,
         entry.laddr,
         entry.fd,
@@ -255,8 +257,12 @@ fn line(id: u64, entry: &Entry) -> String {
         entry.channels,
         entry.patterns,
         entry.multi,
-        entry.qbuf,
-        entry.argv_mem,
+        entry.buffers.query,
+        entry.buffers.query_free,
+        entry.buffers.arguments,
+        entry.buffers.reply,
+        entry.reply_peak,
+        entry.buffers.total(),
         entry.command,
         entry.resp,
     )

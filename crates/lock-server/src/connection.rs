@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 use tokio::sync::watch as signal;
 
 use crate::blocking::{self, Ticket};
-use crate::client::{Client, Replies, Unblock, UnblockMode};
+use crate::client::{Buffers, Client, Replies, Unblock, UnblockMode};
 use crate::commands::pubsub::Subscriptions;
 use crate::commands::{dispatch, lists, transaction};
 use crate::pipeline::Pipeline;
@@ -124,9 +124,14 @@ async fn converse(
             let named = args[..args.len().min(2)].to_vec();
             // CLIENT REPLY SKIP silences the command after it.
             client.replies = client.replies.starting();
-            client.query = (unread, args.iter().map(Vec::len).sum());
+            client.buffers = Buffers {
+                query: unread,
+                query_free: buffer.capacity() - buffer.len(),
+                arguments: args.iter().map(Vec::len).sum(),
+                reply: out.capacity(),
+            };
             let replies = dispatch::execute(shared, client, args, true).await;
-            client.query = (0, 0);
+            client.buffers = Buffers::default();
             shared.registry.record(client, &named);
             let silent = client.replies != Replies::On;
             client.replies = client.replies.ended();

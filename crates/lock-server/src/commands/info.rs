@@ -207,6 +207,7 @@ fn memory(shared: &Shared) -> Fields {
         .map(|db| dataset_bytes(&db.dump()))
         .sum();
     let lua = shared.lua.used_memory() as u64;
+    let scripts = shared.lua.cached_bytes() as u64;
     let used = dataset + lua;
     fields(&[
         ("used_memory", used.to_string()),
@@ -215,9 +216,14 @@ fn memory(shared: &Shared) -> Fields {
         ("used_memory_lua", lua.to_string()),
         ("used_memory_vm_eval", lua.to_string()),
         ("used_memory_lua_human", human(lua)),
+        ("used_memory_scripts_eval", scripts.to_string()),
         ("number_of_cached_scripts", shared.lua.cached().to_string()),
         ("number_of_functions", "0".into()),
         ("number_of_libraries", "0".into()),
+        ("used_memory_vm_total", lua.to_string()),
+        ("used_memory_vm_total_human", human(lua)),
+        ("used_memory_scripts", scripts.to_string()),
+        ("used_memory_scripts_human", human(scripts)),
         ("maxmemory", "0".into()),
         ("maxmemory_human", "0B".into()),
         ("maxmemory_policy", "noeviction".into()),

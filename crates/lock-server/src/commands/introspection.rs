@@ -1,14 +1,67 @@
 //! `COMMAND`, `COMMAND COUNT|INFO|DOCS|LIST`: the server's command table as Redis 7.0
-//! describes its own. Names, arity, flags and key positions come from [`TABLE`]; ACL
-//! categories, tips, key specifications and docs are left empty (the double has no ACLs).
+//! describes its own. Names, arity and key positions come from [`TABLE`]; flags and ACL
+//! categories are Redis's own descriptions of the same commands
+//! ([`redis_commands`](super::redis_commands)); subcommands are those this server runs.
+//! Tips, key specifications and docs are left empty.
 
 use lock_core::Value;
 use lock_memory::glob_match;
 
+use super::redis_commands::{DESCRIBED, Described};
 use super::{Command, Flags, Kind, TABLE, lookup, wrong_arity};
 
 fn status(text: &str) -> Value {
     Value::Status(text.into())
+}
+
+/// The subcommands this server runs, by container command.
+const SUBCOMMANDS: &[(&str, &[&str])] = &[
+    (
+        "client",
+        &[
+            "getname", "help", "id", "info", "kill", "list", "no-evict", "reply", "setname",
+            "unblock",
+        ],
+    ),
+    (
+        "cluster",
+        &["info", "keyslot", "myid", "nodes", "shards", "slots"],
+    ),
+    ("command", &["count", "docs", "info", "list"]),
+    ("config", &["get", "resetstat", "rewrite", "set"]),
+    (
+        "object",
+        &["encoding", "freq", "help", "idletime", "refcount"],
+    ),
+    ("pubsub", &["channels", "help", "numpat", "numsub"]),
+    ("script", &["exists", "flush", "load"]),
+];
+
+/// How Redis describes `name` (a command, or `container|sub`).
+fn described(name: &str) -> Option<&'static Described> {
+    DESCRIBED
+        .binary_search_by(|entry| entry.name.cmp(name))
+        .ok()
+        .map(|index| &DESCRIBED[index])
+}
+
+/// The subcommands of `container` this server runs, as Redis describes them.
+fn subcommands(container: &str) -> impl Iterator<Item = &'static Described> {
+    SUBCOMMANDS
+        .iter()
+        .filter(move |(name, _)| *name == container)
+        .flat_map(move |(name, subs)| {
+            subs.iter()
+                .filter_map(move |sub| described(&format!("{name}|{sub}")))
+        })
+}
+
+/// Every name `COMMAND LIST` gives: the commands, then each one's subcommands.
+fn every_name() -> impl Iterator<Item = (&'static str, Option<&'static Described>)> {
+    TABLE.iter().flat_map(|command| {
+        std::iter::once((command.name, described(command.name)))
+            .chain(subcommands(command.name).map(|sub| (sub.name, Some(sub))))
+    })
 }
 
 /// Runs `COMMAND [subcommand …]`.
@@ -22,10 +75,7 @@ pub(crate) fn command(args: &[Vec<u8>]) -> Value {
         "info" => Value::Array(if args.len() == 2 {
             TABLE.iter().map(info).collect()
         } else {
-            args[2..]
-                .iter()
-                .map(|name| lookup(name).map_or(Value::Nil, info))
-                .collect()
+            args[2..].iter().map(|name| info_by_name(name)).collect()
         }),
         "docs" => {
             let named: Vec<&Command> = if args.len() == 2 {
@@ -41,13 +91,23 @@ pub(crate) fn command(args: &[Vec<u8>]) -> Value {
             )
         }
         "list" => match &args[2..] {
-            [] => names(|_| true),
-            [filter, by, pattern]
-                if filter.eq_ignore_ascii_case(b"filterby")
-                    && by.eq_ignore_ascii_case(b"pattern") =>
-            {
-                let pattern = pattern.to_ascii_lowercase();
-                names(|name| glob_match(&pattern, name.as_bytes()))
+            [] => names(|_, _| true),
+            [filter, by, value] if filter.eq_ignore_ascii_case(b"filterby") => {
+                let value = value.to_ascii_lowercase();
+                match by.to_ascii_lowercase().as_slice() {
+                    b"pattern" => names(|name, _| glob_match(&value, name.as_bytes())),
+                    b"aclcat" => {
+                        let category = [b"@".as_slice(), &value].concat();
+                        names(|_, described| {
+                            described.is_some_and(|d| {
+                                d.categories.iter().any(|c| c.as_bytes() == category)
+                            })
+                        })
+                    }
+                    // No modules are loaded.
+                    b"module" => Value::Array(Vec::new()),
+                    _ => Value::Error(super::SYNTAX_ERROR.into()),
+                }
             }
             _ => Value::Error(super::SYNTAX_ERROR.into()),
         },
@@ -59,14 +119,24 @@ pub(crate) fn command(args: &[Vec<u8>]) -> Value {
     }
 }
 
-fn names(keep: impl Fn(&str) -> bool) -> Value {
+fn names(keep: impl Fn(&str, Option<&Described>) -> bool) -> Value {
     Value::Array(
-        TABLE
-            .iter()
-            .filter(|command| keep(command.name))
-            .map(|command| Value::Data(command.name.into()))
+        every_name()
+            .filter(|(name, described)| keep(name, *described))
+            .map(|(name, _)| Value::Data(name.into()))
             .collect(),
     )
+}
+
+/// `COMMAND INFO name`: a command, or `container|sub` for a subcommand this server runs.
+fn info_by_name(name: &[u8]) -> Value {
+    let name = String::from_utf8_lossy(name).to_ascii_lowercase();
+    match name.split_once('|') {
+        None => lookup(name.as_bytes()).map_or(Value::Nil, info),
+        Some((container, _)) => subcommands(container)
+            .find(|sub| sub.name == name)
+            .map_or(Value::Nil, sub_info),
+    }
 }
 
 /// Where a command's keys are: first, last (negative: from the end), step. Commands
@@ -88,62 +158,127 @@ pub(crate) fn key_positions(command: &Command) -> (i64, i64, i64) {
     }
 }
 
-fn movable(command: &Command) -> bool {
-    matches!(
-        command.name,
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "lmpop" | "blmpop" | "sintercard"
-    )
-}
-
 /// Commands made of subcommands: Redis describes them without flags or keys (their
 /// subcommands have those).
 const CONTAINERS: &[&str] = &[
     "client", "cluster", "command", "config", "object", "pubsub", "script",
 ];
 
-/// One command's `COMMAND INFO` entry.
+/// One command's `COMMAND INFO` entry: Redis's flags and categories for it, or (for this
+/// server's own commands) flags from its table.
 fn info(command: &Command) -> Value {
-    let mut flags = Vec::new();
-    if CONTAINERS.contains(&command.name) {
-        return entry(command, flags);
-    }
-    // PUBLISH changes nothing stored; TIME and OBJECT read no key's value.
-    let reads_nothing = matches!(command.name, "publish" | "time" | "object");
-    if command.flags.has(Flags::WRITE) && !reads_nothing {
-        flags.push(status("write"));
-    } else if matches!(command.kind, Kind::Keyspace(_)) && !reads_nothing {
-        flags.push(status("readonly"));
-    }
-    if command.flags.has(Flags::NOSCRIPT) {
-        flags.push(status("noscript"));
-    }
-    if command.flags.has(Flags::BLOCKING) {
-        flags.push(status("blocking"));
-    }
-    if matches!(command.kind, Kind::PubSub(_)) || command.name == "publish" {
-        flags.push(status("pubsub"));
-    }
-    if command.flags.has(Flags::NO_AUTH) {
-        flags.push(status("no_auth"));
-    }
-    if movable(command) {
-        flags.push(status("movablekeys"));
-    }
-    entry(command, flags)
+    let (first, last, step) = key_positions(command);
+    let (flags, categories) = match described(command.name) {
+        Some(described) => (described.flags.to_vec(), described.categories.to_vec()),
+        None => (own_flags(command), Vec::new()),
+    };
+    let subs: Vec<Value> = subcommands(command.name).map(sub_info).collect();
+    entry(
+        command.name,
+        command.arity,
+        &flags,
+        (first, last, step),
+        &categories,
+        subs,
+    )
 }
 
-fn entry(command: &Command, flags: Vec<Value>) -> Value {
-    let (first, last, step) = key_positions(command);
+fn sub_info(sub: &Described) -> Value {
+    entry(
+        sub.name,
+        sub.arity,
+        sub.flags,
+        sub.keys,
+        sub.categories,
+        Vec::new(),
+    )
+}
+
+/// Flags of a command Redis does not have (`NXLOCK.FASTFORWARD`), from this server's
+/// table.
+fn own_flags(command: &Command) -> Vec<&'static str> {
+    let mut flags = Vec::new();
+    if command.flags.has(Flags::WRITE) {
+        flags.push("write");
+    } else if matches!(command.kind, Kind::Keyspace(_)) {
+        flags.push("readonly");
+    }
+    if command.flags.has(Flags::NOSCRIPT) {
+        flags.push("noscript");
+    }
+    flags
+}
+
+fn entry(
+    name: &str,
+    arity: i32,
+    flags: &[&str],
+    (first, last, step): (i64, i64, i64),
+    categories: &[&str],
+    subcommands: Vec<Value>,
+) -> Value {
     Value::Array(vec![
-        Value::Data(command.name.into()),
-        Value::Int(i64::from(command.arity)),
-        Value::Set(flags),
+        Value::Data(name.into()),
+        Value::Int(i64::from(arity)),
+        Value::Set(flags.iter().map(|flag| status(flag)).collect()),
         Value::Int(first),
         Value::Int(last),
         Value::Int(step),
-        Value::Set(Vec::new()),
+        Value::Set(categories.iter().map(|c| status(c)).collect()),
         Value::Array(Vec::new()),
         Value::Array(Vec::new()),
-        Value::Array(Vec::new()),
+        Value::Array(subcommands),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the server does with a command follows the same flags Redis reports for it.
+    #[test]
+    fn behaviour_flags_agree_with_redis_descriptions() {
+        let mut wrong = Vec::new();
+        for command in TABLE {
+            let Some(described) = described(command.name) else {
+                assert!(
+                    command.name.starts_with("nxlock."),
+                    "{} is not Redis's",
+                    command.name
+                );
+                continue;
+            };
+            // A container's flags are its subcommands'.
+            if CONTAINERS.contains(&command.name) {
+                continue;
+            }
+            if described.arity != command.arity {
+                wrong.push(format!("{}: arity", command.name));
+            }
+            for (flag, name) in [
+                (Flags::WRITE, "write"),
+                (Flags::NOSCRIPT, "noscript"),
+                (Flags::BLOCKING, "blocking"),
+                (Flags::NO_AUTH, "no_auth"),
+            ] {
+                // PUBLISH is refused in read-only scripts although Redis marks it
+                // pubsub, not write.
+                if command.name == "publish" && name == "write" {
+                    continue;
+                }
+                if command.flags.has(flag) != described.flags.contains(&name) {
+                    wrong.push(format!("{}: {name}", command.name));
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:?}");
+        for (container, subs) in SUBCOMMANDS {
+            for sub in *subs {
+                assert!(
+                    described(&format!("{container}|{sub}")).is_some(),
+                    "{container}|{sub}"
+                );
+            }
+        }
+    }
 }

@@ -193,8 +193,7 @@ pub(crate) fn object(
             }
             _ => 1,
         }),
-        // Access times are not tracked: every key reads as just used.
-        "idletime" => Value::Int(0),
+        "idletime" => Value::Int(store.idle_ms(args[2]).unwrap_or(0) / 1000),
         _ => return Err(FREQ_WITHOUT_LFU.into()),
     })
 }

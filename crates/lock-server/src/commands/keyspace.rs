@@ -23,7 +23,21 @@ pub(crate) fn run(
         Kind::Reply(answer) => answer(args),
         _ => return Value::Error("ERR unknown command".into()),
     };
+    if touches(command) {
+        for key in super::cluster::keys_of(command, args) {
+            store.access(key);
+        }
+    }
     reply.unwrap_or_else(Value::Error)
+}
+
+/// Whether a command counts as a use of its keys for `OBJECT IDLETIME`: all do but those
+/// Redis looks keys up for without touching them.
+fn touches(command: &Command) -> bool {
+    !matches!(
+        command.name,
+        "ttl" | "pttl" | "expiretime" | "pexpiretime" | "type" | "exists" | "object"
+    )
 }
 
 /// [`run`] for a command given by its arguments alone.

@@ -18,6 +18,7 @@ pub(crate) mod lists;
 pub(crate) mod numbers;
 pub(crate) mod pubsub;
 pub(crate) mod pubsub_command;
+pub(crate) mod redis_commands;
 pub(crate) mod scripting;
 pub(crate) mod sets;
 pub(crate) mod sorted_sets;
@@ -193,7 +194,9 @@ pub(crate) static TABLE: &[Command] = &[
     command(
         "reset",
         1,
-        NS.with(Flags::PUBSUB).with(Flags::NO_MULTI),
+        NS.with(Flags::PUBSUB)
+            .with(Flags::NO_MULTI)
+            .with(Flags::NO_AUTH),
         Kind::Connection(S::Reset),
     ),
     // Server.
@@ -344,7 +347,7 @@ pub(crate) static TABLE: &[Command] = &[
     command(
         "unsubscribe",
         -1,
-        Flags::PUBSUB,
+        NS.with(Flags::PUBSUB),
         Kind::PubSub(P::Unsubscribe),
     ),
     command(
@@ -356,7 +359,7 @@ pub(crate) static TABLE: &[Command] = &[
     command(
         "punsubscribe",
         -1,
-        Flags::PUBSUB,
+        NS.with(Flags::PUBSUB),
         Kind::PubSub(P::PUnsubscribe),
     ),
     // Scripting.
@@ -378,7 +381,12 @@ pub(crate) static TABLE: &[Command] = &[
         NS.with(Flags::NO_MULTI),
         Kind::Transaction(T::Exec),
     ),
-    command("discard", 1, Flags::NO_MULTI, Kind::Transaction(T::Discard)),
+    command(
+        "discard",
+        1,
+        NS.with(Flags::NO_MULTI),
+        Kind::Transaction(T::Discard),
+    ),
     command(
         "watch",
         -2,

@@ -46,6 +46,8 @@ struct State {
 struct Script {
     function: Function,
     flags: ScriptFlags,
+    /// The body's length, for INFO's `used_memory_scripts_eval`.
+    bytes: usize,
 }
 
 impl std::fmt::Debug for Engine {
@@ -104,9 +106,14 @@ impl Engine {
         }
         let (flags, source) = shebang::parse(body)?;
         let function = state.sandbox.compile(&state.lua, &source)?;
-        state
-            .scripts
-            .insert(sha.clone(), Script { function, flags });
+        state.scripts.insert(
+            sha.clone(),
+            Script {
+                function,
+                flags,
+                bytes: body.len(),
+            },
+        );
         Ok(sha)
     }
 
@@ -117,6 +124,15 @@ impl Engine {
     /// How many scripts are cached (INFO's `number_of_cached_scripts`).
     pub(crate) fn cached(&self) -> usize {
         self.state().scripts.len()
+    }
+
+    /// The bytes of the cached scripts' bodies (INFO's `used_memory_scripts_eval`).
+    pub(crate) fn cached_bytes(&self) -> usize {
+        self.state()
+            .scripts
+            .values()
+            .map(|script| script.bytes)
+            .sum()
     }
 
     /// How much memory the interpreter uses (INFO's `used_memory_lua`).
