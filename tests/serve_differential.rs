@@ -388,7 +388,62 @@ fn scenarios() -> Vec<Scenario> {
             "EXEC",
         ]),
         scripting(),
+        across_databases(),
     ]
+}
+
+/// COPY into another database, and SELECT inside a script, which moves the script and not
+/// its client (Redis 7): both span databases in one atomic step.
+fn across_databases() -> Vec<Vec<&'static str>> {
+    let mut commands: Vec<Vec<&'static str>> = [
+        "SET src v",
+        "RPUSH list a b",
+        "COPY src dst DB 3",
+        "COPY src dst DB 3",
+        "COPY src dst DB 3 REPLACE",
+        "COPY src src DB 0",
+        "COPY src src DB 3",
+        "COPY list list DB 4",
+        "COPY src x DB 16",
+        "COPY src x DB -1",
+        "COPY src x DB abc",
+        "COPY src x DB",
+        "COPY nosuch x DB 3",
+        "SELECT 3",
+        "GET dst",
+        "GET src",
+        "SELECT 4",
+        "LRANGE list 0 -1",
+        "SELECT 0",
+        "MULTI",
+        "COPY src y DB 5",
+        "SET z 1",
+        "EXEC",
+        "SELECT 5",
+        "GET y",
+        "SELECT 0",
+    ]
+    .iter()
+    .map(|line| line.split(' ').collect())
+    .collect();
+    for script in [
+        "redis.call('SELECT', 6); redis.call('SET', 'inscript', 'x'); return redis.call('GET', 'inscript')",
+        "return redis.call('GET', 'inscript')",
+        "return redis.call('SELECT', 16)",
+        "return redis.call('SELECT', 'a')",
+        "redis.call('SELECT', 6); return redis.call('COPY', 'inscript', 'copied', 'DB', '7')",
+        "redis.call('SELECT', 7); return redis.call('GET', 'copied')",
+        "redis.pcall('SELECT', 99); return redis.call('GET', 'src')",
+    ] {
+        commands.push(vec!["EVAL", script, "0"]);
+    }
+    commands.extend([
+        vec!["GET", "inscript"],
+        vec!["SELECT", "6"],
+        vec!["GET", "inscript"],
+        vec!["SELECT", "0"],
+    ]);
+    commands
 }
 
 /// EVAL and friends: conversions both ways, errors with their suffixes, read-only scripts,
@@ -1018,5 +1073,163 @@ async fn blocked_moves_and_unblocks_are_served_like_redis() {
         transcripts.push(transcript);
     }
     assert_same_transcripts(&transcripts, "blocked moves");
+    server.stop().await;
+}
+
+/// Client-side caching: `CLIENT TRACKING` in default, BCAST, OPTIN and NOLOOP modes, over
+/// RESP3 and redirected to a RESP2 subscriber, its refusals, what RESET and a flush do,
+/// and a redirect target that went away, as Redis 7.0 does them.
+#[tokio::test]
+async fn client_side_caching_invalidates_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("client_side_caching_invalidates_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut t = Vec::new();
+        let mut reader = Raw::connect(&addr).await;
+        let mut writer = Raw::connect(&addr).await;
+        t.push(writer.command(&["FLUSHALL"]).await);
+        t.push(digits_masked(&reader.command(&["HELLO", "3"]).await));
+        // Refusals.
+        for refused in [
+            &["CLIENT", "CACHING", "YES"][..],
+            &["CLIENT", "TRACKING", "ON", "PREFIX", "a"],
+            &["CLIENT", "TRACKING", "ON", "OPTIN", "OPTOUT"],
+            &["CLIENT", "TRACKING", "ON", "BCAST", "OPTIN"],
+            &["CLIENT", "TRACKING", "ON", "REDIRECT", "999999"],
+            &[
+                "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "ab", "PREFIX", "a",
+            ],
+            &["CLIENT", "TRACKING", "MAYBE"],
+            &["CLIENT", "TRACKING", "ON", "FOO"],
+            &["CLIENT", "GETREDIR"],
+            &["CLIENT", "TRACKINGINFO"],
+        ] {
+            t.push(reader.command(refused).await);
+        }
+        // Default mode: a read key is invalidated once, by another client's write.
+        t.push(reader.command(&["CLIENT", "TRACKING", "ON"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKINGINFO"]).await);
+        t.push(reader.command(&["CLIENT", "GETREDIR"]).await);
+        t.push(reader.command(&["GET", "k"]).await);
+        t.push(reader.command(&["MGET", "k2", "k3"]).await);
+        t.push(writer.command(&["SET", "k", "1"]).await);
+        t.push(writer.command(&["SET", "k", "2"]).await);
+        t.push(writer.command(&["MSET", "k2", "x", "k3", "y"]).await);
+        t.push(reader.read_reply().await);
+        t.push(reader.read_reply().await);
+        t.push(reader.read_reply().await);
+        t.push(reader.command(&["PING"]).await);
+        // Its own write: the invalidation follows the reply.
+        t.push(reader.command(&["GET", "k"]).await);
+        t.push(reader.command(&["SET", "k", "3"]).await);
+        t.push(reader.read_reply().await);
+        // A script that reads tracks its declared keys.
+        t.push(
+            reader
+                .command(&["EVAL", "return redis.call('GET', KEYS[1])", "1", "s"])
+                .await,
+        );
+        t.push(writer.command(&["SET", "s", "1"]).await);
+        t.push(reader.read_reply().await);
+        // NOLOOP: its own writes are not sent.
+        t.push(
+            reader
+                .command(&["CLIENT", "TRACKING", "ON", "NOLOOP"])
+                .await,
+        );
+        t.push(reader.command(&["GET", "k"]).await);
+        t.push(reader.command(&["SET", "k", "4"]).await);
+        t.push(reader.command(&["PING"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKING", "OFF"]).await);
+        // OPTIN: only after CLIENT CACHING YES, for the next command.
+        t.push(reader.command(&["CLIENT", "TRACKING", "ON", "OPTIN"]).await);
+        t.push(reader.command(&["CLIENT", "CACHING", "NO"]).await);
+        t.push(reader.command(&["GET", "k"]).await);
+        t.push(reader.command(&["CLIENT", "CACHING", "YES"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKINGINFO"]).await);
+        t.push(reader.command(&["GET", "o"]).await);
+        t.push(writer.command(&["SET", "k", "5"]).await);
+        t.push(writer.command(&["SET", "o", "1"]).await);
+        t.push(reader.read_reply().await);
+        t.push(reader.command(&["PING"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKING", "OFF"]).await);
+        // BCAST: every change under a prefix, one invalidation per prefix and command.
+        t.push(
+            reader
+                .command(&[
+                    "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a", "PREFIX", "b",
+                ])
+                .await,
+        );
+        t.push(reader.command(&["CLIENT", "TRACKINGINFO"]).await);
+        t.push(
+            writer
+                .command(&["MSET", "b2", "1", "a2", "1", "a1", "1", "c", "1"])
+                .await,
+        );
+        t.push(reader.read_reply().await);
+        t.push(reader.read_reply().await);
+        t.push(reader.command(&["PING"]).await);
+        // A flush invalidates everything at once.
+        t.push(writer.command(&["FLUSHDB"]).await);
+        t.push(reader.read_reply().await);
+        // RESET turns tracking off.
+        t.push(reader.command(&["RESET"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKINGINFO"]).await);
+        // Redirected to a RESP2 subscriber of __redis__:invalidate.
+        let mut subscriber = Raw::connect(&addr).await;
+        let id = String::from_utf8_lossy(&subscriber.command(&["CLIENT", "ID"]).await)
+            .trim_matches(|c: char| !c.is_ascii_digit())
+            .to_string();
+        t.push(
+            subscriber
+                .command(&["SUBSCRIBE", "__redis__:invalidate"])
+                .await,
+        );
+        t.push(
+            reader
+                .command(&["CLIENT", "TRACKING", "ON", "REDIRECT", &id])
+                .await,
+        );
+        t.push(digits_masked(
+            &reader.command(&["CLIENT", "GETREDIR"]).await,
+        ));
+        t.push(reader.command(&["GET", "r"]).await);
+        t.push(writer.command(&["SET", "r", "1"]).await);
+        t.push(subscriber.read_reply().await);
+        t.push(writer.command(&["FLUSHALL"]).await);
+        t.push(subscriber.read_reply().await);
+        // The redirect target leaves: the RESP3 tracking client hears of it.
+        t.push(
+            reader
+                .command(&["HELLO", "3"])
+                .await
+                .is_empty()
+                .to_string()
+                .into_bytes(),
+        );
+        t.push(reader.command(&["GET", "r"]).await);
+        drop(subscriber);
+        writer.await_connected(2).await;
+        t.push(writer.command(&["SET", "r", "2"]).await);
+        t.push(digits_masked(&reader.read_reply().await));
+        t.push(
+            reader
+                .command(&["CLIENT", "TRACKINGINFO"])
+                .await
+                .len()
+                .to_string()
+                .into_bytes(),
+        );
+        transcripts.push(t);
+    }
+    assert_same_transcripts(&transcripts, "client-side caching");
     server.stop().await;
 }

@@ -18,7 +18,7 @@ use crate::interrupted::Interrupted;
 use crate::keyspace::Keyspace;
 use crate::pubsub::InboxAddress;
 use crate::replication::{Effect, Stream, lone_wait, no_waitaof};
-use crate::store::Store;
+use crate::store::{Store, Writes};
 use crate::transaction::Watching;
 
 /// An in-process Redis double with exact Redis 7 semantics for the lock command set.
@@ -267,6 +267,49 @@ impl MemoryBackend {
         self.run("EVALSHA", |store| Ok(step(store))).await
     }
 
+    /// Runs `step` with the keyspaces of every one of `backends` (a server's databases)
+    /// locked together, in one atomic section with one frozen time: for a server's
+    /// command that spans databases (a script that SELECTs, `COPY … DB`). For faults,
+    /// latency and [`MemoryStats::commands`] it is one `EVALSHA` on `backends[first]`,
+    /// the database the command was sent to.
+    ///
+    /// The stores are locked in the order given; every caller that locks several passes
+    /// them in the same order (all of a server's databases, by index), so two such steps
+    /// never wait for each other's locks.
+    pub async fn atomically_across<T>(
+        backends: &[MemoryBackend],
+        first: usize,
+        step: impl FnOnce(&mut crate::Databases<'_>) -> T,
+    ) -> Result<T> {
+        let Some(caller) = backends.get(first) else {
+            return Err(Error::new(
+                ErrorKind::Response,
+                "ERR DB index is out of range",
+            ));
+        };
+        let armed = caller.arrive("EVALSHA").await?;
+        let now_us = caller.shared.clock.now_us();
+        let mut guards: Vec<_> = backends.iter().map(|b| b.shared.store.lock()).collect();
+        if !armed {
+            guards[first].commands += 1;
+        }
+        let stores = guards
+            .iter_mut()
+            .map(|guard| {
+                guard.begin(now_us);
+                &mut **guard
+            })
+            .collect();
+        let reply = step(&mut crate::Databases::new(stores));
+        for (backend, guard) in backends.iter().zip(guards.iter_mut()) {
+            if let (Some(offset), Some(last_write)) = (guard.ship(), &backend.last_write) {
+                last_write.store(offset, Ordering::Release);
+            }
+        }
+        drop(guards);
+        caller.reply("EVALSHA", armed, Ok(reply))
+    }
+
     /// Ends one watch on each of `keys` (see [`Keyspace::watch`]), bypassing faults
     /// and latency: for servers whose EXEC failed by an injected fault and whose cleanup
     /// must not fail as well.
@@ -274,6 +317,23 @@ impl MemoryBackend {
         let mut store = self.shared.store.lock();
         for key in keys {
             store.unwatch(key);
+        }
+    }
+
+    /// Starts (or stops) recording which keys this store changes, for a server's
+    /// client-side caching: [`MemoryBackend::take_writes`] hands them over.
+    pub fn record_writes(&self, on: bool) {
+        let mut store = self.shared.store.lock();
+        store.recorded = on.then(Writes::default);
+    }
+
+    /// The keys changed since the last call (written, deleted, found expired, or all of
+    /// them flushed), while recording.
+    pub fn take_writes(&self) -> Writes {
+        let mut store = self.shared.store.lock();
+        match &mut store.recorded {
+            Some(recorded) => std::mem::take(recorded),
+            None => Writes::default(),
         }
     }
 
@@ -290,6 +350,26 @@ impl MemoryBackend {
         command: &'static str,
         f: impl FnOnce(&mut Store) -> Result<T>,
     ) -> Result<T> {
+        let armed = self.arrive(command).await?;
+        let shared = &*self.shared;
+        let reply = {
+            let mut store = shared.store.lock();
+            if !armed {
+                store.commands += 1;
+            }
+            store.begin(shared.clock.now_us());
+            let reply = f(&mut store);
+            if let (Some(offset), Some(last_write)) = (store.ship(), &self.last_write) {
+                last_write.store(offset, Ordering::Release);
+            }
+            reply
+        };
+        self.reply(command, armed, reply)
+    }
+
+    /// A command arrives: with faults or latency armed it is counted now, waits out the
+    /// latency, and may fail before it runs. Whether faults were armed.
+    async fn arrive(&self, command: &'static str) -> Result<bool> {
         let shared = &*self.shared;
         let armed = !shared.faults.idle();
         if armed {
@@ -303,19 +383,12 @@ impl MemoryBackend {
                 return Err(error);
             }
         }
-        let reply = {
-            let mut store = shared.store.lock();
-            if !armed {
-                store.commands += 1;
-            }
-            store.begin(shared.clock.now_us());
-            let reply = f(&mut store);
-            if let (Some(offset), Some(last_write)) = (store.ship(), &self.last_write) {
-                last_write.store(offset, Ordering::Release);
-            }
-            reply
-        };
-        match armed.then(|| shared.faults.take(command, Phase::After)) {
+        Ok(armed)
+    }
+
+    /// The reply of a command that ran, unless an armed fault loses it.
+    fn reply<T>(&self, command: &'static str, armed: bool, reply: Result<T>) -> Result<T> {
+        match armed.then(|| self.shared.faults.take(command, Phase::After)) {
             Some(Some(lost)) => Err(lost),
             _ => reply,
         }

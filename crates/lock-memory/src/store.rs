@@ -97,6 +97,18 @@ pub(crate) struct Store {
     /// Redis Cluster's key rules, when the backend is in cluster mode (see
     /// [`crate::cluster`]).
     pub(crate) cluster: Option<SlotLayout>,
+    /// The keys written, expired or flushed since a server last took them, while it
+    /// asks for them (client-side caching's invalidations).
+    pub(crate) recorded: Option<Writes>,
+}
+
+/// Keys a store changed: written, deleted or found expired, and whether it was flushed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Writes {
+    /// Each changed key, in the order changed (a key may appear more than once).
+    pub keys: Vec<Vec<u8>>,
+    /// Whether every key went at once (FLUSHDB, FLUSHALL).
+    pub flushed: bool,
 }
 
 impl Default for Store {
@@ -114,6 +126,7 @@ impl Default for Store {
             replication: None,
             written: Vec::new(),
             cluster: None,
+            recorded: None,
         }
     }
 }
@@ -131,7 +144,14 @@ impl Store {
 
     fn sweep(&mut self) {
         let now = self.now;
-        self.map.retain(|_, entry| !entry.is_expired(now));
+        let recorded = &mut self.recorded;
+        self.map.retain(|key, entry| {
+            let expired = entry.is_expired(now);
+            if let (true, Some(recorded)) = (expired, recorded.as_mut()) {
+                recorded.keys.push(key.clone());
+            }
+            !expired
+        });
         if self.map.capacity() > 4 * self.map.len() + MIN_SWEEP_INTERVAL {
             self.map.shrink_to(2 * self.map.len());
         }
@@ -152,7 +172,10 @@ impl Store {
     pub(crate) fn live(&mut self, key: &[u8]) -> Option<&mut Entry> {
         match self.map.entry_ref(key) {
             EntryRef::Occupied(found) if found.get().is_expired(self.now) => {
-                found.remove();
+                let (key, _) = found.remove_entry();
+                if let Some(recorded) = &mut self.recorded {
+                    recorded.keys.push(key);
+                }
                 None
             }
             EntryRef::Occupied(found) => Some(found.into_mut()),
@@ -188,6 +211,9 @@ impl Store {
     pub(crate) fn touch(&mut self, key: &[u8]) {
         if self.replication.is_some() {
             self.written.push(key.to_vec());
+        }
+        if let Some(recorded) = &mut self.recorded {
+            recorded.keys.push(key.to_vec());
         }
         if self.watched.is_empty() {
             return;
@@ -282,6 +308,9 @@ impl Store {
 
     pub(crate) fn flush(&mut self) {
         let flushed = std::mem::take(&mut self.map);
+        if let Some(recorded) = &mut self.recorded {
+            recorded.flushed = true;
+        }
         if self.replication.is_some() {
             self.written.extend(flushed.keys().cloned());
         }

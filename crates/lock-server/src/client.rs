@@ -39,6 +39,12 @@ pub(crate) struct Client {
     pub(crate) unblock: Arc<Unblock>,
     /// The connection's buffers while a command runs, as CLIENT LIST reports them.
     pub(crate) buffers: Buffers,
+    /// `CLIENT TRACKING ON` (the mode itself is the server's, in `Tracking`).
+    pub(crate) tracks: bool,
+    /// `CLIENT CACHING yes|no`, for the next command (not CLIENT, not in MULTI).
+    pub(crate) caching: bool,
+    /// Whether the last script run read a key (a tracking client then tracks its KEYS).
+    pub(crate) script_read: bool,
 }
 
 /// A connection's buffers while one of its commands runs (all 0 between commands).
@@ -174,7 +180,16 @@ impl Client {
             kill: Arc::new(Notify::new()),
             unblock: Arc::new(Unblock::default()),
             buffers: Buffers::default(),
+            tracks: false,
+            caching: false,
+            script_read: false,
         }
+    }
+
+    /// Switches the protocol (`HELLO`, `RESET`): replies and pushes follow it.
+    pub(crate) fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = protocol;
+        self.subscriptions.protocol = protocol;
     }
 
     /// Whether a RESP2 subscription restricts what the connection may run.
@@ -189,5 +204,6 @@ impl Client {
             && self.transaction.is_none()
             && !self.restricted()
             && self.replies == Replies::On
+            && !self.tracks
     }
 }

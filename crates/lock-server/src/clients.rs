@@ -7,8 +7,11 @@ use std::time::Instant;
 
 use tokio::sync::Notify;
 
+use lock_memory::{Delivery, InboxAddress};
+
 use crate::client::{Buffers, Client, Unblock, UnblockMode};
 use crate::reply::Protocol;
+use crate::tracking::{Mode, Tracking};
 
 /// What `CLIENT LIST` reports of one connection.
 #[derive(Debug)]
@@ -35,6 +38,8 @@ struct Entry {
     reply_peak: usize,
     kill: Arc<Notify>,
     unblock: Arc<Unblock>,
+    /// Where its pub/sub messages and tracking invalidations arrive.
+    inbox: InboxAddress,
 }
 
 /// Which connections a `CLIENT KILL` or `CLIENT LIST` selects.
@@ -74,6 +79,7 @@ impl Registry {
         fd: i32,
         kill: Arc<Notify>,
         unblock: Arc<Unblock>,
+        inbox: InboxAddress,
     ) {
         let now = Instant::now();
         self.entries().insert(
@@ -97,6 +103,7 @@ impl Registry {
                 reply_peak: 0,
                 kill,
                 unblock,
+                inbox,
             },
         );
     }
@@ -137,6 +144,18 @@ impl Registry {
         }
     }
 
+    /// Delivers `delivery` to connection `id`'s inbox: false when it has gone.
+    pub(crate) fn deliver(&self, id: u64, delivery: Delivery) -> bool {
+        self.entries()
+            .get(&id)
+            .is_some_and(|entry| entry.inbox.deliver(delivery))
+    }
+
+    /// Whether connection `id` is open.
+    pub(crate) fn exists(&self, id: u64) -> bool {
+        self.entries().contains_key(&id)
+    }
+
     /// `CLIENT UNBLOCK`: asks connection `id` to end the blocking command it waits in;
     /// false when it waits in none.
     pub(crate) fn unblock(&self, id: u64, mode: UnblockMode) -> bool {
@@ -150,20 +169,20 @@ impl Registry {
     }
 
     /// `CLIENT LIST` lines of the connections `filter` selects, oldest first.
-    pub(crate) fn list(&self, filter: &Filter) -> String {
+    pub(crate) fn list(&self, filter: &Filter, tracking: &Tracking) -> String {
         let entries = self.entries();
         entries
             .iter()
             .filter(|(id, entry)| filter.selects(**id, entry))
-            .map(|(id, entry)| line(*id, entry))
+            .map(|(id, entry)| line(*id, entry, tracking.mode(*id)))
             .collect()
     }
 
     /// `CLIENT INFO`: the line of connection `id`.
-    pub(crate) fn info(&self, id: u64) -> String {
+    pub(crate) fn info(&self, id: u64, tracking: &Tracking) -> String {
         self.entries()
             .get(&id)
-            .map(|entry| line(id, entry))
+            .map(|entry| line(id, entry, tracking.mode(id)))
             .unwrap_or_default()
     }
 
@@ -224,7 +243,7 @@ fn command_name(args: &[Vec<u8>]) -> String {
 
 /// One `CLIENT LIST` line, fields in Redis 7.0's order. Buffer sizes are the connection's
 /// own; output-buffer fields (`obl`, `oll`, `omem`) read 0, as replies are written at once.
-fn line(id: u64, entry: &Entry) -> String {
+fn line(id: u64, entry: &Entry, tracking: Option<Mode>) -> String {
     let mut flags = String::new();
     if entry.channels + entry.patterns > 0 {
         flags.push('P');
@@ -235,6 +254,16 @@ fn line(id: u64, entry: &Entry) -> String {
     if entry.blocked {
         flags.push('b');
     }
+    if let Some(mode) = &tracking {
+        flags.push('t');
+        if mode.broken_redirect {
+            flags.push('R');
+        }
+        if mode.bcast {
+            flags.push('B');
+        }
+    }
+    let redirect = tracking.map_or(-1, |mode| i64::try_from(mode.redirect).unwrap_or(-1));
     if entry.no_evict {
         flags.push('e');
     }
@@ -247,7 +276,7 @@ fn line(id: u64, entry: &Entry) -> String {
         .map(String::from_utf8_lossy)
         .unwrap_or_default();
     format!(
-        "id={id} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir=-1 resp={}\n",
+        "id={id} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir={redirect} resp={}\n",
         entry.addr,
         entry.laddr,
         entry.fd,

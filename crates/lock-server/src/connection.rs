@@ -15,7 +15,7 @@ use tokio::sync::watch as signal;
 use crate::blocking::{self, Ticket};
 use crate::client::{Buffers, Client, Replies, Unblock, UnblockMode};
 use crate::commands::pubsub::Subscriptions;
-use crate::commands::{dispatch, lists, transaction};
+use crate::commands::{caching, dispatch, lists, transaction};
 use crate::pipeline::Pipeline;
 use crate::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
 use crate::request::{ProtocolError, parse};
@@ -40,9 +40,11 @@ pub(crate) async fn serve(
         raw_fd(&stream),
         client.kill.clone(),
         client.unblock.clone(),
+        client.subscriptions.address().clone(),
     );
     converse(stream, shared, &mut client, over_limit, stopped).await;
     shared.registry.close(id);
+    shared.tracking.disable(id, shared.dbs());
     let _ = transaction::release_watches(shared, &mut client, None).await;
     client.subscriptions.clear(shared);
 }
@@ -130,9 +132,17 @@ async fn converse(
                 arguments: args.iter().map(Vec::len).sum(),
                 reply: out.capacity(),
             };
+            let caching_args = client.tracks.then(|| args.clone());
             let replies = dispatch::execute(shared, client, args, true).await;
             client.buffers = Buffers::default();
             shared.registry.record(client, &named);
+            if let Some(args) = &caching_args {
+                caching::remember_reads(shared, client, args);
+            }
+            // CLIENT CACHING counts for the one command after it.
+            if !named[0].eq_ignore_ascii_case(b"client") && client.transaction.is_none() {
+                client.caching = false;
+            }
             let silent = client.replies != Replies::On;
             client.replies = client.replies.ended();
             let events = client.subscriptions.drain();
@@ -180,6 +190,10 @@ async fn converse(
                     None => return,
                 }
             }
+            // Client-side caching: this client's own invalidations follow its reply.
+            for invalidation in caching::invalidations(shared, client) {
+                encode_event(client.protocol, &invalidation, &mut out);
+            }
             if client.quit {
                 close = true;
                 break;
@@ -190,6 +204,9 @@ async fn converse(
             .is_err()
         {
             return hang_up(&mut stream, &out).await;
+        }
+        for invalidation in caching::invalidations(shared, client) {
+            encode_event(client.protocol, &invalidation, &mut out);
         }
         buffer.drain(..used);
         if !out.is_empty() {

@@ -28,6 +28,7 @@ mod request;
 mod server;
 mod shared;
 mod stats;
+mod tracking;
 
 pub use commands::FAST_FORWARD;
 pub use commands::admin::REDIS_VERSION;

@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::lua::Engine;
 use crate::options::{DATABASES, ServerOptions};
 use crate::stats::Stats;
+use crate::tracking::Tracking;
 
 /// The state of one server, shared by its connections.
 #[derive(Debug)]
@@ -33,6 +34,8 @@ pub(crate) struct Shared {
     next_client_id: AtomicU64,
     /// The open connections, for CLIENT LIST and KILL.
     pub(crate) registry: Registry,
+    /// Client-side caching: who tracks, and who read what.
+    pub(crate) tracking: Tracking,
     /// INFO's counters.
     pub(crate) stats: Stats,
     /// When the server started (INFO's uptime).
@@ -63,6 +66,7 @@ impl Shared {
             clients: AtomicUsize::new(0),
             next_client_id: AtomicU64::new(1),
             registry: Registry::default(),
+            tracking: Tracking::default(),
             stats: Stats::default(),
             started: Instant::now(),
             run_id: random_hex_id(),

@@ -26,6 +26,10 @@ pub enum Delivery {
         /// What was published.
         payload: Message,
     },
+    /// Client-side caching: these keys changed (`None`: every key, after a flush).
+    Invalidate(Option<Vec<Message>>),
+    /// Client-side caching: the client invalidations were redirected to has gone.
+    RedirectBroken(u64),
 }
 
 /// Where the double's pub/sub delivers for one [`Inbox`]: what
@@ -38,7 +42,7 @@ pub struct InboxAddress {
 
 impl InboxAddress {
     /// Delivers `delivery`: false if the inbox is gone.
-    pub(crate) fn deliver(&self, delivery: Delivery) -> bool {
+    pub fn deliver(&self, delivery: Delivery) -> bool {
         self.sender.send(delivery).is_ok()
     }
 

@@ -7,6 +7,7 @@ use super::{SYNTAX_ERROR, integer, ok, wrong_arity};
 use crate::client::{Client, Replies, UnblockMode};
 use crate::clients::Filter;
 use crate::shared::Shared;
+use crate::tracking::Mode;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -61,12 +62,19 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
         "id" => Value::Int(client.id as i64),
         "info" => {
             shared.registry.record(client, &args[..2]);
-            Value::Data(shared.registry.info(client.id).into_bytes())
+            Value::Data(
+                shared
+                    .registry
+                    .info(client.id, &shared.tracking)
+                    .into_bytes(),
+            )
         }
         "list" => {
             shared.registry.record(client, &args[..2]);
             match list_filter(&args[2..]) {
-                Ok(filter) => Value::Data(shared.registry.list(&filter).into_bytes()),
+                Ok(filter) => {
+                    Value::Data(shared.registry.list(&filter, &shared.tracking).into_bytes())
+                }
                 Err(error) => Value::Error(error),
             }
         }
@@ -102,6 +110,15 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
             _ => Value::Error(SYNTAX_ERROR.into()),
         },
         "unblock" => unblock(shared, &args[1], &args[2..]),
+        "tracking" => tracking(shared, client, &args[2..]),
+        "caching" => caching(shared, client, &args[2]),
+        "getredir" => Value::Int(
+            shared
+                .tracking
+                .mode(client.id)
+                .map_or(-1, |mode| i64::try_from(mode.redirect).unwrap_or(-1)),
+        ),
+        "trackinginfo" => tracking_info(shared, client),
         "help" => Value::Array(
             HELP.iter()
                 .map(|line| Value::Status((*line).into()))
@@ -112,6 +129,184 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
             other.to_ascii_uppercase()
         )),
     }
+}
+
+/// `CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p …] [OPTIN] [OPTOUT] [NOLOOP]`,
+/// with Redis's checks in Redis's order.
+fn tracking(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
+    let mut mode = Mode::default();
+    let mut options = args[1..].iter();
+    while let Some(option) = options.next() {
+        let more = options.len() > 0;
+        match text(option).to_ascii_lowercase().as_str() {
+            "redirect" if more => {
+                if mode.redirect != 0 {
+                    return Value::Error(
+                        "ERR A client can only redirect to a single other client".into(),
+                    );
+                }
+                let Some(id) = integer(options.next().expect("checked")) else {
+                    return Value::Error(super::NOT_AN_INTEGER.into());
+                };
+                match u64::try_from(id) {
+                    Ok(id) if shared.registry.exists(id) => mode.redirect = id,
+                    _ => {
+                        return Value::Error(
+                            "ERR The client ID you want redirect to does not exist".into(),
+                        );
+                    }
+                }
+            }
+            "bcast" => mode.bcast = true,
+            "optin" => mode.optin = true,
+            "optout" => mode.optout = true,
+            "noloop" => mode.noloop = true,
+            "prefix" if more => mode.prefixes.push(options.next().expect("checked").clone()),
+            _ => return Value::Error(SYNTAX_ERROR.into()),
+        }
+    }
+    match text(&args[0]).to_ascii_lowercase().as_str() {
+        "on" => {}
+        "off" => {
+            shared.tracking.disable(client.id, shared.dbs());
+            client.tracks = false;
+            return ok();
+        }
+        _ => return Value::Error(SYNTAX_ERROR.into()),
+    }
+    let current = shared.tracking.mode(client.id);
+    let refusal = if !mode.bcast && !mode.prefixes.is_empty() {
+        Some("ERR PREFIX option requires BCAST mode to be enabled")
+    } else if current.as_ref().is_some_and(|now| now.bcast != mode.bcast) {
+        Some(
+            "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.",
+        )
+    } else if mode.bcast && (mode.optin || mode.optout) {
+        Some("ERR OPTIN and OPTOUT are not compatible with BCAST")
+    } else if mode.optin && mode.optout {
+        Some("ERR You can't specify both OPTIN mode and OPTOUT mode")
+    } else if current
+        .as_ref()
+        .is_some_and(|now| (mode.optin && now.optout) || (mode.optout && now.optin))
+    {
+        Some(
+            "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.",
+        )
+    } else {
+        None
+    };
+    if let Some(refusal) = refusal {
+        return Value::Error(refusal.into());
+    }
+    if mode.bcast {
+        if let Some(overlap) = prefix_overlap(current.as_ref(), &mode.prefixes) {
+            return Value::Error(overlap);
+        }
+    }
+    mode.prefixes.sort();
+    shared.tracking.enable(client.id, mode, shared.dbs());
+    client.tracks = true;
+    ok()
+}
+
+/// Redis's refusal of BCAST prefixes where one is the start of another.
+fn prefix_overlap(current: Option<&Mode>, prefixes: &[Vec<u8>]) -> Option<String> {
+    let overlaps = |a: &[u8], b: &[u8]| a.starts_with(b) || b.starts_with(a);
+    for (i, prefix) in prefixes.iter().enumerate() {
+        for existing in current.map_or(&[][..], |mode| &mode.prefixes) {
+            if overlaps(existing, prefix) {
+                return Some(format!(
+                    "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not overlap.",
+                    text(prefix),
+                    text(existing)
+                ));
+            }
+        }
+        // Redis 7.0 refuses an overlap among the given prefixes only when the first of
+        // the pair is the first prefix given (its check returns the index as success).
+        for other in &prefixes[i + 1..] {
+            if overlaps(prefix, other) && i == 0 {
+                return Some(format!(
+                    "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must not overlap.",
+                    text(prefix),
+                    text(other)
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// `CLIENT CACHING YES|NO`: whether the next command's keys are tracked, in OPTIN or
+/// OPTOUT mode.
+fn caching(shared: &Shared, client: &mut Client, arg: &[u8]) -> Value {
+    let Some(mode) = shared.tracking.mode(client.id) else {
+        return Value::Error(
+            "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
+                .into(),
+        );
+    };
+    match text(arg).to_ascii_lowercase().as_str() {
+        "yes" if mode.optin => client.caching = true,
+        "yes" => {
+            return Value::Error(
+                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
+                    .into(),
+            );
+        }
+        "no" if mode.optout => client.caching = true,
+        "no" => {
+            return Value::Error(
+                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."
+                    .into(),
+            );
+        }
+        _ => return Value::Error(SYNTAX_ERROR.into()),
+    }
+    ok()
+}
+
+/// `CLIENT TRACKINGINFO`.
+fn tracking_info(shared: &Shared, client: &Client) -> Value {
+    let mode = shared.tracking.mode(client.id);
+    let data = |text: &str| Value::Data(text.as_bytes().to_vec());
+    let mut flags = vec![data(if mode.is_some() { "on" } else { "off" })];
+    if let Some(mode) = &mode {
+        let caching = client.caching;
+        for (set, name) in [
+            (mode.bcast, "bcast"),
+            (mode.optin, "optin"),
+            (mode.optin && caching, "caching-yes"),
+            (mode.optout, "optout"),
+            (mode.optout && caching, "caching-no"),
+            (mode.noloop, "noloop"),
+            (mode.broken_redirect, "broken_redirect"),
+        ] {
+            if set {
+                flags.push(data(name));
+            }
+        }
+    }
+    Value::Map(vec![
+        (data("flags"), Value::Set(flags)),
+        (
+            data("redirect"),
+            Value::Int(
+                mode.as_ref()
+                    .map_or(-1, |mode| i64::try_from(mode.redirect).unwrap_or(-1)),
+            ),
+        ),
+        (
+            data("prefixes"),
+            Value::Array(
+                mode.map(|mode| mode.prefixes)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(Value::Data)
+                    .collect(),
+            ),
+        ),
+    ])
 }
 
 /// `CLIENT UNBLOCK <id> [TIMEOUT|ERROR]`: 1 if that client was blocked and now is not.

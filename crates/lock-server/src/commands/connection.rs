@@ -21,6 +21,16 @@ pub(crate) enum Connection {
     Reset,
 }
 
+/// The database `SELECT index` picks, or Redis's refusal.
+pub(crate) fn select_index(index: &[u8], cluster: bool) -> Result<usize, &'static str> {
+    match integer(index) {
+        None => Err(NOT_AN_INTEGER),
+        Some(db) if db != 0 && cluster => Err("ERR SELECT is not allowed in cluster mode"),
+        Some(db) if (0..DATABASES as i64).contains(&db) => Ok(db as usize),
+        Some(_) => Err("ERR DB index is out of range"),
+    }
+}
+
 /// `PING [message]`: from a client, a pipeline, EXEC or a script alike.
 pub(crate) fn ping(args: &[&[u8]]) -> Result<Value, String> {
     match args {
@@ -51,16 +61,12 @@ pub(crate) async fn run(
             client.quit = true;
             ok().into()
         }
-        Connection::Select => match integer(&args[1]) {
-            None => Value::Error(NOT_AN_INTEGER.into()).into(),
-            Some(db) if db != 0 && shared.options.cluster => {
-                Value::Error("ERR SELECT is not allowed in cluster mode".into()).into()
-            }
-            Some(db) if (0..DATABASES as i64).contains(&db) => {
-                client.db = db as usize;
+        Connection::Select => match select_index(&args[1], shared.options.cluster) {
+            Ok(db) => {
+                client.db = db;
                 ok().into()
             }
-            Some(_) => Value::Error("ERR DB index is out of range".into()).into(),
+            Err(text) => Value::Error(text.into()).into(),
         },
         Connection::Auth => auth(shared, client, args).into(),
         Connection::Hello => hello(shared, client, args).into(),
@@ -68,9 +74,14 @@ pub(crate) async fn run(
         Connection::Reset => {
             transaction::release_watches(shared, client, None).await?;
             client.subscriptions.clear(shared);
-            let kill = client.kill.clone();
-            *client = Client::new(client.id, shared.requires_auth());
-            client.kill = kill;
+            shared.tracking.disable(client.id, shared.dbs());
+            // The connection's signals and inbox stay: the server holds their addresses.
+            let fresh = Client::new(client.id, shared.requires_auth());
+            let old = std::mem::replace(client, fresh);
+            client.kill = old.kill;
+            client.unblock = old.unblock;
+            client.subscriptions = old.subscriptions;
+            client.set_protocol(client.protocol);
             Value::Status("RESET".into()).into()
         }
     })
@@ -147,7 +158,7 @@ fn hello(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
     if !client.authenticated {
         return Value::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
     }
-    client.protocol = protocol;
+    client.set_protocol(protocol);
     let field = |s: &str| Value::Data(s.as_bytes().to_vec());
     Value::Map(vec![
         (field("server"), field("redis")),

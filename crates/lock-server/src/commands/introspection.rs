@@ -56,6 +56,12 @@ fn subcommands(container: &str) -> impl Iterator<Item = &'static Described> {
         })
 }
 
+/// Whether Redis tracks a command's keys for client-side caching: it is read-only, and not
+/// a pub/sub command.
+pub(crate) fn reads_keys(name: &str) -> bool {
+    described(name).is_some_and(|d| d.flags.contains(&"readonly") && !d.flags.contains(&"pubsub"))
+}
+
 /// Every name `COMMAND LIST` gives: the commands, then each one's subcommands.
 fn every_name() -> impl Iterator<Item = (&'static str, Option<&'static Described>)> {
     TABLE.iter().flat_map(|command| {

@@ -2,7 +2,7 @@
 //! COPY, RANDOMKEY, OBJECT and the SCAN family.
 
 use lock_core::Value;
-use lock_memory::{Data, Keyspace, glob_match};
+use lock_memory::{Data, Databases, Keyspace, glob_match};
 
 use super::numbers::format_double;
 use super::sets::is_intset;
@@ -100,43 +100,97 @@ pub(crate) fn renamenx(
     Ok(Value::Int(1))
 }
 
-/// `COPY source destination [DB db] [REPLACE]`, within the caller's database: each
-/// database runs in its own atomic section, so a copy across them could not be atomic.
+/// `COPY source destination [DB db] [REPLACE]`'s options: the destination database
+/// (`None`: the caller's) and REPLACE.
+pub(crate) fn copy_options(args: &[&[u8]]) -> Result<(Option<usize>, bool), String> {
+    let mut replace = false;
+    let mut db = None;
+    let mut options = args[3..].iter();
+    while let Some(option) = options.next() {
+        if option.eq_ignore_ascii_case(b"replace") {
+            replace = true;
+        } else if let (true, Some(index)) = (option.eq_ignore_ascii_case(b"db"), options.next()) {
+            let index = integer(index).ok_or(NOT_AN_INTEGER)?;
+            db = Some(
+                usize::try_from(index)
+                    .ok()
+                    .filter(|db| *db < DATABASES)
+                    .ok_or("ERR DB index is out of range")?,
+            );
+        } else {
+            return Err(SYNTAX_ERROR.into());
+        }
+    }
+    Ok((db, replace))
+}
+
+/// Whether a command runs across databases, and so needs them all in its atomic step:
+/// `COPY … DB n` to another database than `db`'s.
+pub(crate) fn spans_databases<A: AsRef<[u8]>>(args: &[A], db: usize) -> bool {
+    args[0].as_ref().eq_ignore_ascii_case(b"copy") && args.len() > 3 && {
+        let args: Vec<&[u8]> = args.iter().map(AsRef::as_ref).collect();
+        matches!(copy_options(&args), Ok((Some(to), _)) if to != db)
+    }
+}
+
+/// `COPY` within the caller's database. One that names another database runs through
+/// [`copy_across`], with every database in its atomic step.
 pub(crate) fn copy(
     store: &mut dyn Keyspace,
     args: &[&[u8]],
     context: Context,
 ) -> Result<Value, String> {
-    let mut replace = false;
-    let mut db = context.db;
-    let mut options = args[3..].iter();
-    while let Some(option) = options.next() {
-        if option.eq_ignore_ascii_case(b"replace") {
-            replace = true;
-        } else if option.eq_ignore_ascii_case(b"db") && options.len() > 0 {
-            let index = integer(options.next().expect("checked")).ok_or(NOT_AN_INTEGER)?;
-            db = usize::try_from(index)
-                .ok()
-                .filter(|db| *db < DATABASES)
-                .ok_or("ERR DB index is out of range")?;
-        } else {
-            return Err(SYNTAX_ERROR.into());
-        }
-    }
-    if db != context.db {
-        return Err("ERR nxlock serve does not support COPY to another database".into());
+    let (db, replace) = copy_options(args)?;
+    if db.is_some_and(|db| db != context.db) {
+        return Err(
+            "ERR nxlock serve runs COPY to another database only as a command of its own".into(),
+        );
     }
     if args[1] == args[2] {
         return Err("ERR source and destination objects are the same".into());
     }
-    let Some(data) = store.value(args[1]).cloned() else {
+    copy_between(store, None, args, replace)
+}
+
+/// `COPY source destination DB n [REPLACE]` from database `from` into another one.
+pub(crate) fn copy_across(
+    databases: &mut Databases<'_>,
+    from: usize,
+    args: &[&[u8]],
+) -> Result<Value, String> {
+    let (to, replace) = copy_options(args)?;
+    let to = to.unwrap_or(from);
+    match databases.pair(from, to) {
+        Some((source, target)) => copy_between(source, Some(target), args, replace),
+        None => {
+            let store = databases.get(from).ok_or("ERR DB index is out of range")?;
+            if args[1] == args[2] {
+                return Err("ERR source and destination objects are the same".into());
+            }
+            copy_between(store, None, args, replace)
+        }
+    }
+}
+
+/// Copies `args[1]` of `source` to `args[2]` of `target` (`None`: the same keyspace).
+fn copy_between<'a>(
+    source: &'a mut dyn Keyspace,
+    target: Option<&'a mut dyn Keyspace>,
+    args: &[&[u8]],
+    replace: bool,
+) -> Result<Value, String> {
+    let Some(data) = source.value(args[1]).cloned() else {
         return Ok(Value::Int(0));
     };
-    let expires_at = store.expires_at(args[1]).flatten();
-    if store.value(args[2]).is_some() && !replace {
+    let expires_at = source.expires_at(args[1]).flatten();
+    let target = match target {
+        Some(target) => target,
+        None => source,
+    };
+    if target.value(args[2]).is_some() && !replace {
         return Ok(Value::Int(0));
     }
-    store.put(args[2], data, expires_at);
+    target.put(args[2], data, expires_at);
     Ok(Value::Int(1))
 }
 

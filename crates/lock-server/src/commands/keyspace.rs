@@ -2,7 +2,7 @@
 //! an EXEC block, each in one atomic section; and what `redis.call` runs.
 
 use lock_core::Value;
-use lock_memory::{Keyspace, WatchMark};
+use lock_memory::{Databases, Keyspace, MemoryBackend, WatchMark};
 
 use super::{Command, Context, Flags, Kind, lookup, wrong_arity};
 use crate::reply::{Hangup, Protocol, from_store};
@@ -72,11 +72,50 @@ pub(crate) async fn one(
         let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
         return Ok(answer(&args).unwrap_or_else(Value::Error));
     }
+    if super::keys::spans_databases(args, db) {
+        return across(shared, db, args, protocol).await;
+    }
     let reply = unserved(shared, db, args, protocol).await;
     if command.flags.has(Flags::WRITE) {
         crate::blocking::serve(shared, db).await;
     }
     reply
+}
+
+/// A command that spans databases (`COPY … DB n`), run with every database in its
+/// atomic step; blocked clients of every database are served after it.
+async fn across(
+    shared: &Shared,
+    db: usize,
+    args: &[Vec<u8>],
+    protocol: Protocol,
+) -> Result<Value, Hangup> {
+    let context = context(shared, db, protocol);
+    let ran = MemoryBackend::atomically_across(shared.dbs(), db, |databases| {
+        run_across(databases, args, context)
+    })
+    .await;
+    for index in 0..shared.dbs().len() {
+        crate::blocking::serve(shared, index).await;
+    }
+    from_store(ran)
+}
+
+/// Runs `args` in `context.db` with every database at hand: `COPY … DB n` across them,
+/// anything else in the one database.
+pub(crate) fn run_across(
+    databases: &mut Databases<'_>,
+    args: &[Vec<u8>],
+    context: Context,
+) -> Value {
+    if super::keys::spans_databases(args, context.db) {
+        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        return super::keys::copy_across(databases, context.db, &args).unwrap_or_else(Value::Error);
+    }
+    match databases.get(context.db) {
+        Some(store) => run_args(store, args, context),
+        None => Value::Error("ERR DB index is out of range".into()),
+    }
 }
 
 /// [`one`] without serving blocked clients afterwards.
@@ -133,34 +172,65 @@ pub(crate) async fn batch(
 ) -> Result<Value, Hangup> {
     let context = context(shared, db, protocol);
     let database = shared.db(db);
-    let ran = database
-        .atomically(|store| {
-            let mut broken = false;
-            for (key, mark) in watches {
-                broken |= store.watch_broken(key, *mark);
-                store.unwatch(key);
-            }
-            if broken {
+    let spans = commands
+        .iter()
+        .any(|command| super::keys::spans_databases(command, db));
+    let ran = if spans {
+        // A block with a COPY to another database has every database in its step.
+        MemoryBackend::atomically_across(shared.dbs(), db, |databases| {
+            let Some(store) = databases.get(db) else {
+                return Value::Error("ERR DB index is out of range".into());
+            };
+            if !watches_hold(store, watches) {
                 return Value::NilArray;
             }
             let mut replies = Vec::with_capacity(commands.len());
             for (index, command) in commands.iter().enumerate() {
-                replies.push(run_args(store, command, context));
+                replies.push(run_across(databases, command, context));
                 after_each(index);
             }
             Value::Array(replies)
         })
-        .await;
+        .await
+    } else {
+        database
+            .atomically(|store| {
+                if !watches_hold(store, watches) {
+                    return Value::NilArray;
+                }
+                let mut replies = Vec::with_capacity(commands.len());
+                for (index, command) in commands.iter().enumerate() {
+                    replies.push(run_args(store, command, context));
+                    after_each(index);
+                }
+                Value::Array(replies)
+            })
+            .await
+    };
     if ran.is_err() {
         // An injected fault stopped the step before it ended the watches; EXEC ends
         // them whatever happens, so they must not stay behind in the store.
         let keys: Vec<&[u8]> = watches.iter().map(|(key, _)| *key).collect();
         database.unwatch(&keys);
     }
-    if !commands.is_empty() {
+    if spans {
+        for index in 0..shared.dbs().len() {
+            crate::blocking::serve(shared, index).await;
+        }
+    } else if !commands.is_empty() {
         crate::blocking::serve(shared, db).await;
     }
     from_store(ran)
+}
+
+/// Ends `watches`: whether none was broken (EXEC then runs its block).
+fn watches_hold(store: &mut dyn Keyspace, watches: &[(&[u8], WatchMark)]) -> bool {
+    let mut held = true;
+    for (key, mark) in watches {
+        held &= !store.watch_broken(key, *mark);
+        store.unwatch(key);
+    }
+    held
 }
 
 /// Starts watching `keys` in database `db`: what each looks like now.

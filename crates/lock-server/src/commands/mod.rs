@@ -3,6 +3,7 @@
 //! commands up here.
 
 pub(crate) mod admin;
+pub(crate) mod caching;
 pub(crate) mod client_command;
 pub(crate) mod cluster;
 pub(crate) mod config_command;

@@ -11,11 +11,11 @@
 use std::collections::BTreeSet;
 
 use lock_core::Value;
-use lock_memory::{Delivery, Inbox, Keyspace};
+use lock_memory::{Delivery, Inbox, InboxAddress, Keyspace};
 
 use super::{Context, text, wrong_arity};
 use crate::client::Client;
-use crate::reply::Reply;
+use crate::reply::{Protocol, Reply};
 use crate::shared::Shared;
 
 /// The subscription commands.
@@ -66,9 +66,17 @@ pub(crate) struct Subscriptions {
     channels: BTreeSet<Vec<u8>>,
     patterns: BTreeSet<Vec<u8>>,
     inbox: Inbox,
+    /// The connection's protocol, which decides how a tracking invalidation arrives.
+    pub(crate) protocol: Protocol,
 }
 
 impl Subscriptions {
+    /// Where this connection's deliveries go: pub/sub messages, and client-side caching's
+    /// invalidations.
+    pub(crate) fn address(&self) -> &InboxAddress {
+        self.inbox.address()
+    }
+
     /// Whether the connection is in subscribed mode.
     pub(crate) fn active(&self) -> bool {
         self.count() > 0
@@ -171,23 +179,47 @@ impl Subscriptions {
     }
 
     fn delivered_now(&mut self) -> impl Iterator<Item = Value> + '_ {
-        std::iter::from_fn(|| self.inbox.try_recv()).map(delivered)
+        let (protocol, subscribed) = (self.protocol, self.active());
+        std::iter::from_fn(|| self.inbox.try_recv())
+            .filter_map(move |delivery| delivered(delivery, protocol, subscribed))
     }
 
     /// Waits for the next event (forever without a subscription); it and every other
     /// event already delivered, in publication order. Cancel-safe.
     pub(crate) async fn next_events(&mut self) -> Vec<Value> {
-        let first = delivered(self.inbox.recv().await);
-        let mut events = vec![first];
+        let delivery = self.inbox.recv().await;
+        let mut events: Vec<Value> = delivered(delivery, self.protocol, self.active())
+            .into_iter()
+            .collect();
         events.extend(self.drain());
         events
     }
 }
 
-/// A delivery as a subscribed connection receives it: `message` or `pmessage`.
-fn delivered(delivery: Delivery) -> Value {
+/// A delivery as the connection receives it: `message` or `pmessage`; a tracking
+/// invalidation as a RESP3 push, or under RESP2 as a message on `__redis__:invalidate`
+/// to a subscribed connection (a RESP2 connection that is not subscribed cannot get one,
+/// as in Redis).
+pub(crate) fn delivered(delivery: Delivery, protocol: Protocol, subscribed: bool) -> Option<Value> {
     let data = |bytes: &[u8]| Value::Data(bytes.to_vec());
-    match delivery {
+    Some(match delivery {
+        Delivery::Invalidate(keys) => {
+            let keys = keys.map_or(Value::Nil, |keys| {
+                Value::Array(keys.iter().map(|key| data(key)).collect())
+            });
+            match (protocol, subscribed) {
+                (Protocol::Resp3, _) => Value::Array(vec![data(b"invalidate"), keys]),
+                (Protocol::Resp2, true) => {
+                    Value::Array(vec![data(b"message"), data(b"__redis__:invalidate"), keys])
+                }
+                (Protocol::Resp2, false) => return None,
+            }
+        }
+        Delivery::RedirectBroken(id) if protocol == Protocol::Resp3 => Value::Array(vec![
+            data(b"tracking-redir-broken"),
+            Value::Int(i64::try_from(id).unwrap_or(i64::MAX)),
+        ]),
+        Delivery::RedirectBroken(_) => return None,
         Delivery::Message { channel, payload } => {
             Value::Array(vec![data(b"message"), data(&channel), data(&payload)])
         }
@@ -201,7 +233,7 @@ fn delivered(delivery: Delivery) -> Value {
             data(&channel),
             data(&payload),
         ]),
-    }
+    })
 }
 
 fn event(kind: &str, channel: Option<&[u8]>, count: i64) -> Value {

@@ -1,6 +1,7 @@
 //! EVAL, EVALSHA, their read-only forms, and SCRIPT LOAD/EXISTS/FLUSH.
 
 use lock_core::Value;
+use lock_memory::MemoryBackend;
 
 use super::{NOT_AN_INTEGER, integer, keyspace, wrong_arity};
 use crate::client::Client;
@@ -21,7 +22,7 @@ pub(crate) enum Scripting {
 /// Runs `which` (its arity already checked).
 pub(crate) async fn run(
     shared: &Shared,
-    client: &Client,
+    client: &mut Client,
     which: Scripting,
     args: &[Vec<u8>],
 ) -> Result<Value, Hangup> {
@@ -71,11 +72,16 @@ pub(crate) async fn run(
         time_limit: shared.config.script_time_limit(),
         context: keyspace::context(shared, db, client.protocol),
     };
-    let ran = shared
-        .db(db)
-        .atomically(|store| shared.lua.run(store, &sha, &keys, &argv, options))
-        .await;
-    crate::blocking::serve(shared, db).await;
+    // Every database is in the script's atomic step: it may SELECT another.
+    let ran = MemoryBackend::atomically_across(shared.dbs(), db, |databases| {
+        let (reply, read) = shared.lua.run(databases, &sha, &keys, &argv, options);
+        client.script_read = read;
+        reply
+    })
+    .await;
+    for index in 0..shared.dbs().len() {
+        crate::blocking::serve(shared, index).await;
+    }
     from_store(ran)
 }
 

@@ -116,6 +116,9 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
             &mut observe,
         )
         .await?;
+        if reply != Value::NilArray {
+            remember_reads(shared, client, &queued.commands);
+        }
         return Ok(with_events(reply, events));
     }
     if !watches.is_empty()
@@ -124,6 +127,7 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
     {
         return Ok(Value::NilArray.into());
     }
+    remember_reads(shared, client, &queued.commands);
     let mut replies = Vec::new();
     for command in queued.commands {
         let ran = Box::pin(dispatch::execute(shared, client, command, false)).await?;
@@ -135,6 +139,14 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
         }));
     }
     Ok(with_events(Value::Array(replies), events))
+}
+
+/// Client-side caching remembers the keys a transaction's commands read, as if each had
+/// been sent alone.
+fn remember_reads(shared: &Shared, client: &Client, commands: &[Vec<Vec<u8>>]) {
+    for command in commands {
+        super::caching::remember_reads(shared, client, command);
+    }
 }
 
 fn with_events(reply: Value, events: Vec<(usize, Value)>) -> Reply {

@@ -5,23 +5,26 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use lock_core::Value;
-use lock_memory::Keyspace;
+use lock_memory::Databases;
 use mlua::{Lua, Table, Value as LuaValue};
 
 use super::convert;
-use crate::commands::{Context, Flags, cluster, keyspace, lookup};
+use crate::commands::{Context, Flags, cluster, connection, keyspace, lookup};
 use crate::reply::Protocol;
 
-/// One run's `redis.call`: the keyspace it reaches and what the script may do.
-pub(crate) struct Call<'a> {
-    pub(crate) store: &'a mut dyn Keyspace,
+/// One run's `redis.call`: the databases it reaches and what the script may do.
+pub(crate) struct Call<'a, 'd> {
+    pub(crate) databases: &'a mut Databases<'d>,
     pub(crate) read_only: bool,
+    /// Its `db` is the database the script works in now (`SELECT` changes it).
     pub(crate) context: Context,
     /// `redis.setresp`: the protocol replies reach the script in.
     pub(crate) resp: Arc<AtomicU8>,
+    /// Whether a read-only command ran: a tracking caller then tracks the script's KEYS.
+    pub(crate) read: bool,
 }
 
-impl Call<'_> {
+impl Call<'_, '_> {
     /// The reply as Lua sees it, and whether it is an error (which `redis.call`
     /// raises and `redis.pcall` returns).
     pub(crate) fn run(
@@ -64,6 +67,16 @@ impl Call<'_> {
         if command.flags.has(Flags::NOSCRIPT) {
             return error("ERR This Redis command is not allowed from script");
         }
+        // As in Redis 7, SELECT moves the script to another database, not its client.
+        if command.name == "select" {
+            return match connection::select_index(&args[1], self.context.cluster) {
+                Ok(db) => {
+                    self.context.db = db;
+                    Value::Status("OK".into())
+                }
+                Err(text) => error(text),
+            };
+        }
         if !command.on_keyspace() {
             return Value::Error(format!(
                 "ERR nxlock serve cannot run '{}' from a script",
@@ -84,8 +97,8 @@ impl Call<'_> {
             },
             ..self.context
         };
-        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        keyspace::run(&mut *self.store, command, &args, context)
+        self.read |= crate::commands::introspection::reads_keys(command.name);
+        keyspace::run_across(self.databases, args, context)
     }
 }
 

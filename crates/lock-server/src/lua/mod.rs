@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lock_core::Value;
-use lock_memory::Keyspace;
+use lock_memory::Databases;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
 
 use crate::commands::Context;
@@ -153,27 +153,31 @@ impl Engine {
             .is_some_and(|script| script.flags.declared && !script.flags.no_writes)
     }
 
-    /// Runs the cached script `sha` against `store`; the script's reply.
+    /// Runs the cached script `sha` against the `databases`, starting in the one its
+    /// context names (a `SELECT` inside moves the script, not its client): the reply, and
+    /// whether the script ran a read-only command (for client-side caching).
     pub(crate) fn run(
         &self,
-        store: &mut dyn Keyspace,
+        databases: &mut Databases<'_>,
         sha: &str,
         keys: &[&[u8]],
         args: &[&[u8]],
         options: RunOptions,
-    ) -> Value {
+    ) -> (Value, bool) {
         let state = self.state();
         let Some(script) = state.scripts.get(sha) else {
-            return Value::Error("NOSCRIPT No matching script. Please use EVAL.".into());
+            let missing = Value::Error("NOSCRIPT No matching script. Please use EVAL.".into());
+            return (missing, false);
         };
         let read_only = options.read_only || script.flags.no_writes;
         state.resp.store(2, Ordering::Relaxed);
         let lua = &state.lua;
         let call = std::cell::RefCell::new(Call {
-            store,
+            databases,
             read_only,
             context: options.context,
             resp: state.resp.clone(),
+            read: false,
         });
         let outcome = lua.scope(|scope| {
             state.sandbox.set_arguments(lua, keys, args)?;
@@ -190,19 +194,21 @@ impl Engine {
             state.sandbox.clear_call(lua)?;
             result
         });
+        let read = call.borrow().read;
         let resp = state.resp.load(Ordering::Relaxed);
         let outcome = outcome.and_then(|result| match result {
             Ok(value) => convert::from_lua(&value, resp, &state.sandbox.flatten).map(Ok),
             Err(error) => Ok(Err(error)),
         });
-        match outcome {
+        let reply = match outcome {
             Ok(Ok(value)) => value,
             Ok(Err(error)) => Value::Error(errors::reply(&error, sha)),
             Err(error) => Value::Error(format!(
                 "{} script: {sha}, on @user_script:0.",
                 errors::text_of(&error)
             )),
-        }
+        };
+        (reply, read)
     }
 }
 
