@@ -36,10 +36,18 @@ struct Entry {
     buffers: Buffers,
     /// The largest reply buffer seen (`rbp`).
     reply_peak: usize,
-    kill: Arc<Notify>,
-    unblock: Arc<Unblock>,
+    reach: Reach,
+}
+
+/// How the server reaches one connection from outside it.
+#[derive(Debug)]
+pub(crate) struct Reach {
+    /// Notified when a `CLIENT KILL` picks it.
+    pub(crate) kill: Arc<Notify>,
+    /// Asked when a `CLIENT UNBLOCK` picks it.
+    pub(crate) unblock: Arc<Unblock>,
     /// Where its pub/sub messages and tracking invalidations arrive.
-    inbox: InboxAddress,
+    pub(crate) inbox: InboxAddress,
 }
 
 /// Which connections a `CLIENT KILL` or `CLIENT LIST` selects.
@@ -69,18 +77,8 @@ impl Registry {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Lists a new connection; `kill` is notified when a CLIENT KILL picks it, and
-    /// `unblock` asked when a CLIENT UNBLOCK does.
-    pub(crate) fn open(
-        &self,
-        id: u64,
-        addr: SocketAddr,
-        laddr: SocketAddr,
-        fd: i32,
-        kill: Arc<Notify>,
-        unblock: Arc<Unblock>,
-        inbox: InboxAddress,
-    ) {
+    /// Lists a new connection, and how to reach it.
+    pub(crate) fn open(&self, id: u64, addr: SocketAddr, laddr: SocketAddr, fd: i32, reach: Reach) {
         let now = Instant::now();
         self.entries().insert(
             id,
@@ -101,9 +99,7 @@ impl Registry {
                 resp: 2,
                 buffers: Buffers::default(),
                 reply_peak: 0,
-                kill,
-                unblock,
-                inbox,
+                reach,
             },
         );
     }
@@ -148,7 +144,7 @@ impl Registry {
     pub(crate) fn deliver(&self, id: u64, delivery: Delivery) -> bool {
         self.entries()
             .get(&id)
-            .is_some_and(|entry| entry.inbox.deliver(delivery))
+            .is_some_and(|entry| entry.reach.inbox.deliver(delivery))
     }
 
     /// Whether connection `id` is open.
@@ -161,7 +157,7 @@ impl Registry {
     pub(crate) fn unblock(&self, id: u64, mode: UnblockMode) -> bool {
         match self.entries().get(&id) {
             Some(entry) if entry.blocked => {
-                entry.unblock.request(mode);
+                entry.reach.unblock.request(mode);
                 true
             }
             _ => false,
@@ -200,7 +196,7 @@ impl Registry {
             if *id == me {
                 myself = true;
             } else {
-                entry.kill.notify_one();
+                entry.reach.kill.notify_one();
             }
         }
         (killed, myself)

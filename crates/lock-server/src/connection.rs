@@ -14,6 +14,7 @@ use tokio::sync::watch as signal;
 
 use crate::blocking::{self, Ticket};
 use crate::client::{Buffers, Client, Replies, Unblock, UnblockMode};
+use crate::clients::Reach;
 use crate::commands::pubsub::Subscriptions;
 use crate::commands::{caching, dispatch, lists, transaction};
 use crate::pipeline::Pipeline;
@@ -33,15 +34,14 @@ pub(crate) async fn serve(
 ) {
     let mut client = Client::new(id, shared.requires_auth());
     let local = stream.local_addr().unwrap_or(peer);
-    shared.registry.open(
-        id,
-        peer,
-        local,
-        raw_fd(&stream),
-        client.kill.clone(),
-        client.unblock.clone(),
-        client.subscriptions.address().clone(),
-    );
+    let reach = Reach {
+        kill: client.kill.clone(),
+        unblock: client.unblock.clone(),
+        inbox: client.subscriptions.address().clone(),
+    };
+    shared
+        .registry
+        .open(id, peer, local, raw_fd(&stream), reach);
     converse(stream, shared, &mut client, over_limit, stopped).await;
     shared.registry.close(id);
     shared.tracking.disable(id, shared.dbs());

@@ -109,7 +109,7 @@ impl Tracking {
     /// Remembers that client `id` read `keys` (default mode).
     pub(crate) fn remember<'a>(&self, id: u64, keys: impl IntoIterator<Item = &'a [u8]>) {
         let mut state = self.state();
-        if !state.clients.get(&id).is_some_and(|mode| !mode.bcast) {
+        if state.clients.get(&id).is_none_or(|mode| mode.bcast) {
             return;
         }
         for key in keys {
