@@ -40,6 +40,7 @@
 pub mod bench;
 
 pub use lock_conformance as conformance;
+pub use lock_core::lock_name;
 pub use lock_core::{
     AcquirePolicy, Attempt, Backoff, Clock, CountingBackend, DEFAULT_PATIENCE, Either, Error,
     ErrorKind, ExpireCondition, FairGuard, FairLock, FencedGuard, FencedLock, KvBackend, Lease,

@@ -68,7 +68,12 @@ fn check_json_has_exactly_the_documented_fields() {
     for case in cases {
         let mut fields: Vec<_> = case.as_object().unwrap().keys().cloned().collect();
         fields.sort();
-        assert_eq!(fields, ["detail", "name", "ok", "outcome"]);
+        assert_eq!(fields, ["detail", "missing", "name", "ok", "outcome"]);
+        assert_eq!(
+            case["missing"].as_array().unwrap().is_empty(),
+            case["outcome"] != "skipped",
+            "{case}"
+        );
         assert!(
             ["pass", "xfail", "skipped"].contains(&case["outcome"].as_str().unwrap()),
             "{case}"
@@ -102,7 +107,7 @@ fn check_prints_a_table_with_a_summary() {
         text.lines()
             .last()
             .unwrap()
-            .ends_with("0 failed, 33 skipped"),
+            .ends_with("0 failed, 34 skipped"),
         "{text}"
     );
 }
@@ -452,4 +457,149 @@ async fn check_url_reports_an_incompatible_server_and_exits_non_zero() {
     assert_eq!(set_nx["ok"], false);
     assert_eq!(set_nx["outcome"], "fail");
     server.stop().await;
+}
+
+/// A Redis-protocol server with two defects, in front of `nxlock serve`: it answers GET
+/// with a simple string where Redis sends a bulk string, and it drops the connection on
+/// every INCR. Serves until the runtime stops.
+async fn misbehaving_server() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = nxlock::server::Server::start(nxlock::server::ServerOptions::default())
+        .await
+        .unwrap();
+    let upstream = server.addr().to_string();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("redis://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _server = server;
+        while let Ok((mut client, _)) = listener.accept().await {
+            let upstream = upstream.clone();
+            tokio::spawn(async move {
+                let mut server = tokio::net::TcpStream::connect(upstream).await.unwrap();
+                let (mut requests, mut replies) = (Vec::new(), Vec::new());
+                loop {
+                    let Some(end) = support::raw::reply_end(&requests, 0) else {
+                        if client.read_buf(&mut requests).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        continue;
+                    };
+                    let request: Vec<u8> = requests.drain(..end).collect();
+                    // `*N\r\n$len\r\nNAME\r\n…`: the name is the third line.
+                    let name = request.split(|&b| b == b'\n').nth(2).unwrap_or_default();
+                    let name = name
+                        .strip_suffix(b"\r")
+                        .unwrap_or(name)
+                        .to_ascii_uppercase();
+                    if name == b"INCR" {
+                        return;
+                    }
+                    server.write_all(&request).await.unwrap();
+                    let reply = loop {
+                        if let Some(end) = support::raw::reply_end(&replies, 0) {
+                            break replies.drain(..end).collect::<Vec<u8>>();
+                        }
+                        if server.read_buf(&mut replies).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                    };
+                    let reply = match (name.as_slice(), reply.first()) {
+                        (b"GET", Some(b'$')) if !reply.starts_with(b"$-1") => {
+                            let body = reply.splitn(2, |&b| b == b'\n').nth(1).unwrap();
+                            [b"+".as_slice(), body].concat()
+                        }
+                        _ => reply,
+                    };
+                    if client.write_all(&reply).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Against a server with defects, each failing case says in protocol terms what differs
+/// (the command, the reply's RESP type and bytes, what Redis replies); a dropped
+/// connection fails only the cases whose command it dropped, and the next case runs on a
+/// working connection. `--case` picks the cases, and `--list` names them.
+#[test]
+fn check_names_each_difference_in_protocol_terms_and_one_drop_fails_one_case() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = runtime.block_on(misbehaving_server());
+    let out = nxlock(&[
+        "check",
+        "--url",
+        &url,
+        "--case",
+        "strings::",
+        "--case",
+        "keys::",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let cases = json["cases"].as_array().unwrap();
+    assert!(
+        cases
+            .iter()
+            .all(|c| c["name"].as_str().unwrap().starts_with("strings::")
+                || c["name"].as_str().unwrap().starts_with("keys::")),
+        "--case ran other cases: {cases:?}"
+    );
+    let detail = |name: &str| -> String {
+        let case = cases
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} did not run"));
+        assert_eq!(case["outcome"], "fail", "{case}");
+        case["detail"].as_str().unwrap().to_string()
+    };
+    let get = detail("strings::set_nx_sets_only_missing_keys");
+    assert!(
+        get.contains("GET replied with a simple string \"+")
+            && get.contains("where Redis replies with a bulk string or a null"),
+        "{get}"
+    );
+    let incr = detail("keys::incr_counts_from_zero_and_keeps_the_ttl");
+    assert!(incr.contains("INCR: "), "{incr}");
+    // Every failure names one of the two defects' commands: nothing cascades.
+    let mut passed = 0;
+    for case in cases {
+        match case["outcome"].as_str().unwrap() {
+            "fail" => {
+                let detail = case["detail"].as_str().unwrap();
+                // A binary value as a simple string cannot even be read: still named.
+                assert!(
+                    ["GET replied", "GET: ", "INCR: "]
+                        .iter()
+                        .any(|named| detail.contains(named)),
+                    "{} failed for another reason: {detail}",
+                    case["name"]
+                );
+            }
+            "pass" => passed += 1,
+            _ => {}
+        }
+    }
+    assert!(passed > 0, "no case passed: {cases:?}");
+    runtime.shutdown_background();
+}
+
+#[test]
+fn check_list_names_the_cases_case_selects() {
+    let out = nxlock(&["check", "--list", "--case", "fair::"]);
+    assert!(out.status.success());
+    let listed = String::from_utf8(out.stdout).unwrap();
+    assert!(listed.lines().count() > 10, "{listed}");
+    assert!(
+        listed.lines().all(|line| line.starts_with("fair::")),
+        "{listed}"
+    );
+    let all = nxlock(&["check", "--list", "--json"]);
+    let names: Vec<String> = serde_json::from_slice(&all.stdout).unwrap();
+    assert_eq!(names, nxlock::conformance::case_names());
+    let none = nxlock(&["check", "--case", "no-such-case"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no case matches"));
 }

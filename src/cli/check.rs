@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use nxlock::conformance::check_instance_count;
-use nxlock::conformance::{Harness, Report, run_all};
+use nxlock::conformance::{Harness, Report, run_matching};
 use nxlock::{
     MemoryClusterHarness, MemoryHarness, RedisClusterHarness, RedisHarness, RedlockHarness,
     RedlockRedisHarness, ReplicaSetHarness, ReplicatedRedisHarness, SentinelHarness,
@@ -65,9 +65,48 @@ pub struct CheckArgs {
     /// Print `{"target", "topology", "passed", "failed", "skipped", "xfail", "cases": […]}`.
     #[arg(long)]
     json: bool,
+    /// Run only the cases whose names (`group::case`) contain PATTERN, as `cargo test
+    /// NAME` does; repeat for several.
+    #[arg(long = "case", value_name = "PATTERN")]
+    cases: Vec<String>,
+    /// List the cases (those --case selects) and exit, without running any.
+    #[arg(long)]
+    list: bool,
+}
+
+impl CheckArgs {
+    /// Whether the case named `name` is selected.
+    fn wanted(&self, name: &str) -> bool {
+        self.cases.is_empty() || self.cases.iter().any(|pattern| name.contains(pattern))
+    }
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
+    if args.list {
+        let names: Vec<&str> = nxlock::conformance::case_names()
+            .iter()
+            .copied()
+            .filter(|name| args.wanted(name))
+            .collect();
+        if args.json {
+            println!("{}", serde_json::json!(names));
+        } else {
+            for name in names {
+                println!("{name}");
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    if !nxlock::conformance::case_names()
+        .iter()
+        .any(|name| args.wanted(name))
+    {
+        eprintln!(
+            "nxlock check: no case matches {:?}; `nxlock check --list` shows them all",
+            args.cases
+        );
+        return ExitCode::from(2);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -99,13 +138,18 @@ pub fn run(args: CheckArgs) -> ExitCode {
 }
 
 async fn check(args: &CheckArgs) -> Result<Report, String> {
+    let wanted = |name: &str| args.wanted(name);
     if let Some(master) = &args.master {
         if args.topology != Topology::Single || args.spawn {
             return Err(
                 "--sentinel checks an existing deployment: no --spawn or --topology".into(),
             );
         }
-        return Ok(run_all(&SentinelHarness::new(args.sentinel.clone(), master.clone())).await);
+        return Ok(run_matching(
+            &SentinelHarness::new(args.sentinel.clone(), master.clone()),
+            &wanted,
+        )
+        .await);
     }
     if args.topology == Topology::Redlock {
         check_instance_count(args.instances)?;
@@ -116,10 +160,10 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
         if !matches!(args.topology, Topology::Single | Topology::Cluster) {
             return Err("--cluster checks a Redis Cluster: --topology cluster or none".into());
         }
-        return Ok(run_all(&RedisClusterHarness::at(args.cluster.clone())).await);
+        return Ok(run_matching(&RedisClusterHarness::at(args.cluster.clone()), &wanted).await);
     }
     match (&args.url, args.spawn, args.topology) {
-        (Some(url), _, Topology::Single) => Ok(run_all(&RedisHarness::at(url)).await),
+        (Some(url), _, Topology::Single) => Ok(run_matching(&RedisHarness::at(url), &wanted).await),
         (Some(_), _, Topology::Replicated) => Err(
             "--topology replicated needs --spawn (real processes) or neither (the double); \
              an existing deployment is checked with --sentinel"
@@ -130,33 +174,39 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
              restart) or neither (the double)"
                 .into(),
         ),
-        (None, false, Topology::Redlock) => Ok(run_all(&RedlockHarness::new(args.instances)).await),
+        (None, false, Topology::Redlock) => {
+            Ok(run_matching(&RedlockHarness::new(args.instances), &wanted).await)
+        }
         (None, true, Topology::Redlock) => {
             let harness = RedlockRedisHarness::spawn(args.instances);
             match harness.skip_reason() {
                 Some(why) => Err(why),
-                None => Ok(run_all(&harness).await),
+                None => Ok(run_matching(&harness, &wanted).await),
             }
         }
         (Some(_), _, Topology::Cluster) => {
             Err("a cluster is checked with --cluster URL[,URL...], not --url".into())
         }
-        (None, false, Topology::Cluster) => Ok(run_all(&MemoryClusterHarness::default()).await),
+        (None, false, Topology::Cluster) => {
+            Ok(run_matching(&MemoryClusterHarness::default(), &wanted).await)
+        }
         (None, true, Topology::Cluster) => {
             // Building a cluster blocks on the nodes' answers; keep it off the runtime.
             let harness = tokio::task::spawn_blocking(|| RedisClusterHarness::spawn(3, 1))
                 .await
                 .map_err(|e| format!("spawning the cluster panicked: {e}"))??;
-            Ok(run_all(&harness).await)
+            Ok(run_matching(&harness, &wanted).await)
         }
-        (None, false, Topology::Single) => Ok(run_all(&MemoryHarness).await),
-        (None, false, Topology::Replicated) => Ok(run_all(&ReplicaSetHarness).await),
-        (None, true, Topology::Single) => Ok(run_all(&RedisHarness::spawned()?).await),
+        (None, false, Topology::Single) => Ok(run_matching(&MemoryHarness, &wanted).await),
+        (None, false, Topology::Replicated) => Ok(run_matching(&ReplicaSetHarness, &wanted).await),
+        (None, true, Topology::Single) => {
+            Ok(run_matching(&RedisHarness::spawned()?, &wanted).await)
+        }
         (None, true, Topology::Replicated) => {
             let harness = ReplicatedRedisHarness::spawn().await;
             match harness.skip_reason() {
                 Some(why) => Err(why),
-                None => Ok(run_all(&harness).await),
+                None => Ok(run_matching(&harness, &wanted).await),
             }
         }
     }

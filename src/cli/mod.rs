@@ -23,8 +23,8 @@ enum Command {
     /// Contention benchmark: clients loop acquire -> hold -> release; prints throughput,
     /// latency percentiles, fairness, commands per cycle and violations.
     Bench(bench::BenchArgs),
-    /// Serve the in-memory double over the Redis protocol (RESP2), for clients in any
-    /// language; `NXLOCK.FASTFORWARD <ms>` moves its clock.
+    /// Serve the in-memory double over the Redis protocol (RESP2, and RESP3 after
+    /// `HELLO 3`), for clients in any language; `NXLOCK.FASTFORWARD <ms>` moves its clock.
     Serve(serve::ServeArgs),
 }
 

@@ -309,12 +309,14 @@ macro_rules! __run_case {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __push_cases {
-    (($harness:expr, $report:ident)
+    (($harness:expr, $report:ident, $wanted:ident)
      $($group:ident { $($case:ident $(needs($($cap:ident),+))?),* $(,)? })*) => {
         $($(
-            $report.push(::std::boxed::Box::pin(async move {
-                $crate::__run_case!($harness, $group, $case, [$($($cap),+)?])
-            }));
+            if $wanted(concat!(stringify!($group), "::", stringify!($case))) {
+                $report.push(::std::boxed::Box::pin(async move {
+                    $crate::__run_case!($harness, $group, $case, [$($($cap),+)?])
+                }));
+            }
         )*)*
     };
 }
@@ -361,12 +363,19 @@ macro_rules! conformance_tests {
 
 /// Runs every case against `harness` and collects the results; never panics.
 pub async fn run_all<H: Harness>(harness: &H) -> Report {
+    run_matching(harness, &|_| true).await
+}
+
+/// Runs the cases whose full names (`group::case`, see [`case_names`]) `wanted` accepts,
+/// in suite order, and collects their results; never panics. For a server author fixing
+/// one behaviour: `nxlock check --case fair::` runs the fair lock's cases alone.
+pub async fn run_matching<H: Harness>(harness: &H, wanted: &dyn Fn(&str) -> bool) -> Report {
     let mut report = Report {
         target: harness.name(),
         topology: harness.topology(),
         cases: Vec::new(),
     };
-    for case in every_case(harness) {
+    for case in every_case(harness, wanted) {
         report.cases.push(case.await);
     }
     report
@@ -378,9 +387,12 @@ type PendingCase<'h> = std::pin::Pin<Box<dyn std::future::Future<Output = CaseRe
 /// Every case as a boxed future, so that [`run_all`] awaits them in a loop: awaited one
 /// after another in its own body, their futures and temporaries make a poll frame that
 /// overflows a test thread's stack in debug builds.
-fn every_case<H: Harness>(harness: &H) -> Vec<PendingCase<'_>> {
-    let mut cases: Vec<PendingCase<'_>> = Vec::new();
-    __with_cases! { [__push_cases] (harness, cases) }
+fn every_case<'h, H: Harness>(
+    harness: &'h H,
+    wanted: &dyn Fn(&str) -> bool,
+) -> Vec<PendingCase<'h>> {
+    let mut cases: Vec<PendingCase<'h>> = Vec::new();
+    __with_cases! { [__push_cases] (harness, cases, wanted) }
     cases
 }
 

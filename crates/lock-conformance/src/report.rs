@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::Capability;
+
 /// How one case ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -38,6 +40,8 @@ pub struct CaseReport {
     pub outcome: Outcome,
     /// What was seen (empty for a plain pass).
     pub detail: String,
+    /// For a skipped case, the capabilities it needs that the harness does not declare.
+    pub missing: Vec<Capability>,
 }
 
 impl CaseReport {
@@ -64,6 +68,9 @@ struct JsonCase<'a> {
     outcome: &'static str,
     ok: bool,
     detail: &'a str,
+    /// A skipped case's missing capabilities (`pubsub`, `time control`, …); empty
+    /// otherwise.
+    missing: Vec<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -112,9 +119,10 @@ impl Report {
         self.cases.iter().find(|c| c.name == name)
     }
 
-    /// `{"target", "passed", "failed", "skipped", "xfail", "cases": [{"name", "outcome",
-    /// "ok", "detail"}]}`; `outcome` is `pass`, `xfail`, `fail` or `skipped`, and `passed`
-    /// counts expected failures too.
+    /// `{"target", "topology", "passed", "failed", "skipped", "xfail", "cases": [{"name",
+    /// "outcome", "ok", "detail", "missing"}]}`; `outcome` is `pass`, `xfail`, `fail` or
+    /// `skipped`, `passed` counts expected failures too, and `missing` names a skipped
+    /// case's missing capabilities.
     pub fn to_json(&self) -> String {
         let report = JsonReport {
             target: &self.target,
@@ -131,6 +139,7 @@ impl Report {
                     outcome: c.outcome.name(),
                     ok: c.ok(),
                     detail: &c.detail,
+                    missing: c.missing.iter().map(|c| c.name()).collect(),
                 })
                 .collect(),
         };

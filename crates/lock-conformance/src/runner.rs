@@ -57,19 +57,21 @@ pub fn judge(name: &str, result: CaseResult) -> CaseReport {
         name: name.to_string(),
         outcome,
         detail,
+        missing: Vec::new(),
     }
 }
 
 /// The report line of a case not run because the harness lacks `missing`.
 pub fn skipped(name: &str, missing: &[Capability]) -> CaseReport {
-    let missing: Vec<_> = missing.iter().map(|c| c.name()).collect();
+    let names: Vec<_> = missing.iter().map(|c| c.name()).collect();
     CaseReport {
         name: name.to_string(),
         outcome: Outcome::Skipped,
         detail: format!(
             "needs {}, which the harness does not declare",
-            missing.join(" and ")
+            names.join(" and ")
         ),
+        missing: missing.to_vec(),
     }
 }
 

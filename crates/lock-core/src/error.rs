@@ -36,11 +36,15 @@ pub enum ErrorKind {
     /// Redis Cluster: one command's keys hash to different slots
     /// (`CROSSSLOT Keys in request don't hash to the same slot`).
     CrossSlot,
+    /// The server replied in a shape Redis never gives the command (a simple string where
+    /// Redis sends a bulk string, say). The text names the command, the reply's RESP type
+    /// and bytes, and what Redis replies.
+    UnexpectedReply,
 }
 
 impl ErrorKind {
     /// Every kind, for tools that list or parse them.
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::InvalidExpire,
         ErrorKind::NotInteger,
         ErrorKind::Overflow,
@@ -54,6 +58,7 @@ impl ErrorKind {
         ErrorKind::Response,
         ErrorKind::InvalidConfig,
         ErrorKind::CrossSlot,
+        ErrorKind::UnexpectedReply,
     ];
 
     /// The kind's name, as `Debug` spells it (`Timeout`, `WrongType`, …).
@@ -72,6 +77,7 @@ impl ErrorKind {
             ErrorKind::Response => "Response",
             ErrorKind::InvalidConfig => "InvalidConfig",
             ErrorKind::CrossSlot => "CrossSlot",
+            ErrorKind::UnexpectedReply => "UnexpectedReply",
         }
     }
 
@@ -117,6 +123,19 @@ impl Error {
     /// The message, exactly as the server (or the double) phrased it.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// This error with `command` named in front of its text, for errors of the client's
+    /// making (a lost connection, a timeout, a reply that could not be read); a server's
+    /// error reply keeps its exact text.
+    pub fn during(self, command: &str) -> Self {
+        match self.kind {
+            ErrorKind::Connection | ErrorKind::Timeout | ErrorKind::UnexpectedReply => Self {
+                message: format!("{command}: {}", self.message),
+                ..self
+            },
+            _ => self,
+        }
     }
 
     /// `ERR invalid expire time in '<command>' command`.

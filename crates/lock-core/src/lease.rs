@@ -13,7 +13,8 @@ use crate::{Clock, Error, LockError, LockGuard};
 pub struct LeaseOptions {
     /// The TTL each renewal sets.
     pub ttl: Duration,
-    /// Time between renewals; default `ttl / 3`.
+    /// Time between renewals; default `ttl / 3`, at least 1 ms. A period at or past the
+    /// TTL lets the lock lapse between renewals ([`LostReason::NotHeld`]).
     pub renew_every: Duration,
     /// Stop renewing once the lock has been held this long (the lock then expires at its
     /// TTL and the lease reports [`LostReason::HoldCapReached`]). `None`: no cap.
@@ -28,6 +29,12 @@ impl LeaseOptions {
             renew_every: ttl / 3,
             max_hold: None,
         }
+    }
+
+    /// Renews every `period` instead of every `ttl / 3` (at least every millisecond).
+    pub fn renew_every(mut self, period: Duration) -> Self {
+        self.renew_every = period;
+        self
     }
 
     /// Sets the cap on the total hold time.
@@ -48,8 +55,10 @@ pub enum LostReason {
     /// is free when this is reported.
     HoldCapReached,
     /// Renewals reached the primary but too few replicas acknowledged them (see
-    /// [`LockOptions::replication`](crate::LockOptions::replication)) until the last
-    /// acknowledged TTL ran out: a failover from then on would lose the lock.
+    /// [`LockOptions::replication`](crate::LockOptions::replication)) until the TTL the
+    /// replicas last acknowledged ran out. Unlike the other reasons, the lock may still be
+    /// on the primary when this is reported: it is the replicas that no longer have a
+    /// live copy, so a failover from then on would lose it.
     NotReplicated {
         /// Replicas that acknowledged the last renewal.
         acknowledged: i64,
@@ -144,8 +153,10 @@ async fn watchdog<G: LockGuard>(
 ) {
     let started = clock.now_us();
     let mut protected_until = started + micros(options.ttl);
+    // A zero period would renew in a busy loop.
+    let period = options.renew_every.max(Duration::from_millis(1));
     loop {
-        clock.sleep(options.renew_every).await;
+        clock.sleep(period).await;
         let now = clock.now_us();
         if options
             .max_hold

@@ -331,6 +331,8 @@ where
             Ok(Attempt::Acquired(guard)) => return Ok(guard),
             Ok(Attempt::Held { holder_ttl }) => Some(holder_ttl),
             Ok(Attempt::Contended) => None,
+            // Slow nodes, not a holder: back off as after a refusal of unknown TTL.
+            Ok(Attempt::ValidityLost { .. }) => Some(None),
             Err(error) => {
                 budget.absorb(error)?;
                 before = Before::Unknown;

@@ -5,6 +5,9 @@ use std::time::Duration;
 use crate::Error;
 
 /// The result of one acquisition attempt.
+///
+/// New outcomes may be added; match with a wildcard arm.
+#[non_exhaustive]
 #[derive(Debug)]
 pub enum Attempt<G> {
     /// We hold the lock.
@@ -17,6 +20,14 @@ pub enum Attempt<G> {
     },
     /// The attempt raced with another client (seed 001's codes 1 and 3): retry at once.
     Contended,
+    /// A [`Redlock`](crate::Redlock) quorum granted the lock, but the attempt took so long
+    /// that no validity was left (`elapsed` plus the drift allowance reached the TTL);
+    /// every node's hold was undone. Nobody else need hold it: retry, or use a TTL that
+    /// outlasts the nodes' latency.
+    ValidityLost {
+        /// How long the attempt took.
+        elapsed: Duration,
+    },
 }
 
 impl<G> Attempt<G> {

@@ -62,7 +62,8 @@ pub struct MemoryStats {
     pub stored_keys: usize,
     /// Slots allocated by the key map.
     pub capacity: usize,
-    /// Keys under WATCH by at least one client of a server built on this backend.
+    /// Keys under WATCH by at least one open transaction: [`KvBackend::watch`]'s on this
+    /// backend, and a server's clients' (`WATCH` on `nxlock serve`).
     pub watched_keys: usize,
 }
 

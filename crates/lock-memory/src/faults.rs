@@ -53,7 +53,10 @@ pub(crate) enum Phase {
 /// The faults armed on one [`MemoryBackend`](crate::MemoryBackend) (shared by its clones).
 ///
 /// Rules fire in the order they were added; each fails the next `n` commands it matches
-/// with its error, then disarms. A command failed by [`Faults::fail_next`],
+/// with its error, then disarms. Rules armed faster than commands consume them wait in
+/// line; arming the same rule again right after itself adds to its count instead of
+/// queueing another, so a test that arms in a loop holds one rule, not one per call
+/// ([`Faults::pending`] counts them). A command failed by [`Faults::fail_next`],
 /// [`fail_command`](Faults::fail_command) or [`fail_with`](Faults::fail_with) has no
 /// effect on the store; one hit by [`Faults::lose_replies`] runs, and only its reply is
 /// lost, as when a connection drops after the server acted.
@@ -157,13 +160,25 @@ impl Faults {
         if n == 0 {
             return;
         }
-        self.rules.lock().push_back(Rule {
-            command: command.map(str::to_ascii_uppercase),
-            remaining: n,
-            error,
-            phase,
-        });
+        let command = command.map(str::to_ascii_uppercase);
+        let mut rules = self.rules.lock();
+        match rules.back_mut() {
+            Some(last) if last.command == command && last.error == error && last.phase == phase => {
+                last.remaining = last.remaining.saturating_add(n);
+            }
+            _ => rules.push_back(Rule {
+                command,
+                remaining: n,
+                error,
+                phase,
+            }),
+        }
         self.armed.store(true, Ordering::Release);
+    }
+
+    /// How many rules wait to fire (each for one or more commands).
+    pub fn pending(&self) -> usize {
+        self.rules.lock().len()
     }
 
     pub(crate) fn latency(&self) -> Option<Duration> {

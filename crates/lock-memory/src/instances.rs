@@ -152,7 +152,9 @@ impl MemoryInstances {
     }
 
     /// Kills node `index`: every command fails at once with a refused connection, and
-    /// nothing changes on it, until [`MemoryInstances::restart`].
+    /// nothing changes on it, until [`MemoryInstances::restart`] (a new process, with or
+    /// without its data) or [`MemoryInstances::heal`] (the same process reachable again,
+    /// its data as it was).
     pub fn kill(&self, index: usize) -> Result<(), NoSuchNode> {
         let faults = self.faults(index)?;
         faults.clear();

@@ -196,6 +196,7 @@ async fn a_waiter_marks_the_hold_it_queues_behind() {
     let holder = hold(&backend).await;
     let value = || async { backend.get(&key).await.unwrap().unwrap() };
     assert_eq!(value().await, holder.token().as_bytes());
+    assert!(holder.is_holder(&value().await));
     let waiter = FairLock::new(backend.clone(), &name());
     let waiting = tokio::spawn(async move { waiter.acquire().await });
     tokio::task::yield_now().await;
@@ -203,6 +204,10 @@ async fn a_waiter_marks_the_hold_it_queues_behind() {
         value().await,
         [holder.token().as_bytes(), LINE_MARK].concat()
     );
+    // The marked value still names the holder; another token does not.
+    assert!(holder.is_holder(&value().await));
+    assert!(!holder.is_holder(b"someone-else+line"));
+    assert!(!holder.is_holder(&holder.token().as_bytes()[1..]));
     assert!(holder.release().await.unwrap());
     let served = waiting.await.unwrap().unwrap();
     assert_eq!(

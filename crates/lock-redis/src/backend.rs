@@ -130,7 +130,8 @@ impl RedisBackend {
             {
                 Ok(reply) => reply.map_err(errors::from_redis),
                 Err(_) => Err(errors::timed_out(limit)),
-            };
+            }
+            .map_err(|error| error.during(&name_of(command)));
         match reply {
             Err(error) if self.route.follows_sentinel() => {
                 Err(Box::pin(self.route.after_error(&node.address, error)).await)
@@ -239,7 +240,8 @@ impl RedisBackend {
                 acknowledged,
             });
         }
-        unreachable!("EVAL never answers NOSCRIPT")
+        // Only a server that is not Redis answers NOSCRIPT to EVAL.
+        Err(lock_core::Error::no_script())
     }
 
     /// A lone server takes any keys in one command.
@@ -280,18 +282,24 @@ impl KvBackend for RedisBackend {
         }
     }
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
-        self.query(redis::cmd("PUBLISH").arg(channel).arg(message))
-            .await
+        let reply = self
+            .query(redis::cmd("PUBLISH").arg(channel).arg(message))
+            .await?;
+        crate::replies::integer("PUBLISH", reply)
     }
     async fn watch(&self, keys: &[&[u8]]) -> Result<Transaction> {
         let (address, mut connection) = self.dedicated().await?;
         let limit = self.options.command_timeout;
         let pipe = transaction::watch_and_get(keys);
-        let read = pipe.query_async::<Vec<Option<Vec<u8>>>>(&mut connection);
+        let read = pipe.query_async::<Vec<redis::Value>>(&mut connection);
         let values = match tokio::time::timeout(limit, read).await {
-            Ok(values) => values.map_err(errors::from_redis)?,
-            Err(_) => return Err(errors::timed_out(limit)),
+            Ok(values) => values.map_err(|e| errors::from_redis(e).during("WATCH"))?,
+            Err(_) => return Err(errors::timed_out(limit).during("WATCH")),
         };
+        let values = values
+            .into_iter()
+            .map(|value| crate::replies::bulk_or_nil("GET", value))
+            .collect::<Result<Vec<_>>>()?;
         let pool = self.dedicated.clone();
         let session = transaction::Watching {
             connection,
@@ -307,4 +315,16 @@ impl KvBackend for RedisBackend {
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         self.notifier.subscribe(channel).await
     }
+}
+
+/// A command's name, as its first argument spells it (for error texts).
+pub(crate) fn name_of(command: &Cmd) -> String {
+    command
+        .args_iter()
+        .next()
+        .map(|arg| match arg {
+            redis::Arg::Simple(bytes) => String::from_utf8_lossy(bytes).to_ascii_uppercase(),
+            _ => String::new(),
+        })
+        .unwrap_or_default()
 }

@@ -153,7 +153,7 @@ impl ClusterBackend {
         command
             .query_async::<T>(&mut connection)
             .await
-            .map_err(from_cluster)
+            .map_err(|error| from_cluster(error).during(&crate::backend::name_of(command)))
     }
 
     /// One command's keys must share a slot, as every cluster node requires.

@@ -2,7 +2,7 @@
 //! both network backends ([`RedisBackend`](crate::RedisBackend) and
 //! [`ClusterBackend`](crate::ClusterBackend)), which differ only in where they send them.
 
-use lock_core::{ExpireCondition, SetCondition, SetExpiry, SetOptions, SetReply};
+use lock_core::{ExpireCondition, SetCondition, SetExpiry, SetOptions};
 use redis::Cmd;
 
 pub(crate) fn set_command(key: &[u8], value: &[u8], options: SetOptions) -> Cmd {
@@ -71,16 +71,6 @@ pub(crate) fn keys_command(name: &str, keys: &[&[u8]]) -> Cmd {
     cmd
 }
 
-/// SET's reply as [`SetReply`].
-pub(crate) fn set_reply(options: SetOptions, reply: redis::Value) -> SetReply {
-    match (options.get, reply) {
-        (true, redis::Value::BulkString(old)) => SetReply::OldValue(Some(old)),
-        (true, _) => SetReply::OldValue(None),
-        (false, redis::Value::Nil) => SetReply::NotApplied,
-        (false, _) => SetReply::Applied,
-    }
-}
-
 /// `EVALSHA sha …` or `EVAL lua …`.
 pub(crate) fn script_command(command: &str, body: &str, keys: &[&[u8]], args: &[&[u8]]) -> Cmd {
     let mut cmd = redis::cmd(command);
@@ -122,31 +112,41 @@ macro_rules! one_command_each {
             options: lock_core::SetOptions,
         ) -> lock_core::Result<lock_core::SetReply> {
             let command = $crate::commands::set_command(key, value, options);
-            let reply: redis::Value = self.query(&command).await?;
-            Ok($crate::commands::set_reply(options, reply))
+            $crate::replies::set(options, self.query(&command).await?)
         }
         async fn setnx(&self, key: &[u8], value: &[u8]) -> lock_core::Result<bool> {
-            self.query(redis::cmd("SETNX").arg(key).arg(value)).await
+            let reply = self.query(redis::cmd("SETNX").arg(key).arg(value)).await?;
+            $crate::replies::flag("SETNX", reply)
         }
         async fn get(&self, key: &[u8]) -> lock_core::Result<Option<Vec<u8>>> {
-            self.query(&$crate::commands::key_command("GET", key)).await
+            let reply = self
+                .query(&$crate::commands::key_command("GET", key))
+                .await?;
+            $crate::replies::bulk_or_nil("GET", reply)
         }
         async fn getset(&self, key: &[u8], value: &[u8]) -> lock_core::Result<Option<Vec<u8>>> {
-            self.query(redis::cmd("GETSET").arg(key).arg(value)).await
+            let reply = self.query(redis::cmd("GETSET").arg(key).arg(value)).await?;
+            $crate::replies::bulk_or_nil("GETSET", reply)
         }
         async fn getdel(&self, key: &[u8]) -> lock_core::Result<Option<Vec<u8>>> {
-            self.query(&$crate::commands::key_command("GETDEL", key))
-                .await
+            let reply = self
+                .query(&$crate::commands::key_command("GETDEL", key))
+                .await?;
+            $crate::replies::bulk_or_nil("GETDEL", reply)
         }
         async fn del(&self, keys: &[&[u8]]) -> lock_core::Result<i64> {
             self.check_keys(keys)?;
-            self.query(&$crate::commands::keys_command("DEL", keys))
-                .await
+            let reply = self
+                .query(&$crate::commands::keys_command("DEL", keys))
+                .await?;
+            $crate::replies::integer("DEL", reply)
         }
         async fn exists(&self, keys: &[&[u8]]) -> lock_core::Result<i64> {
             self.check_keys(keys)?;
-            self.query(&$crate::commands::keys_command("EXISTS", keys))
-                .await
+            let reply = self
+                .query(&$crate::commands::keys_command("EXISTS", keys))
+                .await?;
+            $crate::replies::integer("EXISTS", reply)
         }
         async fn pexpire(
             &self,
@@ -154,10 +154,8 @@ macro_rules! one_command_each {
             ms: i64,
             condition: lock_core::ExpireCondition,
         ) -> lock_core::Result<bool> {
-            self.query(&$crate::commands::expire_command(
-                "PEXPIRE", key, ms, condition,
-            ))
-            .await
+            let command = $crate::commands::expire_command("PEXPIRE", key, ms, condition);
+            $crate::replies::flag("PEXPIRE", self.query(&command).await?)
         }
         async fn pexpireat(
             &self,
@@ -166,22 +164,31 @@ macro_rules! one_command_each {
             condition: lock_core::ExpireCondition,
         ) -> lock_core::Result<bool> {
             let command = $crate::commands::expire_command("PEXPIREAT", key, unix_ms, condition);
-            self.query(&command).await
+            $crate::replies::flag("PEXPIREAT", self.query(&command).await?)
         }
         async fn pttl(&self, key: &[u8]) -> lock_core::Result<i64> {
-            self.query(&$crate::commands::key_command("PTTL", key))
-                .await
+            let reply = self
+                .query(&$crate::commands::key_command("PTTL", key))
+                .await?;
+            $crate::replies::integer("PTTL", reply)
         }
         async fn ttl(&self, key: &[u8]) -> lock_core::Result<i64> {
-            self.query(&$crate::commands::key_command("TTL", key)).await
+            let reply = self
+                .query(&$crate::commands::key_command("TTL", key))
+                .await?;
+            $crate::replies::integer("TTL", reply)
         }
         async fn persist(&self, key: &[u8]) -> lock_core::Result<bool> {
-            self.query(&$crate::commands::key_command("PERSIST", key))
-                .await
+            let reply = self
+                .query(&$crate::commands::key_command("PERSIST", key))
+                .await?;
+            $crate::replies::flag("PERSIST", reply)
         }
         async fn incr(&self, key: &[u8]) -> lock_core::Result<i64> {
-            self.query(&$crate::commands::key_command("INCR", key))
-                .await
+            let reply = self
+                .query(&$crate::commands::key_command("INCR", key))
+                .await?;
+            $crate::replies::integer("INCR", reply)
         }
     };
 }

@@ -24,6 +24,7 @@ mod pubsub;
 #[cfg(feature = "conformance")]
 mod redlock_harness;
 pub mod replicated;
+mod replies;
 mod route;
 pub mod server;
 mod transaction;

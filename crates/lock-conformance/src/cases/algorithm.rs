@@ -46,6 +46,8 @@ fn describe<G>(attempt: &Attempt<G>) -> String {
         Attempt::Acquired(_) => "acquired".into(),
         Attempt::Held { holder_ttl } => format!("held (holder ttl {holder_ttl:?})"),
         Attempt::Contended => "contended".into(),
+        Attempt::ValidityLost { elapsed } => format!("validity lost after {elapsed:?}"),
+        _ => "another outcome".into(),
     }
 }
 

@@ -68,15 +68,14 @@ pub async fn incr_rejects_non_integers_and_overflow<H: Harness>(ctx: &Ctx<'_, H>
         b.set(&k, bad.as_bytes(), SetOptions::new()).await?;
         match b.incr(&k).await {
             Err(e) => {
+                // The kind and the text together, so a failure shows both.
                 check_eq!(
-                    e.kind(),
-                    ErrorKind::NotInteger,
-                    "error kind of INCR on {bad:?}"
-                );
-                check_eq!(
-                    e.message(),
-                    "ERR value is not an integer or out of range",
-                    "error text of INCR on {bad:?}"
+                    (e.kind(), e.message()),
+                    (
+                        ErrorKind::NotInteger,
+                        "ERR value is not an integer or out of range"
+                    ),
+                    "error of INCR on {bad:?}"
                 );
             }
             Ok(n) => check!(false, "INCR on {bad:?} answered {n} instead of an error"),
@@ -91,15 +90,14 @@ pub async fn incr_rejects_non_integers_and_overflow<H: Harness>(ctx: &Ctx<'_, H>
         .await?;
     match b.incr(&k).await {
         Err(e) => {
+            // The kind and the text together, so a failure shows both.
             check_eq!(
-                e.kind(),
-                ErrorKind::Overflow,
-                "error kind of INCR on i64::MAX"
-            );
-            check_eq!(
-                e.message(),
-                "ERR increment or decrement would overflow",
-                "error text of INCR on i64::MAX"
+                (e.kind(), e.message()),
+                (
+                    ErrorKind::Overflow,
+                    "ERR increment or decrement would overflow"
+                ),
+                "error of INCR on i64::MAX"
             );
         }
         Ok(n) => check!(false, "INCR on i64::MAX answered {n}"),

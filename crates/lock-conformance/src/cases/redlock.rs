@@ -183,6 +183,7 @@ fn acquired<G>(attempt: Result<Attempt<G>, LockError>, who: &str) -> Result<G, F
             "{who} did not acquire: {}",
             match other {
                 Attempt::Held { .. } => "held",
+                Attempt::ValidityLost { .. } => "validity lost to latency",
                 _ => "contended",
             }
         ))),
@@ -363,9 +364,10 @@ pub async fn validity_shrinks_with_elapsed_time_and_refuses_when_gone<H: Harness
     let last = nodes.n() - 1;
     nodes.control.blackhole(last).await?;
     let slow = nodes.patient_once(50 * MS)?;
+    let attempt = slow.try_acquire().await?;
     check!(
-        matches!(slow.try_acquire().await?, Attempt::Held { .. }),
-        "an acquire that took longer than its TTL was granted"
+        matches!(attempt, Attempt::ValidityLost { elapsed } if elapsed >= 50 * MS),
+        "an acquire that took longer than its TTL: expected ValidityLost, got {attempt:?}"
     );
     for node in 0..last {
         let left = nodes.backends[node].exists(&[&nodes.key()]).await?;

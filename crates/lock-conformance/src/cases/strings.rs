@@ -166,15 +166,14 @@ pub async fn set_rejects_invalid_expire_times<H: Harness>(ctx: &Ctx<'_, H>) -> C
     for (what, options) in invalid {
         match b.set(&k, b"new", options).await {
             Err(e) => {
+                // The kind and the text together, so a failure shows both.
                 check_eq!(
-                    e.kind(),
-                    ErrorKind::InvalidExpire,
-                    "error kind of SET {what}"
-                );
-                check_eq!(
-                    e.message(),
-                    "ERR invalid expire time in 'set' command",
-                    "error text of SET {what}"
+                    (e.kind(), e.message()),
+                    (
+                        ErrorKind::InvalidExpire,
+                        "ERR invalid expire time in 'set' command"
+                    ),
+                    "error of SET {what}"
                 );
             }
             Ok(reply) => check!(false, "SET {what} answered {reply:?} instead of an error"),

@@ -614,9 +614,19 @@ pub struct FairGuard<B: KvBackend + Clone + 'static> {
 }
 
 impl<B: KvBackend + Clone + 'static> FairGuard<B> {
-    /// The random token this acquisition holds the lock with.
+    /// The random token this acquisition holds the lock with. The lock's key holds the
+    /// token alone, or followed by [`LINE_MARK`](crate::scripts::LINE_MARK) once others
+    /// wait behind the hold: to recognise a value read from the key, use
+    /// [`FairGuard::is_holder`].
     pub fn token(&self) -> &str {
         self.inner.token()
+    }
+
+    /// Whether `value`, read from the lock's key, names this hold: the bare token, or the
+    /// token marked because a line formed behind it.
+    pub fn is_holder(&self, value: &[u8]) -> bool {
+        let token = self.token().as_bytes();
+        value == token || value.strip_suffix(crate::scripts::LINE_MARK) == Some(token)
     }
 
     fn held(backend: B, key: Arc<[u8]>, line: Arc<Line>, token: String, hold: Hold) -> Self {

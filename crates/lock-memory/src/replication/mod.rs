@@ -417,8 +417,9 @@ impl MemoryReplicaSet {
         }
     }
 
-    /// The current primary's node, if one is up.
-    pub(crate) fn primary_node(&self) -> Option<MemoryBackend> {
+    /// The current primary's backend, if one is up: to inspect or fault the node that
+    /// serves writes now (its index is [`MemoryReplicaSet::primary`]).
+    pub fn primary_node(&self) -> Option<MemoryBackend> {
         self.deliver();
         self.primary().map(|i| self.inner.nodes[i].clone())
     }

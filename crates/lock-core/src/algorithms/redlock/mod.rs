@@ -14,7 +14,7 @@ use std::time::Duration;
 use fanout::{Fan, Tally};
 
 use super::{TokenGuard, int_reply, ms_arg, pair_reply};
-use crate::lock::{Before, Budget, Supports, acquire_with_budget, run_in_background};
+use crate::lock::{Before, Budget, Supports, acquire_with_budget, run_in_background, ttl_ms};
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE};
 use crate::turns::{Turn, Turns};
 use crate::{
@@ -240,10 +240,17 @@ pub struct Redlock<B> {
     drift_ms: i64,
 }
 
+/// Why a Redlock without nodes cannot lock.
+const NO_NODES: &str = "redlock needs at least one node";
+
 impl<B: KvBackend + Clone + 'static> Redlock<B> {
-    /// A Redlock named `name` on `nodes` with default options.
-    pub fn new(nodes: Vec<B>, name: &LockName) -> Result<Self, LockError> {
-        Self::with_options(nodes, name, LockOptions::default())
+    /// A Redlock named `name` on `nodes` with default options. Like every lock's `new`,
+    /// it cannot fail: without nodes, each acquire answers [`LockError::InvalidConfig`]
+    /// ([`Redlock::with_options`] refuses them at once).
+    pub fn new(nodes: Vec<B>, name: &LockName) -> Self {
+        let options = LockOptions::default();
+        let ttl_ms = ttl_ms(options.ttl).expect("the default TTL is valid");
+        Self::build(nodes, name, options, RedlockOptions::default(), ttl_ms)
     }
 
     /// A Redlock named `name` on `nodes` with `options` and the default
@@ -266,25 +273,44 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
     ) -> Result<Self, LockError> {
         let ttl_ms = options.validate("redlock", Supports::default())?;
         let invalid = |why: String| Err(LockError::InvalidConfig(why));
-        let Some(first) = nodes.first() else {
-            return invalid("redlock needs at least one node".into());
-        };
+        if nodes.is_empty() {
+            return invalid(NO_NODES.into());
+        }
         if !(0.0..1.0).contains(&redlock.drift_factor) {
             return invalid(format!(
                 "drift_factor must be in [0, 1), got {}",
                 redlock.drift_factor
             ));
         }
-        let drift_ms = redlock.checked_drift_ms(ttl_ms)?;
+        redlock.checked_drift_ms(ttl_ms)?;
+        if redlock
+            .node_timeout
+            .is_some_and(|timeout| timeout.is_zero())
+        {
+            return invalid("node_timeout must be positive".into());
+        }
+        Ok(Self::build(nodes, name, options, redlock, ttl_ms))
+    }
+
+    /// The lock, its options already checked (and its nodes, but by [`Redlock::new`]).
+    fn build(
+        nodes: Vec<B>,
+        name: &LockName,
+        options: LockOptions,
+        redlock: RedlockOptions,
+        ttl_ms: i64,
+    ) -> Self {
+        let drift_ms = redlock.drift_ms(options.ttl);
         let node_timeout = redlock.node_timeout.unwrap_or_else(|| {
             (options.ttl / 100).clamp(Duration::from_millis(5), Duration::from_millis(50))
         });
-        if node_timeout.is_zero() {
-            return invalid("node_timeout must be positive".into());
-        }
-        let clock = options.clock.clone().unwrap_or_else(|| first.clock());
+        let clock = options
+            .clock
+            .clone()
+            .or_else(|| nodes.first().map(KvBackend::clock))
+            .unwrap_or_else(Clock::system);
         let quorum = nodes.len() / 2 + 1;
-        Ok(Self {
+        Self {
             nodes: Nodes {
                 nodes: nodes.into(),
                 key: Arc::from(name.lock_key()),
@@ -300,7 +326,13 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
             ttl_arg: ms_arg(ttl_ms),
             redlock,
             drift_ms,
-        })
+        }
+    }
+
+    /// How long an attempt waits for one node before counting it as failed: the
+    /// [`RedlockOptions::node_timeout`] set, or by default 1% of the TTL within 5–50 ms.
+    pub fn node_timeout(&self) -> Duration {
+        self.nodes.node_timeout
     }
 
     /// How many nodes must grant the lock: N/2 + 1 of the configured N.
@@ -330,6 +362,9 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
         before: Before,
     ) -> Result<Attempt<RedlockGuard<B>>, LockError> {
         let nodes = &self.nodes;
+        if nodes.nodes.is_empty() {
+            return Err(LockError::InvalidConfig(NO_NODES.into()));
+        }
         let ttl = &self.ttl_arg;
         let started_us = nodes.clock.now_us();
         // Dropped mid-attempt (the caller cancelled), the partial holds are undone.
@@ -356,8 +391,12 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
             return Ok(Attempt::Acquired(guard));
         }
         nodes.undo(token, &tally.no_nodes()).await;
-        if tally.yes() >= nodes.quorum || tally.mostly_refused() {
-            // The validity ran out, or others hold the lock: back off and retry.
+        if tally.yes() >= nodes.quorum {
+            let elapsed_us = nodes.clock.now_us().saturating_sub(started_us);
+            let elapsed = Duration::from_micros(u64::try_from(elapsed_us).unwrap_or(0));
+            return Ok(Attempt::ValidityLost { elapsed });
+        }
+        if tally.mostly_refused() {
             return Ok(Attempt::Held { holder_ttl: None });
         }
         Err(tally.no_quorum(&nodes.key))
