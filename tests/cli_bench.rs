@@ -244,9 +244,27 @@ fn one_server_compares_with_rslock_and_the_floor() {
     };
     let run = |compare| json(&args(compare).iter().map(String::as_str).collect::<Vec<_>>());
     let report = run("rslock");
-    assert_eq!(keys(&report), ["nxlock", "ratio", "round_ratios", "rslock"]);
+    assert_eq!(
+        keys(&report),
+        [
+            "nxlock",
+            "ratio",
+            "round_median",
+            "round_quartiles",
+            "round_ratios",
+            "rslock"
+        ]
+    );
     let rounds = report["round_ratios"].as_array().unwrap();
     assert_eq!(rounds.len(), 3, "{report}");
+    let mut sorted: Vec<f64> = rounds.iter().map(|r| r.as_f64().unwrap()).collect();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(report["round_median"].as_f64(), Some(sorted[1]), "{report}");
+    let quartiles = report["round_quartiles"].as_array().unwrap();
+    assert!(
+        quartiles[0].as_f64() <= Some(sorted[1]) && Some(sorted[1]) <= quartiles[1].as_f64(),
+        "{report}"
+    );
     assert!(rounds.iter().all(|r| r.as_f64().unwrap() > 0.0), "{report}");
     assert_eq!(report["nxlock"]["algorithm"], "fair");
     assert_eq!(report["rslock"]["algorithm"], "rslock");
@@ -274,7 +292,17 @@ fn one_server_compares_with_rslock_and_the_floor() {
     assert!((ratio - expected).abs() < 0.01, "{ratio} vs {expected}");
 
     let report = run("floor");
-    assert_eq!(keys(&report), ["floor", "nxlock", "ratio", "round_ratios"]);
+    assert_eq!(
+        keys(&report),
+        [
+            "floor",
+            "nxlock",
+            "ratio",
+            "round_median",
+            "round_quartiles",
+            "round_ratios"
+        ]
+    );
     assert!(report["floor"]["cycles_per_sec"].as_f64().unwrap() > 0.0);
     assert!(report["ratio"].as_f64().unwrap() > 0.0);
 }

@@ -39,7 +39,16 @@ pub async fn compare_on_server<B: lock_core::KvBackend + Clone + 'static>(
             ComparedReport::with_floor(alternate(workload, rounds, ours, floor).await?)
         }
         Reference::Rslock => {
-            let rslock = |slice: Workload| async move { super::run_rslock(url, &slice).await };
+            let managers = super::RslockManagers::new(&[url.to_owned()], workload.clients);
+            let managers = &managers;
+            // Connected before the first measured run, as nxlock's backend is.
+            let warm_up = Workload {
+                duration: workload.duration.min(std::time::Duration::from_millis(500)),
+                ..workload.clone()
+            };
+            super::run_rslock(url, managers, &warm_up).await?;
+            let rslock =
+                |slice: Workload| async move { super::run_rslock(url, managers, &slice).await };
             ComparedReport::with_rslock(alternate(workload, rounds, ours, rslock).await?)
         }
     })
@@ -59,10 +68,33 @@ impl Alternated {
     }
 }
 
+/// The middle of the rounds' ratios, and their first and third quartiles: on a machine
+/// whose speed moves from one second to the next, the median is the comparison's figure,
+/// and the quartiles say how far a typical round strays from it (one slow round moves
+/// neither, where it moves the ratio of the sums).
+pub(crate) fn round_spread(round_ratios: &[f64]) -> (f64, [f64; 2]) {
+    let mut sorted = round_ratios.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| -> f64 {
+        if sorted.is_empty() {
+            return 0.0;
+        }
+        // Linear interpolation between the nearest ranks.
+        let position = q * (sorted.len() - 1) as f64;
+        let (low, high) = (position.floor() as usize, position.ceil() as usize);
+        let value = sorted[low] + (sorted[high] - sorted[low]) * (position - low as f64);
+        (value * 1000.0).round() / 1000.0
+    };
+    (at(0.5), [at(0.25), at(0.75)])
+}
+
 /// Runs `ours` and `reference` on `workload` in turns, `rounds` times each, every run a
 /// `rounds`th of the workload's duration. On a machine whose speed drifts by tens of
 /// percent within a minute, two runs one after the other measure the drift as much as
-/// the difference; taking turns slows both sides alike.
+/// the difference; taking turns slows both sides alike. Which side goes first alternates
+/// from round to round (ours first, then the reference first, …): a side that leaves work
+/// behind for the next run (replies still in flight, a server still busy) would otherwise
+/// always hand it to the same side.
 pub(crate) async fn alternate<O, R, Fo, Fr>(
     workload: &Workload,
     rounds: usize,
@@ -79,27 +111,33 @@ where
         duration: workload.duration / u32::try_from(rounds.max(1)).unwrap_or(u32::MAX),
         ..workload.clone()
     };
-    let mut compared = Alternated {
-        ours: ours(slice.clone()).await?,
-        reference: reference(slice.clone()).await?,
-        round_ratios: Vec::with_capacity(rounds),
-    };
-    let round_ratio = |ours: &BenchReport, reference: &BenchReport| {
-        ratio(ours.cycles_per_sec, reference.cycles_per_sec)
-    };
-    compared
-        .round_ratios
-        .push(round_ratio(&compared.ours, &compared.reference));
-    for _ in 1..rounds {
-        let our_round = ours(slice.clone()).await?;
-        let reference_round = reference(slice.clone()).await?;
-        compared
-            .round_ratios
-            .push(round_ratio(&our_round, &reference_round));
-        compared.ours = compared.ours.merged(our_round);
-        compared.reference = compared.reference.merged(reference_round);
+    let mut merged: Option<(BenchReport, BenchReport)> = None;
+    let mut round_ratios = Vec::with_capacity(rounds);
+    for round in 0..rounds.max(1) {
+        let (our_round, reference_round) = if round % 2 == 0 {
+            let our_round = ours(slice.clone()).await?;
+            (our_round, reference(slice.clone()).await?)
+        } else {
+            let reference_round = reference(slice.clone()).await?;
+            (ours(slice.clone()).await?, reference_round)
+        };
+        round_ratios.push(ratio(
+            our_round.cycles_per_sec,
+            reference_round.cycles_per_sec,
+        ));
+        merged = Some(match merged {
+            None => (our_round, reference_round),
+            Some((o, r)) => (o.merged(our_round), r.merged(reference_round)),
+        });
     }
-    Ok(compared)
+    let Some((ours, reference)) = merged else {
+        return Err(BenchError::InvalidWorkload("no round ran".into()));
+    };
+    Ok(Alternated {
+        ours,
+        reference,
+        round_ratios,
+    })
 }
 
 /// The hand-written redis-rs cycle's throughput ([`hand_written_floor`](super::hand_written_floor)).
@@ -127,12 +165,19 @@ pub struct ComparedReport {
     pub ratio: f64,
     /// The same ratio in each round: how much the machine moved during the comparison.
     pub round_ratios: Vec<f64>,
+    /// The median of `round_ratios`: the comparison's figure on a noisy machine.
+    pub round_median: f64,
+    /// The first and third quartiles of `round_ratios`.
+    pub round_quartiles: [f64; 2],
 }
 
 impl ComparedReport {
     /// nxlock beside the floor, taking turns.
     pub(crate) fn with_floor(compared: Alternated) -> Self {
+        let (round_median, round_quartiles) = round_spread(&compared.round_ratios);
         Self {
+            round_median,
+            round_quartiles,
             ratio: compared.ratio(),
             floor: Some(FloorReport {
                 cycles_per_sec: compared.reference.cycles_per_sec,
@@ -145,7 +190,10 @@ impl ComparedReport {
 
     /// nxlock beside rslock, taking turns.
     pub(crate) fn with_rslock(compared: Alternated) -> Self {
+        let (round_median, round_quartiles) = round_spread(&compared.round_ratios);
         Self {
+            round_median,
+            round_quartiles,
             ratio: compared.ratio(),
             nxlock: compared.ours,
             floor: None,
@@ -184,6 +232,65 @@ impl fmt::Display for ComparedReport {
             .iter()
             .map(|r| format!("{r:.3}"))
             .collect();
-        write!(f, "\nper round (taking turns): {}", rounds.join("  "))
+        write!(
+            f,
+            "\nper round (taking turns): {}\nmedian round {:.3}, quartiles {:.3}-{:.3}",
+            rounds.join("  "),
+            self.round_median,
+            self.round_quartiles[0],
+            self.round_quartiles[1]
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_and_quartiles_ignore_one_stray_round() {
+        let (median, [q1, q3]) = round_spread(&[1.2, 1.21, 0.5, 1.19, 1.22]);
+        assert_eq!(median, 1.2);
+        assert_eq!((q1, q3), (1.19, 1.21));
+        assert_eq!(round_spread(&[]), (0.0, [0.0, 0.0]));
+    }
+
+    /// Which side goes first alternates, so neither always inherits the other's leftovers.
+    #[tokio::test]
+    async fn the_side_that_goes_first_alternates() {
+        let order = std::sync::Mutex::new(Vec::new());
+        let run = |side: &'static str| {
+            let order = &order;
+            move |_: Workload| async move {
+                order.lock().unwrap().push(side);
+                let elapsed = std::time::Duration::from_secs(1);
+                Ok(BenchReport::collect(
+                    side.into(),
+                    &Workload::default(),
+                    elapsed,
+                    0,
+                    0,
+                    Vec::new(),
+                ))
+            }
+        };
+        let workload = Workload::default();
+        let compared = alternate(&workload, 4, run("ours"), run("reference"))
+            .await
+            .unwrap();
+        assert_eq!(compared.round_ratios.len(), 4);
+        assert_eq!(
+            *order.lock().unwrap(),
+            [
+                "ours",
+                "reference",
+                "reference",
+                "ours",
+                "ours",
+                "reference",
+                "reference",
+                "ours"
+            ]
+        );
     }
 }

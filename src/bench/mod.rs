@@ -60,5 +60,5 @@ pub use redlock::run_spawned as run_redlock_spawned;
 pub use redlock::{RedlockReport, Scenario, run_memory as run_redlock_memory};
 pub use report::{BenchReport, Fairness, Latency};
 #[cfg(feature = "compare-rslock")]
-pub use rslock::{RslockGuard, RslockLock, run_rslock};
+pub use rslock::{RslockGuard, RslockLock, RslockManagers, run_rslock};
 pub use workload::{Algorithm, Waiting, Workload, run, run_locks};

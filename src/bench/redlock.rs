@@ -84,6 +84,13 @@ pub struct RedlockReport {
     /// With rslock: the two took turns, and this is the ratio in each round.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub round_ratios: Option<Vec<f64>>,
+    /// With rslock: the median of `round_ratios`, the comparison's figure on a noisy
+    /// machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_median: Option<f64>,
+    /// With rslock: the first and third quartiles of `round_ratios`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_quartiles: Option<[f64; 2]>,
     /// nxlock with the last instance refusing connections (killed).
     pub one_refused: Scenario,
     /// nxlock with the last instance black-holed (nothing answers).
@@ -159,6 +166,9 @@ impl fmt::Display for RedlockReport {
         if let Some(ratio) = self.ratio {
             write!(f, "nxlock/rslock cycles/s = {ratio:.3}")?;
         }
+        if let (Some(median), Some([q1, q3])) = (self.round_median, self.round_quartiles) {
+            write!(f, "; median round {median:.3}, quartiles {q1:.3}-{q3:.3}")?;
+        }
         Ok(())
     }
 }
@@ -185,6 +195,7 @@ fn report(
     rslock: Option<(BenchReport, Vec<f64>)>,
 ) -> RedlockReport {
     let (rslock, round_ratios) = rslock.unzip();
+    let spread = round_ratios.as_deref().map(super::compare::round_spread);
     let ratio = rslock
         .as_ref()
         .filter(|r| r.cycles_per_sec > 0.0)
@@ -202,6 +213,8 @@ fn report(
         nxlock: Scenario::of(&healthy),
         rslock: rslock.as_ref().map(Scenario::of),
         ratio,
+        round_median: spread.map(|(median, _)| median),
+        round_quartiles: spread.map(|(_, quartiles)| quartiles),
         round_ratios,
         one_refused: Scenario::of(&refused),
         one_blackholed: Scenario::of(&blackholed),
@@ -251,13 +264,11 @@ pub async fn run_spawned(
         direct.push(backend.map_err(|e| failed(format!("cannot connect to {url}: {e}")))?);
     }
     let label = "spawned redis-server";
-    let urls = spawned.server_urls();
+    let managers = super::RslockManagers::new(&spawned.server_urls(), workload.clients);
     let rslock = |workload: Workload| {
-        let urls = &urls;
+        let managers = &managers;
         async move {
-            let make = |name: &LockName, options: LockOptions| {
-                Ok(super::rslock::RslockLock::new(urls, name, options))
-            };
+            let make = |name: &LockName, options: LockOptions| Ok(managers.lock(name, options));
             let mut report = run_clients(label, &workload, || 0, make).await?;
             report.algorithm = "rslock".into();
             Ok(report)

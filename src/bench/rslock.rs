@@ -25,10 +25,15 @@ pub struct RslockLock {
 }
 
 impl RslockLock {
-    /// A lock named `name` over the servers at `urls`.
+    /// A lock named `name` over the servers at `urls`, with a lock manager of its own.
     pub fn new(urls: &[String], name: &LockName, options: LockOptions) -> Self {
+        Self::with_manager(LockManager::new(urls.to_vec()), name, options)
+    }
+
+    /// A lock named `name` through `manager` (and its connections).
+    pub fn with_manager(manager: LockManager, name: &LockName, options: LockOptions) -> Self {
         Self {
-            manager: LockManager::new(urls.to_vec()),
+            manager,
             key: name.lock_key(),
             options,
             clock: Clock::system(),
@@ -110,10 +115,43 @@ impl fmt::Debug for RslockGuard {
     }
 }
 
+/// One rslock `LockManager` per client, kept from one run to the next: rslock connects
+/// lazily, so a manager made afresh for each run would pay its connections inside the
+/// measured time, where nxlock's backends connected once, before any run.
+pub struct RslockManagers {
+    managers: Vec<LockManager>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl RslockManagers {
+    /// `clients` managers over the servers at `urls`.
+    pub fn new(urls: &[String], clients: usize) -> Self {
+        Self {
+            managers: (0..clients.max(1))
+                .map(|_| LockManager::new(urls.to_vec()))
+                .collect(),
+            next: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// A lock through the next manager, round robin: in each run, client `i` gets the
+    /// same manager as in the one before.
+    pub fn lock(&self, name: &LockName, options: LockOptions) -> RslockLock {
+        let next = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let manager = self.managers[next % self.managers.len()].clone();
+        RslockLock::with_manager(manager, name, options)
+    }
+}
+
 /// rslock's `LockManager` on the one server at `url`, through the same client loop as
-/// nxlock's runs (one manager per client, client `i` on key `i % keys`). Its commands are
-/// the server's own count (`INFO stats`), so they include the two `INFO` calls.
-pub async fn run_rslock(url: &str, workload: &Workload) -> Result<BenchReport, BenchError> {
+/// nxlock's runs (one manager per client, from `managers`, client `i` on key `i % keys`).
+/// Its commands are the server's own count (`INFO stats`), so they include the two
+/// `INFO` calls.
+pub async fn run_rslock(
+    url: &str,
+    managers: &RslockManagers,
+    workload: &Workload,
+) -> Result<BenchReport, BenchError> {
     let failed = |e: redis::RedisError| BenchError::Reference(format!("{url}: {e}"));
     let client = redis::Client::open(url).map_err(failed)?;
     let mut info = client
@@ -121,8 +159,7 @@ pub async fn run_rslock(url: &str, workload: &Workload) -> Result<BenchReport, B
         .await
         .map_err(failed)?;
     let before = commands_processed(&mut info).await.map_err(failed)?;
-    let urls = [url.to_owned()];
-    let make = |name: &LockName, options: LockOptions| Ok(RslockLock::new(&urls, name, options));
+    let make = |name: &LockName, options: LockOptions| Ok(managers.lock(name, options));
     let mut report = run_clients(url, workload, || 0, make).await?;
     let after = commands_processed(&mut info).await.map_err(failed)?;
     report.algorithm = "rslock".into();
