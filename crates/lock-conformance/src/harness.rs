@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use lock_core::{Clock, KvBackend, LockName};
+use lock_core::{Clock, DynBackend, KvBackend, LockName};
 
 use crate::Capabilities;
 
@@ -193,18 +193,64 @@ pub trait Failover: Send + Sync {
     fn promote(&self) -> Step<'_>;
 }
 
-/// What one case gets: the backend, its own key namespace, and the harness's time.
-pub struct Ctx<'h, H: Harness> {
-    harness: &'h H,
+/// A [`Harness`] with its backend's type erased, as the cases see it: every case is
+/// compiled once, for [`DynBackend`], whatever backends the suite runs on.
+trait AnyHarness: Send + Sync {
+    fn capabilities(&self) -> Capabilities;
+    fn advance<'a>(&'a self, backend: &'a DynBackend, by: Duration) -> Step<'a>;
+    fn replicated(&self) -> Answer<'_, (DynBackend, Box<dyn Failover>)>;
+    fn instances(&self) -> Answer<'_, Deployment<DynBackend>>;
+    fn cluster(&self) -> Answer<'_, Box<dyn Cluster>>;
+}
+
+impl<H: Harness> AnyHarness for H {
+    fn capabilities(&self) -> Capabilities {
+        Harness::capabilities(self)
+    }
+
+    fn advance<'a>(&'a self, backend: &'a DynBackend, by: Duration) -> Step<'a> {
+        Box::pin(async move {
+            match backend.downcast_ref::<H::Backend>() {
+                Some(backend) => Harness::advance(self, backend, by).await,
+                // A case's own backend is always the harness's; any other waits for real.
+                None => tokio::time::sleep(by).await,
+            }
+            Ok(())
+        })
+    }
+
+    fn replicated(&self) -> Answer<'_, (DynBackend, Box<dyn Failover>)> {
+        Box::pin(async move {
+            let (backend, failover) = Harness::replicated(self).await?;
+            Ok((DynBackend::new(backend), failover))
+        })
+    }
+
+    fn instances(&self) -> Answer<'_, Deployment<DynBackend>> {
+        Box::pin(async move {
+            let (nodes, control) = Harness::instances(self).await?;
+            Ok((nodes.into_iter().map(DynBackend::new).collect(), control))
+        })
+    }
+
+    fn cluster(&self) -> Answer<'_, Box<dyn Cluster>> {
+        Box::pin(Harness::cluster(self))
+    }
+}
+
+/// What one case gets: the backend (its type erased, so that the suite is compiled once),
+/// its own key namespace, and the harness's time and deployments.
+pub struct Ctx<'h> {
+    harness: &'h dyn AnyHarness,
     /// The backend under test.
-    pub backend: H::Backend,
+    pub backend: DynBackend,
     prefix: String,
 }
 
-impl<'h, H: Harness> Ctx<'h, H> {
+impl<'h> Ctx<'h> {
     /// A context for the case `case`, with a fresh backend and a unique key prefix.
-    pub async fn new(harness: &'h H, case: &str) -> Result<Self, String> {
-        let backend = harness.backend().await?;
+    pub async fn new<H: Harness>(harness: &'h H, case: &str) -> Result<Self, String> {
+        let backend = DynBackend::new(harness.backend().await?);
         let unique = uuid::Uuid::new_v4().simple();
         Ok(Self {
             harness,
@@ -235,7 +281,7 @@ impl<'h, H: Harness> Ctx<'h, H> {
     }
 
     /// A fresh replicated deployment for this case (see [`Harness::replicated`]).
-    pub async fn replicated(&self) -> Result<(H::Backend, Box<dyn Failover>), String> {
+    pub async fn replicated(&self) -> Result<(DynBackend, Box<dyn Failover>), String> {
         self.harness.replicated().await
     }
 
@@ -245,13 +291,13 @@ impl<'h, H: Harness> Ctx<'h, H> {
     }
 
     /// Fresh independent nodes for this case (see [`Harness::instances`]).
-    pub async fn instances(&self) -> Result<Deployment<H::Backend>, String> {
+    pub async fn instances(&self) -> Result<Deployment<DynBackend>, String> {
         self.harness.instances().await
     }
 
     /// Lets `by` pass (see [`Harness::advance`]).
     pub async fn advance(&self, by: Duration) {
-        self.harness.advance(&self.backend, by).await;
+        let _ = self.harness.advance(&self.backend, by).await;
     }
 
     /// The clock clients of this backend use.

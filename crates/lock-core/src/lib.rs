@@ -25,6 +25,7 @@ mod algorithms;
 mod backend;
 mod clock;
 mod counting;
+mod dyn_backend;
 mod either;
 mod error;
 mod keys;
@@ -53,6 +54,7 @@ pub use backend::{
 };
 pub use clock::Clock;
 pub use counting::CountingBackend;
+pub use dyn_backend::DynBackend;
 pub use either::Either;
 pub use error::{Error, ErrorKind, Result};
 pub use keys::LockName;

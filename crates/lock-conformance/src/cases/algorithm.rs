@@ -12,7 +12,7 @@ use lock_core::{
     Retry,
 };
 
-use crate::{CaseResult, Ctx, Failure, Harness, OverlapDetector, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, OverlapDetector, Verdict, check, check_eq};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -127,8 +127,8 @@ pub async fn second_client_is_refused_while_held<A: LockAlgorithm>(
 }
 
 /// A holder that crashes (never releases) loses the lock when its TTL runs out.
-pub async fn expiry_frees_a_crashed_holder<H: Harness, A: LockAlgorithm>(
-    ctx: &Ctx<'_, H>,
+pub async fn expiry_frees_a_crashed_holder<A: LockAlgorithm>(
+    ctx: &Ctx<'_>,
     client: impl Client<A>,
 ) -> CaseResult {
     let (a, b) = (client(short(200 * MS))?, client(short(200 * MS))?);
@@ -157,8 +157,8 @@ pub async fn release_frees_the_lock<A: LockAlgorithm>(client: impl Client<A>) ->
 
 /// A holder whose TTL ran out, and whose lock was taken by another, gets `false` from
 /// release and does not touch the new holder's key.
-pub async fn stale_release_leaves_the_new_holder<H: Harness, A: LockAlgorithm>(
-    ctx: &Ctx<'_, H>,
+pub async fn stale_release_leaves_the_new_holder<A: LockAlgorithm>(
+    ctx: &Ctx<'_>,
     key: &[u8],
     client: impl Client<A>,
 ) -> CaseResult {
@@ -182,8 +182,8 @@ pub async fn stale_release_leaves_the_new_holder<H: Harness, A: LockAlgorithm>(
 
 /// Extending keeps the lock past its original TTL; a stale holder's extend answers false
 /// and leaves the new holder's TTL alone.
-pub async fn extend_keeps_the_lock_and_stale_extend_fails<H: Harness, A: LockAlgorithm>(
-    ctx: &Ctx<'_, H>,
+pub async fn extend_keeps_the_lock_and_stale_extend_fails<A: LockAlgorithm>(
+    ctx: &Ctx<'_>,
     key: &[u8],
     client: impl Client<A>,
 ) -> CaseResult {
@@ -304,8 +304,8 @@ async fn skewed_client_tries<A: LockAlgorithm>(
 
 /// A client whose clock runs a minute ahead is still refused while A holds the lock: the
 /// key's TTL is kept by the server's clock, so a client's clock cannot end it early.
-pub async fn clock_running_ahead_cannot_take_a_live_lock<H: Harness, A: LockAlgorithm>(
-    ctx: &Ctx<'_, H>,
+pub async fn clock_running_ahead_cannot_take_a_live_lock<A: LockAlgorithm>(
+    ctx: &Ctx<'_>,
     client: impl Client<A>,
 ) -> CaseResult {
     let (held, stolen) = skewed_client_tries(ctx.clock(), client).await?;
@@ -320,8 +320,8 @@ pub async fn clock_running_ahead_cannot_take_a_live_lock<H: Harness, A: LockAlgo
 /// The timestamp locks' clock-skew hazard (seeds 002-004 store wall-clock stamps): a
 /// client whose clock runs a minute ahead reads A's live stamp as passed and takes the
 /// lock over. Passes by demonstrating the two holders.
-pub async fn clock_running_ahead_takes_a_live_lock<H: Harness, A: LockAlgorithm>(
-    ctx: &Ctx<'_, H>,
+pub async fn clock_running_ahead_takes_a_live_lock<A: LockAlgorithm>(
+    ctx: &Ctx<'_>,
     client: impl Client<A>,
 ) -> CaseResult {
     let (held, stolen) = skewed_client_tries(ctx.clock(), client).await?;
@@ -344,38 +344,32 @@ pub async fn clock_running_ahead_takes_a_live_lock<H: Harness, A: LockAlgorithm>
 macro_rules! algorithm_cases {
     () => {
         /// Mutual exclusion under contention (see [`algorithm::mutual_exclusion`]).
-        pub async fn mutual_exclusion<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+        pub async fn mutual_exclusion(ctx: &Ctx<'_>) -> CaseResult {
             algorithm::mutual_exclusion(|o| client(ctx, o)).await
         }
         /// See [`algorithm::second_client_is_refused_while_held`].
-        pub async fn second_client_is_refused_while_held<H: Harness>(
-            ctx: &Ctx<'_, H>,
-        ) -> CaseResult {
+        pub async fn second_client_is_refused_while_held(ctx: &Ctx<'_>) -> CaseResult {
             algorithm::second_client_is_refused_while_held(|o| client(ctx, o)).await
         }
         /// See [`algorithm::expiry_frees_a_crashed_holder`].
-        pub async fn expiry_frees_a_crashed_holder<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+        pub async fn expiry_frees_a_crashed_holder(ctx: &Ctx<'_>) -> CaseResult {
             algorithm::expiry_frees_a_crashed_holder(ctx, |o| client(ctx, o)).await
         }
         /// See [`algorithm::release_frees_the_lock`].
-        pub async fn release_frees_the_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+        pub async fn release_frees_the_lock(ctx: &Ctx<'_>) -> CaseResult {
             algorithm::release_frees_the_lock(|o| client(ctx, o)).await
         }
         /// See [`algorithm::stale_release_leaves_the_new_holder`].
-        pub async fn stale_release_leaves_the_new_holder<H: Harness>(
-            ctx: &Ctx<'_, H>,
-        ) -> CaseResult {
+        pub async fn stale_release_leaves_the_new_holder(ctx: &Ctx<'_>) -> CaseResult {
             algorithm::stale_release_leaves_the_new_holder(ctx, &lock_key(ctx), |o| client(ctx, o))
                 .await
         }
         /// See [`algorithm::acquire_gives_up_with_a_timeout`].
-        pub async fn acquire_gives_up_with_a_timeout<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+        pub async fn acquire_gives_up_with_a_timeout(ctx: &Ctx<'_>) -> CaseResult {
             algorithm::acquire_gives_up_with_a_timeout(|o| client(ctx, o)).await
         }
         /// See [`algorithm::dropped_guard_is_released_in_the_background`].
-        pub async fn dropped_guard_is_released_in_the_background<H: Harness>(
-            ctx: &Ctx<'_, H>,
-        ) -> CaseResult {
+        pub async fn dropped_guard_is_released_in_the_background(ctx: &Ctx<'_>) -> CaseResult {
             algorithm::dropped_guard_is_released_in_the_background(|o| client(ctx, o)).await
         }
     };
@@ -386,9 +380,7 @@ pub(crate) use algorithm_cases;
 macro_rules! extend_case {
     () => {
         /// See [`algorithm::extend_keeps_the_lock_and_stale_extend_fails`].
-        pub async fn extend_keeps_the_lock_and_stale_extend_fails<H: Harness>(
-            ctx: &Ctx<'_, H>,
-        ) -> CaseResult {
+        pub async fn extend_keeps_the_lock_and_stale_extend_fails(ctx: &Ctx<'_>) -> CaseResult {
             algorithm::extend_keeps_the_lock_and_stale_extend_fails(ctx, &lock_key(ctx), |o| {
                 client(ctx, o)
             })
@@ -402,9 +394,7 @@ pub(crate) use extend_case;
 macro_rules! key_ttl_skew_case {
     () => {
         /// See [`algorithm::clock_running_ahead_cannot_take_a_live_lock`].
-        pub async fn clock_running_ahead_cannot_take_a_live_lock<H: Harness>(
-            ctx: &Ctx<'_, H>,
-        ) -> CaseResult {
+        pub async fn clock_running_ahead_cannot_take_a_live_lock(ctx: &Ctx<'_>) -> CaseResult {
             algorithm::clock_running_ahead_cannot_take_a_live_lock(ctx, |o| client(ctx, o)).await
         }
     };

@@ -7,21 +7,18 @@
 
 use std::time::Duration;
 
+use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, Attempt, Backoff, FencedLock, KvBackend, LockAlgorithm, LockError, LockGuard,
     LockName, LockOptions, Retry, SetOptions, TokenLock,
 };
 
-use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
 
 const CANCEL_AFTER_US: [u64; 10] = [0, 1, 5, 20, 50, 100, 200, 500, 1_000, 5_000];
 const TTL: Duration = Duration::from_secs(5);
 
-fn lock<H: Harness>(
-    ctx: &Ctx<'_, H>,
-    name: &LockName,
-    ttl: Duration,
-) -> Result<TokenLock<H::Backend>, LockError> {
+fn lock(ctx: &Ctx<'_>, name: &LockName, ttl: Duration) -> Result<TokenLock<DynBackend>, LockError> {
     TokenLock::with_options(
         ctx.backend.clone(),
         name,
@@ -32,9 +29,7 @@ fn lock<H: Harness>(
 }
 
 /// An acquire dropped at any point leaves no lock, or one that its TTL will free.
-pub async fn cancelled_acquires_never_leave_an_unbounded_lock<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn cancelled_acquires_never_leave_an_unbounded_lock(ctx: &Ctx<'_>) -> CaseResult {
     for (i, us) in CANCEL_AFTER_US.iter().enumerate() {
         let name = ctx.lock_name(&format!("lock{i}"));
         let (key, lock) = (name.lock_key(), lock(ctx, &name, TTL)?);
@@ -56,7 +51,7 @@ pub async fn cancelled_acquires_never_leave_an_unbounded_lock<H: Harness>(
 
 /// A release dropped at any point still frees the lock, well before its TTL: the dropped
 /// guard releases in the background with the token it kept.
-pub async fn cancelled_releases_still_free_the_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn cancelled_releases_still_free_the_lock(ctx: &Ctx<'_>) -> CaseResult {
     for (i, us) in CANCEL_AFTER_US.iter().enumerate() {
         let name = ctx.lock_name(&format!("lock{i}"));
         let key = name.lock_key();
@@ -85,7 +80,7 @@ pub async fn cancelled_releases_still_free_the_lock<H: Harness>(ctx: &Ctx<'_, H>
 /// Acquired, held, timed out, not held and backend error are each reported as their own
 /// outcome (lost is `lease::lost_resolves_when_the_lock_is_taken`), and the default policy
 /// is finite.
-pub async fn each_outcome_is_reported_distinctly<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn each_outcome_is_reported_distinctly(ctx: &Ctx<'_>) -> CaseResult {
     let name = ctx.lock_name("lock");
     let holder = lock(ctx, &name, Duration::from_millis(200))?;
     let guard = match holder.try_acquire().await? {

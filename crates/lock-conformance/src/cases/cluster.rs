@@ -9,7 +9,7 @@ use lock_core::{
     hash_slot,
 };
 
-use crate::{CaseResult, Cluster, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Cluster, Ctx, Failure, Verdict, check, check_eq};
 
 const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 const NON_LOCAL: &str = "ERR Script attempted to access a non local key in a cluster node";
@@ -43,8 +43,8 @@ fn del_two_declared() -> Script {
 
 /// A key of this case (`ctx.name(prefix)` plus a counter, no hash tag) for which `wanted`
 /// holds, found by trying counters.
-async fn find_key<H: Harness>(
-    ctx: &Ctx<'_, H>,
+async fn find_key(
+    ctx: &Ctx<'_>,
     prefix: &str,
     mut wanted: impl AsyncFnMut(u16) -> Result<bool, String>,
 ) -> Result<Option<Vec<u8>>, Failure> {
@@ -59,8 +59,8 @@ async fn find_key<H: Harness>(
 
 /// A key a script declares, the shard serving it, and a key of another slot on that
 /// shard.
-async fn declared_and_neighbour<H: Harness>(
-    ctx: &Ctx<'_, H>,
+async fn declared_and_neighbour(
+    ctx: &Ctx<'_>,
     cluster: &dyn Cluster,
 ) -> Result<(Vec<u8>, usize, Vec<u8>), Failure> {
     let declared = ctx.name("declared").into_bytes();
@@ -75,9 +75,7 @@ async fn declared_and_neighbour<H: Harness>(
 
 /// One command naming keys of two slots is `CROSSSLOT`, outside a script and in a
 /// script's `KEYS`, and writes nothing.
-pub async fn keys_of_two_slots_in_one_command_are_crossslot<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn keys_of_two_slots_in_one_command_are_crossslot(ctx: &Ctx<'_>) -> CaseResult {
     let b = &ctx.backend;
     let first = ctx.name("first").into_bytes();
     let other = find_key(ctx, "other", async |slot| Ok(slot != hash_slot(&first)))
@@ -116,9 +114,7 @@ pub async fn keys_of_two_slots_in_one_command_are_crossslot<H: Harness>(
 /// A `WATCH` transaction whose writes span two slots is refused whole, as EXEC refuses
 /// queued commands that span slots, even when one node serves both; nothing is written.
 /// A transaction writing only a slot of another shard than its watched key is refused too.
-pub async fn a_transaction_writing_two_slots_writes_nothing<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_transaction_writing_two_slots_writes_nothing(ctx: &Ctx<'_>) -> CaseResult {
     let cluster = ctx.cluster().await?;
     let b = &ctx.backend;
     let (declared, home, neighbour) = declared_and_neighbour(ctx, &*cluster).await?;
@@ -166,9 +162,7 @@ pub async fn a_transaction_writing_two_slots_writes_nothing<H: Harness>(
 
 /// A script runs on its `KEYS`' node: it may read an undeclared key of another slot on
 /// that node (Redis 7.0 allows it), but not one another shard serves.
-pub async fn a_script_may_touch_only_keys_its_node_serves<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_script_may_touch_only_keys_its_node_serves(ctx: &Ctx<'_>) -> CaseResult {
     let cluster = ctx.cluster().await?;
     let b = &ctx.backend;
     let (declared, home, neighbour) = declared_and_neighbour(ctx, &*cluster).await?;
@@ -198,9 +192,7 @@ pub async fn a_script_may_touch_only_keys_its_node_serves<H: Harness>(
 
 /// One command inside a script naming two slots is refused, even when one node serves
 /// both.
-pub async fn one_command_in_a_script_spanning_slots_is_refused<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn one_command_in_a_script_spanning_slots_is_refused(ctx: &Ctx<'_>) -> CaseResult {
     let cluster = ctx.cluster().await?;
     let (declared, _, neighbour) = declared_and_neighbour(ctx, &*cluster).await?;
     expect_non_local(
@@ -232,7 +224,7 @@ fn expect_non_local(reply: lock_core::Result<Value>, what: &str) -> CaseResult {
 
 /// Every algorithm takes, contends for and releases its lock on a cluster: all of a lock's
 /// keys share its name's hash tag, so no command or script of theirs crosses a slot.
-pub async fn every_lock_keeps_its_keys_in_one_slot<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn every_lock_keeps_its_keys_in_one_slot(ctx: &Ctx<'_>) -> CaseResult {
     let b = || ctx.backend.clone();
     let name = |n: &str| ctx.lock_name(n);
     let token = name("token");
@@ -283,9 +275,7 @@ async fn slot_and_next_shard(
 /// A lock held while its slot moves to another shard stays held, step by step: while
 /// the slot is migrating, once its keys moved (clients are sent on with `ASK`) and once
 /// the move is done (`MOVED`); it keeps its TTL, and its holder can still release it.
-pub async fn a_lock_held_across_a_slot_migration_stays_exclusive<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_lock_held_across_a_slot_migration_stays_exclusive(ctx: &Ctx<'_>) -> CaseResult {
     let cluster = ctx.cluster().await?;
     check!(cluster.shards() >= 2, "a migration needs two shards");
     let name = ctx.lock_name("migrating");
@@ -330,7 +320,7 @@ pub async fn a_lock_held_across_a_slot_migration_stays_exclusive<H: Harness>(
 /// A manual failover (`CLUSTER FAILOVER`: the replica catches up, then takes over) keeps
 /// a held lock and its fence: nobody else takes it, the holder releases it on the new
 /// primary, and the next fence is higher.
-pub async fn a_lock_survives_a_manual_failover<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn a_lock_survives_a_manual_failover(ctx: &Ctx<'_>) -> CaseResult {
     let cluster = ctx.cluster().await?;
     let name = ctx.lock_name("failover");
     let slot = hash_slot(&name.lock_key());

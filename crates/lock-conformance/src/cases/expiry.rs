@@ -4,14 +4,12 @@ use std::time::Duration;
 
 use lock_core::{ErrorKind, ExpireCondition, KvBackend, SetOptions};
 
-use crate::{CaseResult, Ctx, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Verdict, check, check_eq};
 
 const MS: Duration = Duration::from_millis(1);
 
 /// PTTL and TTL are -2 for a missing key and -1 for a key without TTL.
-pub async fn pttl_is_minus_two_when_missing_and_minus_one_without_ttl<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn pttl_is_minus_two_when_missing_and_minus_one_without_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     check_eq!(b.pttl(&k).await?, -2, "PTTL of a missing key");
     check_eq!(b.ttl(&k).await?, -2, "TTL of a missing key");
@@ -22,7 +20,7 @@ pub async fn pttl_is_minus_two_when_missing_and_minus_one_without_ttl<H: Harness
 }
 
 /// TTL rounds the remaining milliseconds to the nearest second.
-pub async fn ttl_rounds_to_the_nearest_second<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn ttl_rounds_to_the_nearest_second(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new().px(10_000)).await?;
     check_eq!(b.ttl(&k).await?, 10, "TTL of PX 10000");
@@ -34,7 +32,7 @@ pub async fn ttl_rounds_to_the_nearest_second<H: Harness>(ctx: &Ctx<'_, H>) -> C
 }
 
 /// A key whose TTL has run out is absent to every command, even before anything reaps it.
-pub async fn expired_keys_are_absent_to_every_command<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn expired_keys_are_absent_to_every_command(ctx: &Ctx<'_>) -> CaseResult {
     let b = &ctx.backend;
     let k = ctx.key("k");
     let expire = || b.set(&k, b"7", SetOptions::new().px(50));
@@ -85,7 +83,7 @@ pub async fn expired_keys_are_absent_to_every_command<H: Harness>(ctx: &Ctx<'_, 
 }
 
 /// PEXPIRE with 0 or a negative TTL deletes the key and answers 1; on a missing key, 0.
-pub async fn pexpire_non_positive_deletes_the_key<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn pexpire_non_positive_deletes_the_key(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     for ttl in [0, -1, -10_000] {
         b.set(&k, b"v", SetOptions::new()).await?;
@@ -110,7 +108,7 @@ pub async fn pexpire_non_positive_deletes_the_key<H: Harness>(ctx: &Ctx<'_, H>) 
 }
 
 /// PEXPIRE NX sets only without a TTL, XX only with one.
-pub async fn pexpire_nx_and_xx_look_at_the_current_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn pexpire_nx_and_xx_look_at_the_current_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new()).await?;
     check_eq!(
@@ -153,9 +151,7 @@ pub async fn pexpire_nx_and_xx_look_at_the_current_ttl<H: Harness>(ctx: &Ctx<'_,
 }
 
 /// PEXPIRE GT and LT compare with the current TTL, a key without TTL counting as infinite.
-pub async fn pexpire_gt_and_lt_treat_no_ttl_as_infinite<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn pexpire_gt_and_lt_treat_no_ttl_as_infinite(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new()).await?;
     check_eq!(
@@ -203,7 +199,7 @@ pub async fn pexpire_gt_and_lt_treat_no_ttl_as_infinite<H: Harness>(
 }
 
 /// A PEXPIRE whose expiry overflows is `ERR invalid expire time in 'pexpire' command`.
-pub async fn pexpire_overflow_is_an_invalid_expire<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn pexpire_overflow_is_an_invalid_expire(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new()).await?;
     match b
@@ -225,9 +221,7 @@ pub async fn pexpire_overflow_is_an_invalid_expire<H: Harness>(ctx: &Ctx<'_, H>)
 }
 
 /// PEXPIREAT sets an absolute expiry; one in the past deletes the key.
-pub async fn pexpireat_sets_absolute_time_and_past_deletes<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn pexpireat_sets_absolute_time_and_past_deletes(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new()).await?;
     let at = ctx.clock().now_ms() + 20_000;
@@ -255,7 +249,7 @@ pub async fn pexpireat_sets_absolute_time_and_past_deletes<H: Harness>(
 }
 
 /// PERSIST removes a TTL (1), and answers 0 without one.
-pub async fn persist_removes_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn persist_removes_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     check_eq!(b.persist(&k).await?, false, "PERSIST of a missing key");
     b.set(&k, b"v", SetOptions::new().px(100)).await?;
@@ -271,7 +265,7 @@ pub async fn persist_removes_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult
 }
 
 /// A key lives until its TTL has passed, then is gone.
-pub async fn keys_expire_after_their_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn keys_expire_after_their_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new().px(300)).await?;
     ctx.advance(100 * MS).await;
@@ -287,7 +281,7 @@ pub async fn keys_expire_after_their_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseRe
 
 /// A day-long TTL runs out on time: the key is there a second before, gone a second
 /// after. Only a harness that can let a day pass at once runs it.
-pub async fn a_day_long_ttl_runs_out_on_time<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn a_day_long_ttl_runs_out_on_time(ctx: &Ctx<'_>) -> CaseResult {
     const DAY_MS: i64 = 86_400_000;
     let (b, k) = (&ctx.backend, &ctx.key("k")[..]);
     b.set(k, b"v", SetOptions::new().px(DAY_MS)).await?;

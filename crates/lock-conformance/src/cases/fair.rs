@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use lock_core::DynBackend;
 use lock_core::scripts::LINE_MARK;
 use lock_core::{
     AcquirePolicy, Backoff, CountingBackend, FairGuard, FairLock, KvBackend, LockAlgorithm,
@@ -12,15 +13,15 @@ use tokio::task::JoinHandle;
 
 use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};
 use super::waiting::{LIVENESS, eventually, joined, patient, spawn_acquire};
-use crate::{CaseResult, Ctx, Failure, Harness, OverlapDetector, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, OverlapDetector, Verdict, check, check_eq};
 
 const PATIENCE: Duration = Duration::from_millis(200);
 
-fn name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
+fn name(ctx: &Ctx<'_>) -> LockName {
     ctx.lock_name("fair")
 }
 
-fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+fn lock_key(ctx: &Ctx<'_>) -> Vec<u8> {
     name(ctx).lock_key()
 }
 
@@ -29,10 +30,7 @@ fn marked(token: &[u8]) -> Vec<u8> {
     [token, LINE_MARK].concat()
 }
 
-fn client<H: Harness>(
-    ctx: &Ctx<'_, H>,
-    options: LockOptions,
-) -> Result<FairLock<H::Backend>, LockError> {
+fn client(ctx: &Ctx<'_>, options: LockOptions) -> Result<FairLock<DynBackend>, LockError> {
     FairLock::with_options(ctx.backend.clone(), &name(ctx), options)
 }
 
@@ -41,7 +39,7 @@ extend_case!();
 key_ttl_skew_case!();
 
 /// Waits until `n` tickets have been issued: the `n`th waiter is in line.
-async fn in_line<H: Harness>(ctx: &Ctx<'_, H>, n: i64) -> Result<(), Failure> {
+async fn in_line(ctx: &Ctx<'_>, n: i64) -> Result<(), Failure> {
     let issued = name(ctx).key("issued");
     eventually(&format!("waiter {n} took a ticket"), || async {
         let value = ctx.backend.get(&issued).await?;
@@ -51,7 +49,7 @@ async fn in_line<H: Harness>(ctx: &Ctx<'_, H>, n: i64) -> Result<(), Failure> {
 }
 
 /// Four waiters that queued one after another get the lock in that order.
-pub async fn waiters_are_served_in_arrival_order<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn waiters_are_served_in_arrival_order(ctx: &Ctx<'_>) -> CaseResult {
     let holder = client(ctx, LockOptions::new())?.acquire().await?;
     let order = Arc::new(Mutex::new(Vec::new()));
     let mut waiters = Vec::new();
@@ -79,9 +77,7 @@ pub async fn waiters_are_served_in_arrival_order<H: Harness>(ctx: &Ctx<'_, H>) -
 
 /// The release itself writes the next waiter's token into the lock: an outsider arriving
 /// at that moment cannot barge in, and the waiter holds the lock before it hears of it.
-pub async fn release_hands_the_lock_straight_to_the_next_waiter<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn release_hands_the_lock_straight_to_the_next_waiter(ctx: &Ctx<'_>) -> CaseResult {
     let holder = client(ctx, LockOptions::new())?.acquire().await?;
     let waiting = spawn_acquire(client(ctx, patient())?);
     in_line(ctx, 1).await?;
@@ -106,7 +102,7 @@ pub async fn release_hands_the_lock_straight_to_the_next_waiter<H: Harness>(
 }
 
 /// Puts a waiter in line that will never refresh its ticket or answer a wake-up.
-async fn dead_waiter<H: Harness>(ctx: &Ctx<'_, H>) -> Result<(), Failure> {
+async fn dead_waiter(ctx: &Ctx<'_>) -> Result<(), Failure> {
     let name = name(ctx);
     let ticket = ctx.backend.incr(&name.key("issued")).await?;
     let key = name.key(&format!("ticket:{ticket}"));
@@ -120,12 +116,12 @@ async fn dead_waiter<H: Harness>(ctx: &Ctx<'_, H>) -> Result<(), Failure> {
 /// A holder, then a dead waiter (ticket 1), then a live one (ticket 2), all with the
 /// short patience: the releaser's patience is the hand-off's TTL, so a lock's clients
 /// share it.
-async fn holder_then_dead_then_live_waiter<H: Harness>(
-    ctx: &Ctx<'_, H>,
+async fn holder_then_dead_then_live_waiter(
+    ctx: &Ctx<'_>,
 ) -> Result<
     (
-        FairGuard<H::Backend>,
-        JoinHandle<Result<FairGuard<H::Backend>, LockError>>,
+        FairGuard<DynBackend>,
+        JoinHandle<Result<FairGuard<DynBackend>, LockError>>,
     ),
     Failure,
 > {
@@ -141,9 +137,7 @@ async fn holder_then_dead_then_live_waiter<H: Harness>(
 
 /// A waiter that died while queued loses its place once its patience runs out; the lock
 /// then goes to the live waiter behind it.
-pub async fn dead_waiter_is_skipped_within_the_patience<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn dead_waiter_is_skipped_within_the_patience(ctx: &Ctx<'_>) -> CaseResult {
     let (holder, waiting) = holder_then_dead_then_live_waiter(ctx).await?;
     ctx.advance(PATIENCE + Duration::from_millis(100)).await;
     holder.release().await?;
@@ -153,9 +147,7 @@ pub async fn dead_waiter_is_skipped_within_the_patience<H: Harness>(
 
 /// A waiter that died just as the lock was handed to it blocks the line only for the
 /// patience: the hand-off's TTL is the patience, not the lock's TTL.
-pub async fn lock_handed_to_a_dead_waiter_lapses_within_the_patience<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn lock_handed_to_a_dead_waiter_lapses_within_the_patience(ctx: &Ctx<'_>) -> CaseResult {
     let (holder, waiting) = holder_then_dead_then_live_waiter(ctx).await?;
     holder.release().await?;
     let owner = ctx.backend.get(&lock_key(ctx)).await?;
@@ -176,7 +168,7 @@ pub async fn lock_handed_to_a_dead_waiter_lapses_within_the_patience<H: Harness>
 
 /// Cancelling a waiting acquire takes its ticket out of the line, so the next release
 /// goes straight to the waiter behind it.
-pub async fn cancelled_waiter_leaves_the_line<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn cancelled_waiter_leaves_the_line(ctx: &Ctx<'_>) -> CaseResult {
     let holder = client(ctx, LockOptions::new())?.acquire().await?;
     let cancelled = spawn_acquire(client(ctx, patient())?);
     in_line(ctx, 1).await?;
@@ -203,7 +195,7 @@ pub async fn cancelled_waiter_leaves_the_line<H: Harness>(ctx: &Ctx<'_, H>) -> C
 /// A waiter that polled would pay on every wait, far beyond this. Waiters that cannot
 /// subscribe poll, so the case first checks that SUBSCRIBE works and says so if it does
 /// not.
-pub async fn contended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn contended_cycles_cost_two_commands(ctx: &Ctx<'_>) -> CaseResult {
     const CLIENTS: u64 = 4;
     const CYCLES: u64 = 10;
     if let Err(e) = ctx.backend.subscribe(&name(ctx).key("wake")).await {
@@ -244,7 +236,7 @@ pub async fn contended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) ->
 /// and the release), also for a lock object that waited in line before: while its
 /// releases find nobody waiting it acquires by the line's script for a cycle, then by
 /// `SET NX` again, one command either way.
-pub async fn uncontended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn uncontended_cycles_cost_two_commands(ctx: &Ctx<'_>) -> CaseResult {
     const CYCLES: u64 = 10;
     let counting = CountingBackend::new(ctx.backend.clone());
     let lock = FairLock::with_options(counting.clone(), &name(ctx), patient())?;
@@ -288,9 +280,7 @@ pub async fn uncontended_cycles_cost_two_commands<H: Harness>(ctx: &Ctx<'_, H>) 
 /// `SET NX`, every later hold is passed on by its predecessor's release (one
 /// `FAIR_RELEASE` naming the next token), and the last release is one compare-and-delete.
 /// Every run costs exactly `2 + (holds - 1)` commands.
-pub async fn tasks_sharing_one_lock_pass_the_hold_in_one_command<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn tasks_sharing_one_lock_pass_the_hold_in_one_command(ctx: &Ctx<'_>) -> CaseResult {
     const CYCLES: u64 = 10;
     const HOLDS: u64 = 4 * CYCLES;
     let counting = CountingBackend::new(ctx.backend.clone());
@@ -342,9 +332,7 @@ pub async fn tasks_sharing_one_lock_pass_the_hold_in_one_command<H: Harness>(
 /// A waiting acquire cancelled after 0 to 5,000 µs (queueing, subscribing, waiting)
 /// leaves nothing behind: after the holder's release the next client gets the lock
 /// without sitting out anyone's patience.
-pub async fn acquire_cancelled_at_any_point_leaves_the_line_clean<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn acquire_cancelled_at_any_point_leaves_the_line_clean(ctx: &Ctx<'_>) -> CaseResult {
     for us in [0, 1, 5, 20, 50, 100, 200, 500, 1_000, 5_000] {
         let holder = client(ctx, LockOptions::new())?.acquire().await?;
         let waiter = client(ctx, patient())?;
@@ -369,7 +357,7 @@ pub async fn acquire_cancelled_at_any_point_leaves_the_line_clean<H: Harness>(
 /// A waiter whose policy gives up is out of the line when its acquire returns
 /// [`LockError::Timeout`]: the holder's release that follows frees the lock (nobody is
 /// waiting) instead of handing it to the caller that was told it timed out.
-pub async fn timed_out_waiter_is_never_handed_the_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn timed_out_waiter_is_never_handed_the_lock(ctx: &Ctx<'_>) -> CaseResult {
     let holder = client(ctx, LockOptions::new())?.acquire().await?;
     let impatient = client(
         ctx,
@@ -404,7 +392,7 @@ pub async fn timed_out_waiter_is_never_handed_the_lock<H: Harness>(ctx: &Ctx<'_,
 
 /// An acquire allowed one attempt only looks: it takes no ticket, so the line holds
 /// nobody after it gives up.
-pub async fn impatient_acquire_takes_no_ticket<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn impatient_acquire_takes_no_ticket(ctx: &Ctx<'_>) -> CaseResult {
     let holder = client(ctx, LockOptions::new())?.acquire().await?;
     let once = client(ctx, LockOptions::new().policy(AcquirePolicy::try_once()))?;
     match once.acquire().await {

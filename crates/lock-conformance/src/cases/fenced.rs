@@ -3,26 +3,24 @@
 
 use std::time::Duration;
 
+use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, FencedGuard, FencedLock, LockAlgorithm, LockError, LockGuard, LockName,
     LockOptions, LockOwner, ReentrantLock,
 };
 
 use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};
-use crate::{CaseResult, Ctx, Failure, FencedResource, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, FencedResource, Verdict, check, check_eq};
 
-fn name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
+fn name(ctx: &Ctx<'_>) -> LockName {
     ctx.lock_name("fenced")
 }
 
-fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+fn lock_key(ctx: &Ctx<'_>) -> Vec<u8> {
     name(ctx).lock_key()
 }
 
-fn client<H: Harness>(
-    ctx: &Ctx<'_, H>,
-    options: LockOptions,
-) -> Result<FencedLock<H::Backend>, LockError> {
+fn client(ctx: &Ctx<'_>, options: LockOptions) -> Result<FencedLock<DynBackend>, LockError> {
     FencedLock::with_options(ctx.backend.clone(), &name(ctx), options)
 }
 
@@ -37,9 +35,9 @@ fn short(ttl: Duration) -> LockOptions {
 }
 
 /// C1 acquires and pauses past its TTL (a GC pause); C2 takes the lock over.
-async fn paused_past_ttl_then_taken_over<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> Result<(FencedGuard<H::Backend>, FencedGuard<H::Backend>), Failure> {
+async fn paused_past_ttl_then_taken_over(
+    ctx: &Ctx<'_>,
+) -> Result<(FencedGuard<DynBackend>, FencedGuard<DynBackend>), Failure> {
     let c1 = client(ctx, short(Duration::from_millis(100)))?;
     let c2 = client(ctx, short(Duration::from_secs(10)))?;
     let paused = c1
@@ -58,7 +56,7 @@ async fn paused_past_ttl_then_taken_over<H: Harness>(
 
 /// Every acquisition's fence is strictly greater than the one before, including after a
 /// holder's TTL ran out and another took over.
-pub async fn fence_tokens_strictly_increase<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn fence_tokens_strictly_increase(ctx: &Ctx<'_>) -> CaseResult {
     let lock = client(ctx, short(Duration::from_millis(100)))?;
     let mut last = i64::MIN;
     for round in 0..5 {
@@ -85,9 +83,7 @@ pub async fn fence_tokens_strictly_increase<H: Harness>(ctx: &Ctx<'_, H>) -> Cas
 
 /// C1 holds the lock and pauses past its TTL (a GC pause); C2 takes over and writes. When
 /// C1 wakes and writes with its old fence, the fenced resource refuses it.
-pub async fn stale_holder_after_a_pause_is_rejected_by_fencing<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn stale_holder_after_a_pause_is_rejected_by_fencing(ctx: &Ctx<'_>) -> CaseResult {
     let resource = FencedResource::new();
     let (paused, holder) = paused_past_ttl_then_taken_over(ctx).await?;
     check!(
@@ -113,9 +109,7 @@ pub async fn stale_holder_after_a_pause_is_rejected_by_fencing<H: Harness>(
 
 /// The same pause without fencing: C1's stale write lands after C2's and corrupts the
 /// resource. Passes by demonstrating that failure.
-pub async fn unfenced_stale_write_corrupts_the_resource<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn unfenced_stale_write_corrupts_the_resource(ctx: &Ctx<'_>) -> CaseResult {
     let resource = FencedResource::new();
     let (paused, holder) = paused_past_ttl_then_taken_over(ctx).await?;
     resource.write_unfenced(b"C2");
@@ -132,7 +126,7 @@ pub async fn unfenced_stale_write_corrupts_the_resource<H: Harness>(
 
 /// A fenced reentrant lock: the owner's first hold takes a new fence, re-entering reports
 /// the same one (no bump), and the next owner's hold gets a larger one.
-pub async fn reentry_keeps_the_fence<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn reentry_keeps_the_fence(ctx: &Ctx<'_>) -> CaseResult {
     let reentrant = |owner: &LockOwner| {
         ReentrantLock::with_options(
             ctx.backend.clone(),
@@ -143,7 +137,7 @@ pub async fn reentry_keeps_the_fence<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult
         .map(ReentrantLock::fenced)
     };
     let (alice, bob) = (LockOwner::new(), LockOwner::new());
-    let take = |lock: ReentrantLock<H::Backend>, who: &'static str| async move {
+    let take = |lock: ReentrantLock<DynBackend>, who: &'static str| async move {
         lock.try_acquire()
             .await?
             .acquired()

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use lock_core::{ErrorKind, KvBackend, SetOptions};
 
-use crate::{CaseResult, Ctx, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Verdict, check, check_eq};
 
 /// DEL counts only keys that existed, each once, and expired keys do not count.
-pub async fn del_counts_only_live_keys<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn del_counts_only_live_keys(ctx: &Ctx<'_>) -> CaseResult {
     let b = &ctx.backend;
     let (a, c, gone, expiring) = (ctx.key("a"), ctx.key("c"), ctx.key("gone"), ctx.key("exp"));
     b.set(&a, b"1", SetOptions::new()).await?;
@@ -24,7 +24,7 @@ pub async fn del_counts_only_live_keys<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResu
 }
 
 /// EXISTS counts a key named twice twice.
-pub async fn exists_counts_repeated_keys<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn exists_counts_repeated_keys(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"1", SetOptions::new()).await?;
     check_eq!(
@@ -36,7 +36,7 @@ pub async fn exists_counts_repeated_keys<H: Harness>(ctx: &Ctx<'_, H>) -> CaseRe
 }
 
 /// INCR treats a missing key as 0, keeps the TTL, and stores the decimal result.
-pub async fn incr_counts_from_zero_and_keeps_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn incr_counts_from_zero_and_keeps_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("n"));
     check_eq!(b.incr(&k).await?, 1, "INCR of a missing key");
     check_eq!(b.pttl(&k).await?, -1, "PTTL of a key created by INCR");
@@ -53,7 +53,7 @@ pub async fn incr_counts_from_zero_and_keeps_the_ttl<H: Harness>(ctx: &Ctx<'_, H
 
 /// INCR of a non-integer is `ERR value is not an integer or out of range`; of i64::MAX,
 /// `ERR increment or decrement would overflow`; the value is left alone.
-pub async fn incr_rejects_non_integers_and_overflow<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn incr_rejects_non_integers_and_overflow(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("n"));
     for bad in [
         "abc",

@@ -2,12 +2,13 @@
 
 use std::time::Duration;
 
+use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, CountingBackend, KvBackend, Lease, LeaseOptions, LockAlgorithm, LockError,
     LockGuard, LockName, LockOptions, LostReason, TokenLock,
 };
 
-use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
 
 const MS: Duration = Duration::from_millis(1);
 /// Long enough that a renewal delayed by a busy CI machine (every TTL/3) still lands in time.
@@ -27,7 +28,7 @@ fn lock<B: KvBackend + Clone + 'static>(
     )
 }
 
-fn lease_name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
+fn lease_name(ctx: &Ctx<'_>) -> LockName {
     ctx.lock_name("lease")
 }
 
@@ -37,7 +38,7 @@ async fn settle() {
 }
 
 /// Advances in renewal-sized steps, letting the watchdog act after each.
-async fn pass<H: Harness>(ctx: &Ctx<'_, H>, total: Duration) {
+async fn pass(ctx: &Ctx<'_>, total: Duration) {
     let step = TTL / 3;
     let mut passed = Duration::ZERO;
     while passed < total {
@@ -47,8 +48,8 @@ async fn pass<H: Harness>(ctx: &Ctx<'_, H>, total: Duration) {
     }
 }
 
-async fn lease_on<H: Harness, B: KvBackend + Clone + 'static>(
-    ctx: &Ctx<'_, H>,
+async fn lease_on<B: KvBackend + Clone + 'static>(
+    ctx: &Ctx<'_>,
     backend: B,
     options: LeaseOptions,
 ) -> Result<Lease<lock_core::TokenGuard<B>>, Failure> {
@@ -61,7 +62,7 @@ async fn lease_on<H: Harness, B: KvBackend + Clone + 'static>(
 }
 
 /// The watchdog keeps the lock held well past its TTL, until release.
-pub async fn renews_the_lock_past_its_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn renews_the_lock_past_its_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let lease = lease_on(ctx, ctx.backend.clone(), LeaseOptions::new(TTL)).await?;
     let other = lock(ctx.backend.clone(), &lease_name(ctx), TTL)?;
     pass(ctx, TTL * 2).await;
@@ -82,9 +83,7 @@ pub async fn renews_the_lock_past_its_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseR
 }
 
 /// Releasing before the first renewal stops the watchdog: no command follows.
-pub async fn release_before_the_first_renewal_stops_renewing<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn release_before_the_first_renewal_stops_renewing(ctx: &Ctx<'_>) -> CaseResult {
     let counting = CountingBackend::new(ctx.backend.clone());
     let lease = lease_on(ctx, counting.clone(), LeaseOptions::new(TTL)).await?;
     check_eq!(lease.release().await?, true, "immediate release");
@@ -98,9 +97,9 @@ pub async fn release_before_the_first_renewal_stops_renewing<H: Harness>(
     Ok(Verdict::Passed)
 }
 
-async fn stops_and_frees<H: Harness>(
-    ctx: &Ctx<'_, H>,
-    counting: &CountingBackend<H::Backend>,
+async fn stops_and_frees(
+    ctx: &Ctx<'_>,
+    counting: &CountingBackend<DynBackend>,
     what: &str,
 ) -> CaseResult {
     let other = lock(
@@ -132,18 +131,14 @@ async fn stops_and_frees<H: Harness>(
 }
 
 /// Dropping the lease stops the watchdog and releases the lock in the background.
-pub async fn dropping_the_lease_stops_renewing_and_releases<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn dropping_the_lease_stops_renewing_and_releases(ctx: &Ctx<'_>) -> CaseResult {
     let counting = CountingBackend::new(ctx.backend.clone());
     drop(lease_on(ctx, counting.clone(), LeaseOptions::new(TTL)).await?);
     stops_and_frees(ctx, &counting, "drop").await
 }
 
 /// Cancelling the task that owns a lease stops the watchdog and releases the lock.
-pub async fn cancelling_the_owner_task_stops_renewing_and_releases<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn cancelling_the_owner_task_stops_renewing_and_releases(ctx: &Ctx<'_>) -> CaseResult {
     let counting = CountingBackend::new(ctx.backend.clone());
     let lease = lease_on(ctx, counting.clone(), LeaseOptions::new(TTL)).await?;
     let owner = tokio::spawn(async move {
@@ -158,7 +153,7 @@ pub async fn cancelling_the_owner_task_stops_renewing_and_releases<H: Harness>(
 
 /// When the lock is taken from under the lease, the next renewal notices and `lost()`
 /// resolves with [`LostReason::NotHeld`].
-pub async fn lost_resolves_when_the_lock_is_taken<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn lost_resolves_when_the_lock_is_taken(ctx: &Ctx<'_>) -> CaseResult {
     let lease = lease_on(ctx, ctx.backend.clone(), LeaseOptions::new(TTL)).await?;
     let key = lease_name(ctx).lock_key();
     ctx.backend.del(&[&key]).await?; // an operator, or a failover that lost the key
@@ -184,7 +179,7 @@ pub async fn lost_resolves_when_the_lock_is_taken<H: Harness>(ctx: &Ctx<'_, H>) 
 
 /// With a hold cap the watchdog stops renewing; the lock expires at its TTL and `lost()`
 /// says [`LostReason::HoldCapReached`].
-pub async fn hold_cap_stops_renewing<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn hold_cap_stops_renewing(ctx: &Ctx<'_>) -> CaseResult {
     let options = LeaseOptions::new(TTL).max_hold(TTL);
     let lease = lease_on(ctx, ctx.backend.clone(), options).await?;
     let other = lock(ctx.backend.clone(), &lease_name(ctx), TTL)?;
@@ -203,9 +198,7 @@ pub async fn hold_cap_stops_renewing<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult
 /// When `lost()` says [`LostReason::HoldCapReached`], the lock is free: a rival's attempt
 /// at that very moment succeeds. (A key lives through the millisecond its TTL ends, so a
 /// signal sent at the TTL itself would be 1 ms early.)
-pub async fn hold_cap_is_reported_once_the_lock_is_free<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn hold_cap_is_reported_once_the_lock_is_free(ctx: &Ctx<'_>) -> CaseResult {
     let options = LeaseOptions::new(TTL).max_hold(TTL);
     let lease = lease_on(ctx, ctx.backend.clone(), options).await?;
     let rival = lock(ctx.backend.clone(), &lease_name(ctx), TTL)?;

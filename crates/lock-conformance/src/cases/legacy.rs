@@ -2,21 +2,19 @@
 
 use std::time::Duration;
 
+use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockError, LockGuard, LockOptions,
 };
 
 use super::algorithm::{self, algorithm_cases};
-use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
 
-fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+fn lock_key(ctx: &Ctx<'_>) -> Vec<u8> {
     ctx.lock_name("legacy").lock_key()
 }
 
-fn client<H: Harness>(
-    ctx: &Ctx<'_, H>,
-    options: LockOptions,
-) -> Result<LegacyLock<H::Backend>, LockError> {
+fn client(ctx: &Ctx<'_>, options: LockOptions) -> Result<LegacyLock<DynBackend>, LockError> {
     LegacyLock::with_options(ctx.backend.clone(), &ctx.lock_name("legacy"), options)
 }
 
@@ -24,7 +22,7 @@ algorithm_cases!();
 
 /// The client-side timestamp lock cannot extend safely without a script, so `extend` is
 /// [`LockError::Unsupported`], and it changes neither the stamp nor the lock's holder.
-pub async fn extend_is_unsupported_and_changes_nothing<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn extend_is_unsupported_and_changes_nothing(ctx: &Ctx<'_>) -> CaseResult {
     let options = LockOptions::new()
         .ttl(Duration::from_secs(10))
         .policy(AcquirePolicy::try_once());
@@ -54,6 +52,6 @@ pub async fn extend_is_unsupported_and_changes_nothing<H: Harness>(ctx: &Ctx<'_,
 }
 
 /// See [`algorithm::clock_running_ahead_takes_a_live_lock`].
-pub async fn clock_running_ahead_takes_a_live_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn clock_running_ahead_takes_a_live_lock(ctx: &Ctx<'_>) -> CaseResult {
     algorithm::clock_running_ahead_takes_a_live_lock(ctx, |o| client(ctx, o)).await
 }

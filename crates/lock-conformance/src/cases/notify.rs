@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, Backoff, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, Retry,
     TokenLock, Wait,
@@ -9,24 +10,21 @@ use lock_core::{
 
 use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};
 use super::waiting::{LIVENESS, eventually, joined, patient, spawn_acquire, subscribed};
-use crate::{CaseResult, Ctx, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Verdict, check, check_eq};
 
-fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+fn lock_key(ctx: &Ctx<'_>) -> Vec<u8> {
     ctx.lock_name("notify").lock_key()
 }
 
-fn channel<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+fn channel(ctx: &Ctx<'_>) -> Vec<u8> {
     ctx.lock_name("notify").key("wake")
 }
 
-fn claim_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+fn claim_key(ctx: &Ctx<'_>) -> Vec<u8> {
     ctx.lock_name("notify").key("next")
 }
 
-fn client<H: Harness>(
-    ctx: &Ctx<'_, H>,
-    options: LockOptions,
-) -> Result<TokenLock<H::Backend>, LockError> {
+fn client(ctx: &Ctx<'_>, options: LockOptions) -> Result<TokenLock<DynBackend>, LockError> {
     TokenLock::with_options(
         ctx.backend.clone(),
         &ctx.lock_name("notify"),
@@ -39,7 +37,7 @@ extend_case!();
 key_ttl_skew_case!();
 
 /// A release publishes on `{name}:wake`, in the same atomic step as the delete.
-pub async fn release_publishes_a_wake_up<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn release_publishes_a_wake_up(ctx: &Ctx<'_>) -> CaseResult {
     let mut wake = ctx.backend.subscribe(&channel(ctx)).await?;
     let guard = client(ctx, LockOptions::new())?.acquire().await?;
     check!(guard.release().await?, "release reported the lock not held");
@@ -53,14 +51,12 @@ pub async fn release_publishes_a_wake_up<H: Harness>(ctx: &Ctx<'_, H>) -> CaseRe
 
 /// A blocked waiter gets the lock when the holder releases, not when the holder's 60 s
 /// TTL would have run out.
-pub async fn waiter_wakes_on_release_not_at_the_holder_ttl<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn waiter_wakes_on_release_not_at_the_holder_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let holder = client(ctx, LockOptions::new().ttl(Duration::from_secs(60)))?
         .acquire()
         .await?;
     let waiting = spawn_acquire(client(ctx, patient())?);
-    subscribed::<H>(&ctx.backend, &channel(ctx)).await?;
+    subscribed(&ctx.backend, &channel(ctx)).await?;
     holder.release().await?;
     joined(waiting, "the waiter").await?.release().await?;
     Ok(Verdict::Passed)
@@ -68,13 +64,13 @@ pub async fn waiter_wakes_on_release_not_at_the_holder_ttl<H: Harness>(
 
 /// With no wake-up at all (the holder crashed), a waiter still gets the lock once the
 /// holder's TTL runs out: waits are bounded by the holder's PTTL.
-pub async fn lost_wake_up_is_bounded_by_the_holder_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn lost_wake_up_is_bounded_by_the_holder_ttl(ctx: &Ctx<'_>) -> CaseResult {
     client(ctx, LockOptions::new().ttl(Duration::from_millis(300)))?
         .acquire()
         .await?
         .abandon();
     let waiting = spawn_acquire(client(ctx, patient())?);
-    subscribed::<H>(&ctx.backend, &channel(ctx)).await?;
+    subscribed(&ctx.backend, &channel(ctx)).await?;
     ctx.advance(Duration::from_millis(400)).await;
     joined(waiting, "the waiter").await?.release().await?;
     Ok(Verdict::Passed)
@@ -82,9 +78,7 @@ pub async fn lost_wake_up_is_bounded_by_the_holder_ttl<H: Harness>(ctx: &Ctx<'_,
 
 /// A waiter refused for longer than its barging window (here zero) claims the next turn:
 /// right after the holder's release a newcomer is refused, and the claimant gets the lock.
-pub async fn a_waiter_past_the_barging_window_claims_the_next_turn<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_waiter_past_the_barging_window_claims_the_next_turn(ctx: &Ctx<'_>) -> CaseResult {
     let claim = claim_key(ctx);
     let holder = client(ctx, LockOptions::new())?.acquire().await?;
     let waiting = spawn_acquire(client(ctx, patient().barging_window(Duration::ZERO))?);
@@ -110,9 +104,7 @@ pub async fn a_waiter_past_the_barging_window_claims_the_next_turn<H: Harness>(
 
 /// A claimant whose policy gives up withdraws its claim before it hears
 /// [`LockError::Timeout`]: the next release leaves the lock to anyone.
-pub async fn a_claimant_that_gives_up_withdraws_its_claim<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_claimant_that_gives_up_withdraws_its_claim(ctx: &Ctx<'_>) -> CaseResult {
     let holder = client(ctx, LockOptions::new())?.acquire().await?;
     let policy = AcquirePolicy::retry(Retry::Attempts(2))
         .with_backoff(Backoff::Fixed(Duration::from_millis(1)));

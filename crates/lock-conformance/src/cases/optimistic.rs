@@ -7,7 +7,7 @@ use std::sync::Arc;
 use lock_core::{KvBackend, SetOptions, Versioned};
 use tokio::sync::Barrier;
 
-use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
 
 /// Concurrent writers of the cases.
 pub const WRITERS: usize = 16;
@@ -21,9 +21,7 @@ pub(crate) fn counter(value: Option<&[u8]>) -> u64 {
 
 /// Sixteen writers each read a counter, then (all reads done) write it back plus one:
 /// all but one increment is lost. The hazard optimistic concurrency exists to prevent.
-pub async fn a_read_modify_write_without_protection_loses_updates<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_read_modify_write_without_protection_loses_updates(ctx: &Ctx<'_>) -> CaseResult {
     let key = ctx.key("unprotected");
     let all_read = Arc::new(Barrier::new(WRITERS));
     let mut writers = Vec::new();
@@ -57,9 +55,7 @@ pub async fn a_read_modify_write_without_protection_loses_updates<H: Harness>(
 
 /// Sixteen concurrent [`Versioned::update`]s of one counter: every increment lands, and
 /// the version counts every write.
-pub async fn compare_and_set_loses_no_update_under_16_writers<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn compare_and_set_loses_no_update_under_16_writers(ctx: &Ctx<'_>) -> CaseResult {
     let name = ctx.lock_name("counter");
     let mut writers = Vec::new();
     for _ in 0..WRITERS {
@@ -87,7 +83,7 @@ pub async fn compare_and_set_loses_no_update_under_16_writers<H: Harness>(
 
 /// Versions start at 1 and count writes; a write naming a version that is no longer
 /// current is refused and changes nothing; an update after it computes from the new value.
-pub async fn a_write_from_a_stale_version_is_refused<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn a_write_from_a_stale_version_is_refused(ctx: &Ctx<'_>) -> CaseResult {
     let value = Versioned::new(ctx.backend.clone(), &ctx.lock_name("stale"));
     let empty = value.read().await?;
     check_eq!((empty.version, empty.value), (0, None), "a missing value");

@@ -8,7 +8,7 @@ use lock_core::{
 };
 
 use super::algorithm;
-use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -24,7 +24,7 @@ fn is_expired(value: Option<Vec<u8>>, now: i64) -> bool {
 }
 
 /// C0 takes `key` with a 100 ms stamp and crashes; 200 ms pass. Returns the time then.
-async fn crashed_holder_expired<H: Harness>(ctx: &Ctx<'_, H>, key: &[u8]) -> Result<i64, Failure> {
+async fn crashed_holder_expired(ctx: &Ctx<'_>, key: &[u8]) -> Result<i64, Failure> {
     let clock = ctx.clock();
     ctx.backend.setnx(key, &stamp(clock.now_ms() + 100)).await?;
     ctx.advance(200 * MS).await;
@@ -32,11 +32,7 @@ async fn crashed_holder_expired<H: Harness>(ctx: &Ctx<'_, H>, key: &[u8]) -> Res
 }
 
 /// C1 and C2 each `GET` the lock and find C0's stamp expired.
-async fn both_read_an_expired_stamp<H: Harness>(
-    ctx: &Ctx<'_, H>,
-    key: &[u8],
-    now: i64,
-) -> Result<(), Failure> {
+async fn both_read_an_expired_stamp(ctx: &Ctx<'_>, key: &[u8], now: i64) -> Result<(), Failure> {
     for client in ["C1", "C2"] {
         check!(
             is_expired(ctx.backend.get(key).await?, now),
@@ -49,9 +45,7 @@ async fn both_read_an_expired_stamp<H: Harness>(
 /// A crashed holder C0 left `lock.foo` with an expired stamp; C1 and C2 both see it expired
 /// and use seed 003/004's naive recovery (DEL, then SETNX). Both succeed: the lock has two
 /// holders. This case passes by *demonstrating* that failure.
-pub async fn naive_del_then_setnx_recovery_lets_two_clients_hold<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn naive_del_then_setnx_recovery_lets_two_clients_hold(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("lock.foo"));
     let now = crashed_holder_expired(ctx, &k).await?;
     let (c1, c2) = (stamp(now + 3_000), stamp(now + 3_001));
@@ -80,7 +74,7 @@ pub async fn naive_del_then_setnx_recovery_lets_two_clients_hold<H: Harness>(
 
 /// The same situation with GETSET recovery (seeds 002-004): only the client whose GETSET
 /// returned the expired stamp owns the lock; the other sees a live stamp and backs off.
-pub async fn getset_recovery_keeps_exclusion<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn getset_recovery_keeps_exclusion(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("lock.foo"));
     let now = crashed_holder_expired(ctx, &k).await?;
     let (c1, c2) = (stamp(now + 3_000), stamp(now + 3_001));
@@ -122,9 +116,7 @@ pub async fn getset_recovery_keeps_exclusion<H: Harness>(ctx: &Ctx<'_, H>) -> Ca
 
 /// C1's lock expired while it was paused and C2 took it; C1 then "releases" with a plain
 /// DEL (seed 002's release) and deletes C2's lock. Passes by demonstrating that failure.
-pub async fn unchecked_late_del_removes_another_clients_lock<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn unchecked_late_del_removes_another_clients_lock(ctx: &Ctx<'_>) -> CaseResult {
     let b = &ctx.backend;
     let name = ctx.lock_name("lock.foo");
     let k = name.lock_key();
@@ -159,7 +151,7 @@ pub async fn unchecked_late_del_removes_another_clients_lock<H: Harness>(
 
 /// The same pause with checked releases: the token lock's compare-and-delete and the
 /// legacy lock's time check both leave C2's lock in place.
-pub async fn checked_release_leaves_the_new_holder<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn checked_release_leaves_the_new_holder(ctx: &Ctx<'_>) -> CaseResult {
     let (token, legacy) = (ctx.lock_name("token"), ctx.lock_name("legacy"));
     let b = &ctx.backend;
     algorithm::stale_release_leaves_the_new_holder(ctx, &token.lock_key(), |o| {

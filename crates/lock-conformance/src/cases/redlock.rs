@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, Attempt, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, Redlock,
     RedlockGuard, RedlockOptions, SetOptions,
@@ -13,7 +14,7 @@ use lock_core::{
 use tokio::sync::Mutex;
 
 use super::algorithm;
-use crate::{CaseResult, Ctx, Failure, Harness, Instances, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Instances, Verdict, check, check_eq};
 
 const MS: Duration = Duration::from_millis(1);
 /// How long the cases' clients give a node, and so how long a black-holed node costs an
@@ -23,14 +24,14 @@ const NODE_TIMEOUT: Duration = Duration::from_millis(500);
 const BUSY_NODE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// N fresh nodes, their controls, and the lock name every client of a case uses.
-struct Nodes<'c, H: Harness> {
-    ctx: &'c Ctx<'c, H>,
-    backends: Vec<H::Backend>,
+struct Nodes<'c> {
+    ctx: &'c Ctx<'c>,
+    backends: Vec<DynBackend>,
     control: Box<dyn Instances>,
 }
 
-impl<'c, H: Harness> Nodes<'c, H> {
-    async fn new(ctx: &'c Ctx<'c, H>) -> Result<Self, Failure> {
+impl<'c> Nodes<'c> {
+    async fn new(ctx: &'c Ctx<'c>) -> Result<Self, Failure> {
         let (backends, control) = ctx.instances().await?;
         Ok(Self {
             ctx,
@@ -72,7 +73,7 @@ impl<'c, H: Harness> Nodes<'c, H> {
 
     /// A client: a Redlock on every node, on the nodes' clients' clock unless `options`
     /// has one.
-    fn client(&self, options: LockOptions) -> Result<Redlock<H::Backend>, LockError> {
+    fn client(&self, options: LockOptions) -> Result<Redlock<DynBackend>, LockError> {
         self.client_with(
             options,
             RedlockOptions::new().node_timeout(BUSY_NODE_TIMEOUT),
@@ -83,7 +84,7 @@ impl<'c, H: Harness> Nodes<'c, H> {
         &self,
         mut options: LockOptions,
         redlock: RedlockOptions,
-    ) -> Result<Redlock<H::Backend>, LockError> {
+    ) -> Result<Redlock<DynBackend>, LockError> {
         if options.clock.is_none() {
             options.clock = Some(self.control.clock());
         }
@@ -92,7 +93,7 @@ impl<'c, H: Harness> Nodes<'c, H> {
     }
 
     /// A client that waits for every node (no fail-fast) and tries once.
-    fn patient_once(&self, ttl: Duration) -> Result<Redlock<H::Backend>, LockError> {
+    fn patient_once(&self, ttl: Duration) -> Result<Redlock<DynBackend>, LockError> {
         let redlock = RedlockOptions::new()
             .node_timeout(NODE_TIMEOUT)
             .fail_fast(false);
@@ -129,7 +130,7 @@ impl<'c, H: Harness> Nodes<'c, H> {
 
     /// A holds a bare majority: the minority is black-holed while it acquires
     /// (Kleppmann's "due to a network issue, D and E cannot be reached").
-    async fn bare_majority(&self, ttl: Duration) -> Result<RedlockGuard<H::Backend>, Failure> {
+    async fn bare_majority(&self, ttl: Duration) -> Result<RedlockGuard<DynBackend>, Failure> {
         for node in self.minority() {
             self.control.blackhole(node).await?;
         }
@@ -149,7 +150,7 @@ impl<'c, H: Harness> Nodes<'c, H> {
     }
 
     /// B tries once after A's bare majority lost a node: the expected failure, or why not.
-    async fn second_holder(&self, a: RedlockGuard<H::Backend>, how: &str) -> CaseResult {
+    async fn second_holder(&self, a: RedlockGuard<DynBackend>, how: &str) -> CaseResult {
         let b = self.patient_once(Duration::from_secs(10))?;
         let at = self.control.clock().now_ms();
         match b.try_acquire().await? {
@@ -196,14 +197,14 @@ fn overlap<G: LockGuard>(a: &G, b_acquired_at_ms: i64) -> bool {
 }
 
 /// 16 tasks × 8 rounds on one key over the nodes: never two inside at once.
-pub async fn mutual_exclusion<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn mutual_exclusion(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     algorithm::mutual_exclusion(|o| nodes.client(o)).await
 }
 
 /// A second client is refused while the first holds every node, and gets the lock once
 /// the first releases.
-pub async fn second_client_is_refused_while_held<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn second_client_is_refused_while_held(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let ttl = Duration::from_secs(10);
     let (a, b) = (nodes.patient_once(ttl)?, nodes.patient_once(ttl)?);
@@ -224,27 +225,25 @@ pub async fn second_client_is_refused_while_held<H: Harness>(ctx: &Ctx<'_, H>) -
 }
 
 /// Releasing answers true and frees the lock on every node at once.
-pub async fn release_frees_the_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn release_frees_the_lock(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     algorithm::release_frees_the_lock(|o| nodes.client(o)).await
 }
 
 /// The acquire policy gives up with a timeout.
-pub async fn acquire_gives_up_with_a_timeout<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn acquire_gives_up_with_a_timeout(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     algorithm::acquire_gives_up_with_a_timeout(|o| nodes.client(o)).await
 }
 
 /// A dropped guard is released on every node in the background.
-pub async fn dropped_guard_is_released_in_the_background<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn dropped_guard_is_released_in_the_background(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     algorithm::dropped_guard_is_released_in_the_background(|o| nodes.client(o)).await
 }
 
 /// A holder that crashes loses the lock on every node when its TTL runs out.
-pub async fn expiry_frees_a_crashed_holder<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn expiry_frees_a_crashed_holder(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let ttl = 300 * MS;
     let (a, b) = (nodes.patient_once(ttl)?, nodes.patient_once(ttl)?);
@@ -260,7 +259,7 @@ pub async fn expiry_frees_a_crashed_holder<H: Harness>(ctx: &Ctx<'_, H>) -> Case
 
 /// With up to f of the 2f + 1 nodes dead (killed one at a time), the others still make
 /// the quorum, and hold and release it.
-pub async fn a_dead_minority_leaves_a_quorum<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn a_dead_minority_leaves_a_quorum(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let lock = nodes.patient_once(Duration::from_secs(10))?;
     let mut alive = nodes.all();
@@ -276,7 +275,7 @@ pub async fn a_dead_minority_leaves_a_quorum<H: Harness>(ctx: &Ctx<'_, H>) -> Ca
 
 /// With a majority dead, the nodes left agree but are no majority of the N configured
 /// (redlock-py once counted the reachable ones): `NoQuorum`, and nothing left behind.
-pub async fn a_dead_majority_is_no_quorum<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn a_dead_majority_is_no_quorum(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     for node in nodes.majority() {
         nodes.control.kill(node).await?;
@@ -307,7 +306,7 @@ pub async fn a_dead_majority_is_no_quorum<H: Harness>(ctx: &Ctx<'_, H>) -> CaseR
 }
 
 /// An attempt that got only a minority removes its keys from every node again.
-pub async fn a_partial_acquire_is_undone_on_every_node<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn a_partial_acquire_is_undone_on_every_node(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let ttl = Duration::from_secs(10);
     nodes.rival_holds(&nodes.majority(), ttl).await?;
@@ -325,9 +324,7 @@ pub async fn a_partial_acquire_is_undone_on_every_node<H: Harness>(ctx: &Ctx<'_,
 
 /// A node that never answers costs the acquire the per-node timeout: the lock is taken on
 /// the others, and released on them.
-pub async fn a_black_holed_node_is_bounded_by_the_node_timeout<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_black_holed_node_is_bounded_by_the_node_timeout(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let last = nodes.n() - 1;
     nodes.control.blackhole(last).await?;
@@ -344,9 +341,7 @@ pub async fn a_black_holed_node_is_bounded_by_the_node_timeout<H: Harness>(
 
 /// The validity is the TTL less the drift, counted from the attempt's start, and an
 /// acquire slower than the TTL is refused and undone.
-pub async fn validity_shrinks_with_elapsed_time_and_refuses_when_gone<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn validity_shrinks_with_elapsed_time_and_refuses_when_gone(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let lock = nodes.patient_once(Duration::from_secs(10))?;
     let before = nodes.control.clock().now_ms();
@@ -377,7 +372,7 @@ pub async fn validity_shrinks_with_elapsed_time_and_refuses_when_gone<H: Harness
 }
 
 /// Extend needs a majority and counts its validity from its own start.
-pub async fn extend_by_majority<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn extend_by_majority(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let lock = nodes.patient_once(Duration::from_secs(10))?;
     let mut guard = acquired(lock.try_acquire().await, "A")?;
@@ -407,9 +402,7 @@ pub async fn extend_by_majority<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
 
 /// The spec's warning: a node of a bare majority restarts without persistence inside
 /// the TTL, and a second client takes the lock.
-pub async fn a_restart_without_persistence_grants_a_second_holder<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_restart_without_persistence_grants_a_second_holder(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let a = nodes.bare_majority(Duration::from_secs(10)).await?;
     let victim = nodes.victim();
@@ -420,8 +413,8 @@ pub async fn a_restart_without_persistence_grants_a_second_holder<H: Harness>(
 
 /// The spec's rule: a crashed node stays down longer than the longest TTL, and then no
 /// second client can hold while the first still does.
-pub async fn staying_down_longer_than_the_ttl_prevents_a_second_holder<H: Harness>(
-    ctx: &Ctx<'_, H>,
+pub async fn staying_down_longer_than_the_ttl_prevents_a_second_holder(
+    ctx: &Ctx<'_>,
 ) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     // Longer than the black-holed nodes' timeouts, which A's acquire waits out.
@@ -448,9 +441,7 @@ pub async fn staying_down_longer_than_the_ttl_prevents_a_second_holder<H: Harnes
 }
 
 /// With `appendfsync always`, a restarted node still has the lock it granted.
-pub async fn a_restart_with_fsynced_data_keeps_the_lock<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_restart_with_fsynced_data_keeps_the_lock(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let a = nodes.bare_majority(Duration::from_secs(10)).await?;
     let victim = nodes.victim();
@@ -471,8 +462,8 @@ pub async fn a_restart_with_fsynced_data_keeps_the_lock<H: Harness>(
 
 /// Kleppmann's first scenario: A holds a bare majority, one of its nodes' clock jumps
 /// past A's TTL, and B takes that node and the minority.
-pub async fn a_clock_jump_on_a_bare_majority_node_grants_a_second_holder<H: Harness>(
-    ctx: &Ctx<'_, H>,
+pub async fn a_clock_jump_on_a_bare_majority_node_grants_a_second_holder(
+    ctx: &Ctx<'_>,
 ) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let a = nodes.bare_majority(Duration::from_secs(10)).await?;
@@ -486,9 +477,7 @@ pub async fn a_clock_jump_on_a_bare_majority_node_grants_a_second_holder<H: Harn
 }
 
 /// A lock held on every node survives one node's clock jump.
-pub async fn a_clock_jump_on_one_of_all_holding_nodes_is_survived<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_clock_jump_on_one_of_all_holding_nodes_is_survived(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let lock = nodes.patient_once(Duration::from_secs(10))?;
     let a = acquired(lock.try_acquire().await, "A")?;
@@ -504,9 +493,7 @@ pub async fn a_clock_jump_on_one_of_all_holding_nodes_is_survived<H: Harness>(
 
 /// redsync #186: A wins a race with a bare majority (a rival had the minority); the rival
 /// lets go, one of A's nodes loses its key, and B reaches a quorum.
-pub async fn a_node_losing_a_bare_majority_lets_a_second_client_in<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_node_losing_a_bare_majority_lets_a_second_client_in(ctx: &Ctx<'_>) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let ttl = Duration::from_secs(10);
     nodes.rival_holds(&nodes.minority(), ttl).await?;
@@ -526,12 +513,12 @@ pub async fn a_node_losing_a_bare_majority_lets_a_second_client_in<H: Harness>(
 /// A resource that checks, under its own lock, that a majority of the nodes still hold
 /// the writer's token before it accepts a write (antirez: the random token can drive a
 /// check-and-set).
-struct TokenCheckedResource<'n, 'c, H: Harness> {
-    nodes: &'n Nodes<'c, H>,
+struct TokenCheckedResource<'n, 'c> {
+    nodes: &'n Nodes<'c>,
     writes: Mutex<Vec<String>>,
 }
 
-impl<H: Harness> TokenCheckedResource<'_, '_, H> {
+impl TokenCheckedResource<'_, '_> {
     async fn write(&self, token: &str) -> Result<bool, Failure> {
         let mut writes = self.writes.lock().await;
         let holding = self.nodes.holding(token).await?.len();
@@ -545,7 +532,7 @@ impl<H: Harness> TokenCheckedResource<'_, '_, H> {
 
 /// Kleppmann's pause: A stops past its validity, B takes the lock, A wakes and writes.
 /// Without a check both writes land; `checked` decides whether the resource checks.
-async fn paused_holder<H: Harness>(ctx: &Ctx<'_, H>, checked: bool) -> CaseResult {
+async fn paused_holder(ctx: &Ctx<'_>, checked: bool) -> CaseResult {
     let nodes = Nodes::new(ctx).await?;
     let ttl = 300 * MS;
     let a = acquired(nodes.patient_once(ttl)?.try_acquire().await, "A")?;
@@ -590,14 +577,12 @@ async fn paused_holder<H: Harness>(ctx: &Ctx<'_, H>, checked: bool) -> CaseResul
 }
 
 /// Kleppmann's pause against a resource that takes any write: both holders write.
-pub async fn a_paused_holder_overlaps_the_next<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn a_paused_holder_overlaps_the_next(ctx: &Ctx<'_>) -> CaseResult {
     paused_holder(ctx, false).await
 }
 
 /// The same pause against a resource that checks the token with a majority of the nodes:
 /// the paused holder's write is refused.
-pub async fn a_token_checking_resource_refuses_the_paused_holder<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_token_checking_resource_refuses_the_paused_holder(ctx: &Ctx<'_>) -> CaseResult {
     paused_holder(ctx, true).await
 }

@@ -3,23 +3,24 @@
 
 use std::time::Duration;
 
+use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, LockOwner,
     ReentrantLock, Value, scripts,
 };
 
 use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};
-use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
 
-fn lock_key<H: Harness>(ctx: &Ctx<'_, H>) -> Vec<u8> {
+fn lock_key(ctx: &Ctx<'_>) -> Vec<u8> {
     ctx.lock_name("reentrant").lock_key()
 }
 
-fn owned_by<H: Harness>(
-    ctx: &Ctx<'_, H>,
+fn owned_by(
+    ctx: &Ctx<'_>,
     owner: LockOwner,
     options: LockOptions,
-) -> Result<ReentrantLock<H::Backend>, LockError> {
+) -> Result<ReentrantLock<DynBackend>, LockError> {
     ReentrantLock::with_options(
         ctx.backend.clone(),
         &ctx.lock_name("reentrant"),
@@ -28,10 +29,7 @@ fn owned_by<H: Harness>(
     )
 }
 
-fn client<H: Harness>(
-    ctx: &Ctx<'_, H>,
-    options: LockOptions,
-) -> Result<ReentrantLock<H::Backend>, LockError> {
+fn client(ctx: &Ctx<'_>, options: LockOptions) -> Result<ReentrantLock<DynBackend>, LockError> {
     owned_by(ctx, LockOwner::new(), options)
 }
 
@@ -40,7 +38,7 @@ extend_case!();
 key_ttl_skew_case!();
 
 /// One owner may hold the lock several times; others wait until every hold is released.
-pub async fn holds_are_counted_per_owner<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn holds_are_counted_per_owner(ctx: &Ctx<'_>) -> CaseResult {
     let options = LockOptions::new()
         .ttl(Duration::from_secs(10))
         .policy(AcquirePolicy::try_once());
@@ -88,7 +86,7 @@ pub async fn holds_are_counted_per_owner<H: Harness>(ctx: &Ctx<'_, H>) -> CaseRe
 }
 
 /// Another owner's release is refused (-1) and leaves the count alone.
-pub async fn other_owner_cannot_release<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn other_owner_cannot_release(ctx: &Ctx<'_>) -> CaseResult {
     let key = lock_key(ctx);
     let mine = client(ctx, LockOptions::new().policy(AcquirePolicy::try_once()))?;
     let guard = mine

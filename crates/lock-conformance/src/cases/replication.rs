@@ -9,7 +9,7 @@ use lock_core::{
     LockGuard, LockName, LockOptions, LostReason, Replication, Retry, TokenLock,
 };
 
-use crate::{CaseResult, Ctx, Failover, Failure, FencedResource, Harness, Verdict, check};
+use crate::{CaseResult, Ctx, Failover, Failure, FencedResource, Verdict, check};
 
 /// Retries through a failover's connection errors, for up to 10 s.
 fn patient() -> AcquirePolicy {
@@ -51,12 +51,12 @@ async fn release_through<G: LockGuard>(guard: G) -> Result<bool, Failure> {
     ))
 }
 
-fn name<H: Harness>(ctx: &Ctx<'_, H>) -> LockName {
+fn name(ctx: &Ctx<'_>) -> LockName {
     ctx.lock_name("failover")
 }
 
 /// The seed's failure, reproduced: the plain lock is lost in a failover.
-pub async fn failover_loses_an_unreplicated_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn failover_loses_an_unreplicated_lock(ctx: &Ctx<'_>) -> CaseResult {
     let (backend, control) = ctx.replicated().await?;
     control.pause().await?;
     let first = TokenLock::with_options(backend.clone(), &name(ctx), options())?
@@ -87,7 +87,7 @@ pub async fn failover_loses_an_unreplicated_lock<H: Harness>(ctx: &Ctx<'_, H>) -
 }
 
 /// A lock its replica had before the failover is still held after it.
-pub async fn failover_keeps_a_replicated_lock<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn failover_keeps_a_replicated_lock(ctx: &Ctx<'_>) -> CaseResult {
     let (backend, control) = ctx.replicated().await?;
     let first = TokenLock::with_options(backend.clone(), &name(ctx), replicated())?
         .acquire()
@@ -113,8 +113,8 @@ pub async fn failover_keeps_a_replicated_lock<H: Harness>(ctx: &Ctx<'_, H>) -> C
 
 /// With [`LockOptions::replication`], an acquire the replica did not acknowledge is undone
 /// and reported, so the failover cannot make two holders.
-pub async fn waiting_for_replicas_refuses_the_lock_a_failover_would_lose<H: Harness>(
-    ctx: &Ctx<'_, H>,
+pub async fn waiting_for_replicas_refuses_the_lock_a_failover_would_lose(
+    ctx: &Ctx<'_>,
 ) -> CaseResult {
     let (backend, control) = ctx.replicated().await?;
     control.pause().await?;
@@ -147,10 +147,7 @@ pub async fn waiting_for_replicas_refuses_the_lock_a_failover_would_lose<H: Harn
 
 /// Takes a fence with replication stalled, then fails over: the counter on the promoted
 /// replica is behind, and the next acquire gets the same fence again.
-async fn repeated_fence<H: Harness>(
-    ctx: &Ctx<'_, H>,
-    resource: &FencedResource,
-) -> Result<(i64, i64), Failure> {
+async fn repeated_fence(ctx: &Ctx<'_>, resource: &FencedResource) -> Result<(i64, i64), Failure> {
     let (backend, control) = ctx.replicated().await?;
     let lock = FencedLock::with_options(backend.clone(), &name(ctx), options())?;
     let warm = lock.acquire().await?;
@@ -171,7 +168,7 @@ async fn repeated_fence<H: Harness>(
 
 /// The fence counter is lost with the lock: the next holder gets a fence already handed
 /// out (a fence from `INCR` is only as durable as the primary's writes).
-pub async fn fence_tokens_repeat_after_a_failover<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn fence_tokens_repeat_after_a_failover(ctx: &Ctx<'_>) -> CaseResult {
     let resource = FencedResource::new();
     let (before, after) = repeated_fence(ctx, &resource).await?;
     check!(
@@ -186,8 +183,8 @@ pub async fn fence_tokens_repeat_after_a_failover<H: Harness>(ctx: &Ctx<'_, H>) 
 /// A resource that refuses any fence not greater than the highest it has seen
 /// ([`FencedResource::strict`]) stays safe across the failover: the repeated fence's
 /// write is rejected.
-pub async fn a_resource_that_rejects_stale_fences_stays_safe_across_a_failover<H: Harness>(
-    ctx: &Ctx<'_, H>,
+pub async fn a_resource_that_rejects_stale_fences_stays_safe_across_a_failover(
+    ctx: &Ctx<'_>,
 ) -> CaseResult {
     let resource = FencedResource::strict();
     let (_, after) = repeated_fence(ctx, &resource).await?;
@@ -205,9 +202,7 @@ pub async fn a_resource_that_rejects_stale_fences_stays_safe_across_a_failover<H
 
 /// An acquire during the failover window (no primary) waits it out through its retry
 /// policy, and holds the lock alone once the replica is promoted.
-pub async fn a_lock_is_taken_once_the_failover_window_ends<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_lock_is_taken_once_the_failover_window_ends(ctx: &Ctx<'_>) -> CaseResult {
     let (backend, control) = ctx.replicated().await?;
     control.crash_primary().await?;
     let lock = TokenLock::with_options(backend.clone(), &name(ctx), options())?;
@@ -237,9 +232,7 @@ pub async fn a_lock_is_taken_once_the_failover_window_ends<H: Harness>(
 
 /// A watchdog whose lock was lost in a failover says so at its next renewal instead of
 /// renewing a lock that is no longer there.
-pub async fn the_watchdog_reports_a_lock_lost_in_a_failover<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn the_watchdog_reports_a_lock_lost_in_a_failover(ctx: &Ctx<'_>) -> CaseResult {
     let (backend, control) = ctx.replicated().await?;
     // The TTL outlasts a real sentinel's failover (about 1.1 s on loopback), so the
     // renewals that fail while no primary answers are still covered by it, and the first

@@ -3,7 +3,7 @@
 
 use lock_core::{ErrorKind, KvBackend, SetOptions, Value, scripts};
 
-use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
 
 fn pair(a: i64, b: i64) -> Value {
     Value::Array(vec![Value::Int(a), Value::Int(b)])
@@ -14,9 +14,7 @@ fn ms(n: i64) -> Vec<u8> {
 }
 
 /// Compare-and-delete removes the key only for the matching token.
-pub async fn compare_and_delete_only_deletes_the_matching_token<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn compare_and_delete_only_deletes_the_matching_token(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
     let s = &*scripts::COMPARE_AND_DELETE;
     check_eq!(
@@ -45,9 +43,7 @@ pub async fn compare_and_delete_only_deletes_the_matching_token<H: Harness>(
 }
 
 /// Compare-and-pexpire extends only for the matching token.
-pub async fn compare_and_pexpire_only_extends_the_matching_token<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn compare_and_pexpire_only_extends_the_matching_token(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
     let s = &*scripts::COMPARE_AND_PEXPIRE;
     check_eq!(
@@ -79,7 +75,7 @@ pub async fn compare_and_pexpire_only_extends_the_matching_token<H: Harness>(
 /// The one-command acquire takes a free key, refuses another token's with its PTTL, and
 /// counts a key that already holds the caller's token as acquired, setting its TTL again:
 /// what makes a retried acquire idempotent.
-pub async fn acquire_or_pttl_recognises_its_own_token<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn acquire_or_pttl_recognises_its_own_token(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
     let s = &*scripts::ACQUIRE_OR_PTTL;
     check_eq!(
@@ -112,7 +108,7 @@ pub async fn acquire_or_pttl_recognises_its_own_token<H: Harness>(ctx: &Ctx<'_, 
 
 /// The fenced acquire takes a new fence only when it sets the lock: a retry with the same
 /// token gets the fence it already took, and another token is refused.
-pub async fn fenced_acquire_recognises_its_own_token<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn fenced_acquire_recognises_its_own_token(ctx: &Ctx<'_>) -> CaseResult {
     let (b, lock, fence) = (&ctx.backend, ctx.key("lock"), ctx.key("fence"));
     let keys: [&[u8]; 2] = [&lock, &fence];
     let s = &*scripts::FENCED_ACQUIRE;
@@ -144,9 +140,7 @@ pub async fn fenced_acquire_recognises_its_own_token<H: Harness>(ctx: &Ctx<'_, H
 /// lock is left without a TTL, on a free key or over a passed stamp. (Seed 001's SETNX
 /// followed by EXPIRE left the key written when the second step failed.) The error is
 /// of kind `Script` on every backend.
-pub async fn legacy_acquire_with_a_rejected_ttl_writes_nothing<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn legacy_acquire_with_a_rejected_ttl_writes_nothing(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
     let s = &*scripts::LEGACY_ACQUIRE;
     let now = ctx.clock().now_ms();
@@ -182,7 +176,7 @@ pub async fn legacy_acquire_with_a_rejected_ttl_writes_nothing<H: Harness>(
 /// Seed 001's acquire script: 0 on a free key (with the safety TTL it is given), `{2,
 /// left}` on a live stamp, 0 over an expired stamp, `{2, 0}` over a value that is not a
 /// stamp.
-pub async fn legacy_acquire_reports_seed_001_codes<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn legacy_acquire_reports_seed_001_codes(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
     let s = &*scripts::LEGACY_ACQUIRE;
     let now = ctx.clock().now_ms();
@@ -225,9 +219,7 @@ pub async fn legacy_acquire_reports_seed_001_codes<H: Harness>(ctx: &Ctx<'_, H>)
 }
 
 /// The scripted lock's release and extend act only on our own, unexpired stamp.
-pub async fn legacy_release_and_extend_check_stamp_and_time<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn legacy_release_and_extend_check_stamp_and_time(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
     let now = ctx.clock().now_ms();
     let (ours, theirs) = (ms(now + 5_000), ms(now + 6_000));
@@ -278,7 +270,7 @@ pub async fn legacy_release_and_extend_check_stamp_and_time<H: Harness>(
 }
 
 /// The reentrant scripts count holds in `<owner>:<count>` and delete at zero.
-pub async fn reentrant_scripts_count_holds<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn reentrant_scripts_count_holds(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, &ctx.key("lock")[..]);
     let acquire = |owner: &'static [u8]| async move {
         b.eval(&scripts::REENTRANT_ACQUIRE, &[k], &[owner, b"10000"])

@@ -2,10 +2,10 @@
 
 use lock_core::{ErrorKind, KvBackend, SetOptions, SetReply};
 
-use crate::{CaseResult, Ctx, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Verdict, check, check_eq};
 
 /// SET NX and SETNX write only when the key is missing.
-pub async fn set_nx_sets_only_missing_keys<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn set_nx_sets_only_missing_keys(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     check_eq!(
         b.set(&k, b"one", SetOptions::new().nx()).await?,
@@ -36,7 +36,7 @@ pub async fn set_nx_sets_only_missing_keys<H: Harness>(ctx: &Ctx<'_, H>) -> Case
 }
 
 /// SETNX never gives the key a TTL.
-pub async fn setnx_never_sets_a_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn setnx_never_sets_a_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.setnx(&k, b"v").await?;
     check_eq!(b.pttl(&k).await?, -1, "PTTL after SETNX");
@@ -44,7 +44,7 @@ pub async fn setnx_never_sets_a_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult 
 }
 
 /// SET XX writes only when the key exists.
-pub async fn set_xx_sets_only_existing_keys<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn set_xx_sets_only_existing_keys(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     check_eq!(
         b.set(&k, b"one", SetOptions::new().xx()).await?,
@@ -67,7 +67,7 @@ pub async fn set_xx_sets_only_existing_keys<H: Harness>(ctx: &Ctx<'_, H>) -> Cas
 }
 
 /// SET PX and EX give a TTL that PTTL reports (within the time the round trips took).
-pub async fn set_px_and_ex_set_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn set_px_and_ex_set_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new().px(10_000)).await?;
     let pttl = b.pttl(&k).await?;
@@ -92,7 +92,7 @@ pub async fn set_px_and_ex_set_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResu
 }
 
 /// A SET without expiry argument discards the old TTL.
-pub async fn set_without_expiry_clears_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn set_without_expiry_clears_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new().px(10_000)).await?;
     b.set(&k, b"w", SetOptions::new()).await?;
@@ -105,7 +105,7 @@ pub async fn set_without_expiry_clears_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> 
 }
 
 /// SET KEEPTTL keeps the old TTL.
-pub async fn set_keepttl_keeps_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn set_keepttl_keeps_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new().px(10_000)).await?;
     b.set(&k, b"w", SetOptions::new().keep_ttl()).await?;
@@ -123,7 +123,7 @@ pub async fn set_keepttl_keeps_the_ttl<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResu
 }
 
 /// SET GET replies with the old value, and with NX still refuses to overwrite.
-pub async fn set_get_replies_with_the_old_value<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn set_get_replies_with_the_old_value(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     check_eq!(
         b.set(&k, b"one", SetOptions::new().get()).await?,
@@ -150,7 +150,7 @@ pub async fn set_get_replies_with_the_old_value<H: Harness>(ctx: &Ctx<'_, H>) ->
 
 /// Zero, negative and overflowing expire times are `ERR invalid expire time in 'set'
 /// command`, and the key is left alone.
-pub async fn set_rejects_invalid_expire_times<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn set_rejects_invalid_expire_times(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"kept", SetOptions::new()).await?;
     let invalid = [
@@ -188,7 +188,7 @@ pub async fn set_rejects_invalid_expire_times<H: Harness>(ctx: &Ctx<'_, H>) -> C
 }
 
 /// GET of a missing key is nil; values are binary-safe.
-pub async fn values_and_keys_are_binary_safe<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn values_and_keys_are_binary_safe(ctx: &Ctx<'_>) -> CaseResult {
     let b = &ctx.backend;
     let mut key = ctx.key("bin");
     key.extend_from_slice(&[0, 255, b'\n', b'\r', b' ']);
@@ -214,9 +214,7 @@ pub async fn values_and_keys_are_binary_safe<H: Harness>(ctx: &Ctx<'_, H>) -> Ca
 }
 
 /// GETSET replies with the old value and the new value has no TTL.
-pub async fn getset_returns_the_old_value_and_clears_the_ttl<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn getset_returns_the_old_value_and_clears_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     check_eq!(b.getset(&k, b"one").await?, None, "GETSET on a missing key");
     b.set(&k, b"two", SetOptions::new().px(10_000)).await?;
@@ -235,7 +233,7 @@ pub async fn getset_returns_the_old_value_and_clears_the_ttl<H: Harness>(
 }
 
 /// GETDEL replies with the value and removes the key.
-pub async fn getdel_returns_and_removes<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn getdel_returns_and_removes(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     check_eq!(b.getdel(&k).await?, None, "GETDEL on a missing key");
     b.set(&k, b"v", SetOptions::new()).await?;

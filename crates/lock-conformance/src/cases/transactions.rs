@@ -9,11 +9,11 @@ use std::time::Duration;
 use lock_core::{KvBackend, SetOptions, TxWrite};
 
 use super::optimistic::{WRITERS, counter};
-use crate::{CaseResult, Ctx, Failure, Harness, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
 
 /// Sixteen writers each increment a counter in a transaction, again until `EXEC`
 /// applies: every increment lands.
-pub async fn watch_loses_no_update_under_16_writers<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn watch_loses_no_update_under_16_writers(ctx: &Ctx<'_>) -> CaseResult {
     let key = ctx.key("counter");
     let mut writers = Vec::new();
     for _ in 0..WRITERS {
@@ -48,9 +48,7 @@ pub async fn watch_loses_no_update_under_16_writers<H: Harness>(ctx: &Ctx<'_, H>
 
 /// A watched key another client writes before `EXEC`: nothing of the transaction is
 /// written.
-pub async fn a_watched_key_written_by_another_client_aborts_exec<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_watched_key_written_by_another_client_aborts_exec(ctx: &Ctx<'_>) -> CaseResult {
     let (b, key, other) = (&ctx.backend, ctx.key("watched"), ctx.key("other"));
     b.set(&key, b"1", SetOptions::new()).await?;
     let transaction = b.watch(&[&key]).await?;
@@ -82,7 +80,7 @@ pub async fn a_watched_key_written_by_another_client_aborts_exec<H: Harness>(
 }
 
 /// A watched key that expires before `EXEC` counts as changed (Redis 6.0.9 and later).
-pub async fn a_watched_key_that_expires_aborts_exec<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn a_watched_key_that_expires_aborts_exec(ctx: &Ctx<'_>) -> CaseResult {
     let (b, key, other) = (&ctx.backend, ctx.key("expiring"), ctx.key("other"));
     b.set(&key, b"1", SetOptions::new().px(100)).await?;
     let transaction = b.watch(&[&key]).await?;
@@ -100,7 +98,7 @@ pub async fn a_watched_key_that_expires_aborts_exec<H: Harness>(ctx: &Ctx<'_, H>
 /// A transaction dropped before `EXEC` (a cancelled task, an early return) writes
 /// nothing, and its watch does not outlive it: a later transaction on the same key,
 /// after another client wrote it, applies.
-pub async fn a_dropped_transaction_writes_nothing<H: Harness>(ctx: &Ctx<'_, H>) -> CaseResult {
+pub async fn a_dropped_transaction_writes_nothing(ctx: &Ctx<'_>) -> CaseResult {
     let (b, key) = (&ctx.backend, ctx.key("dropped"));
     b.set(&key, b"1", SetOptions::new()).await?;
     let transaction = b.watch(&[&key]).await?;
@@ -120,9 +118,7 @@ pub async fn a_dropped_transaction_writes_nothing<H: Harness>(ctx: &Ctx<'_, H>) 
 /// An `EXEC` cancelled while in flight (its future dropped after its first poll) writes
 /// all of the block or none of it, and leaves nothing queued behind: the next transaction
 /// on the backend applies, and applies only its own write.
-pub async fn a_transaction_cancelled_mid_exec_writes_all_or_nothing<H: Harness>(
-    ctx: &Ctx<'_, H>,
-) -> CaseResult {
+pub async fn a_transaction_cancelled_mid_exec_writes_all_or_nothing(ctx: &Ctx<'_>) -> CaseResult {
     let b = &ctx.backend;
     let (first, second, next) = (ctx.key("first"), ctx.key("second"), ctx.key("next"));
     let transaction = b.watch(&[&first]).await?;

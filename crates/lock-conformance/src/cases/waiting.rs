@@ -3,10 +3,11 @@
 use std::future::Future;
 use std::time::Duration;
 
+use lock_core::DynBackend;
 use lock_core::{AcquirePolicy, KvBackend, LockAlgorithm, LockError, LockOptions, Retry};
 use tokio::task::JoinHandle;
 
-use crate::{Failure, Harness};
+use crate::Failure;
 
 /// Longer than any wait a correct implementation needs here (microseconds to a few
 /// hundred milliseconds), shorter than the TTLs a broken one would sit out.
@@ -60,10 +61,7 @@ where
 
 /// Waits until someone is subscribed to `channel`, probing with PUBLISH (a probe is a
 /// spurious wake-up, which every waiter must tolerate).
-pub(crate) async fn subscribed<H: Harness>(
-    backend: &H::Backend,
-    channel: &[u8],
-) -> Result<(), Failure> {
+pub(crate) async fn subscribed(backend: &DynBackend, channel: &[u8]) -> Result<(), Failure> {
     eventually("a waiter subscribed to the wake-up channel", || async {
         Ok(backend.publish(channel, b"probe").await? > 0)
     })
