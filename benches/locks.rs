@@ -6,11 +6,12 @@
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use nxlock::backend::SetOptions;
 use nxlock::bench::RslockLock;
 use nxlock::{
     AcquirePolicy, FairLock, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName,
-    LockOptions, LockOwner, MemoryBackend, RedisBackend, ReentrantLock, ScriptedLock, SetOptions,
-    TokenLock, scripts,
+    LockOptions, LockOwner, MemoryBackend, RedisBackend, ReentrantLock, ScriptedLock, TokenLock,
+    script,
 };
 use tokio::runtime::Runtime;
 
@@ -99,7 +100,7 @@ fn bench_ops<B: KvBackend + Clone + 'static>(
         b.to_async(rt).iter(|| async {
             backend
                 .eval(
-                    &scripts::COMPARE_AND_DELETE,
+                    &script::COMPARE_AND_DELETE,
                     &[b"bench:op"],
                     &[b"not-the-token"],
                 )
@@ -223,12 +224,12 @@ fn bench_hand_written(c: &mut Criterion, group: &str, rt: &Runtime, url: &str) {
             .await
             .unwrap()
     });
-    let sha = scripts::COMPARE_AND_DELETE.sha1().to_string();
+    let sha = script::COMPARE_AND_DELETE.sha1().to_string();
     let _: String = rt
         .block_on(
             redis::cmd("SCRIPT")
                 .arg("LOAD")
-                .arg(scripts::COMPARE_AND_DELETE.lua())
+                .arg(script::COMPARE_AND_DELETE.lua())
                 .query_async(&mut conn),
         )
         .unwrap();

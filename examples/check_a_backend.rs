@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
+use nxlock::backend::{ExpireCondition, Result, SetOptions, SetReply, Value};
 use nxlock::conformance::{Capabilities, Capability, Harness, run_all};
-use nxlock::{
-    Clock, ExpireCondition, KvBackend, MemoryBackend, Result, Script, SetOptions, SetReply,
-    Subscription, Value,
-};
+use nxlock::pubsub::Subscription;
+use nxlock::script::Script;
+use nxlock::{Clock, KvBackend, MemoryBackend};
 
 /// The backend under test: every command goes to the double, but PTTL is wrong.
 #[derive(Clone, Debug)]

@@ -2,24 +2,25 @@
 //!
 //! Test, validate and benchmark Redis-style (SETNX family) distributed locks.
 //!
-//! - The lock algorithms of the seed documents ([`TokenLock`], [`LegacyLock`],
+//! - At the root, the lock API: the lock algorithms ([`TokenLock`], [`LegacyLock`],
 //!   [`ScriptedLock`], [`ReentrantLock`], [`FencedLock`], [`FairLock`], and [`Redlock`] over
-//!   N nodes), generic over any
-//!   [`KvBackend`], with [`Lease`] watchdogs.
+//!   N nodes), generic over any [`KvBackend`], with [`Lease`] watchdogs.
 //! - [`MemoryBackend`]: an in-process Redis double with virtual time and fault injection;
-//!   [`MemoryReplicaSet`]: a primary and replicas of it, to reproduce failovers;
-//!   [`MemoryInstances`]: independent nodes with their own clocks, for [`Redlock`].
-//! - [`conformance`]: the suite every backend runs; [`MemoryHarness`] runs it on the
-//!   double, `RedisHarness` (feature `redis`) on a real server.
-//! - With features: `RedisBackend` (`redis`), `ClusterBackend` for Redis Cluster
-//!   (`cluster`), `nxlock serve` as a library ([`server`],
-//!   feature `server`), the contention benchmark ([`bench`](mod@bench), feature `bench`). The default
-//!   feature `cli` turns all of them on and builds the `nxlock` binary; a project that
-//!   unit-tests its lock code needs none of them:
+//!   [`memory`] has its replicated and multi-instance deployments, to reproduce failovers
+//!   and run Redlock.
+//! - [`conformance`]: the suite every backend runs, with the [`harness`]es that run it on
+//!   the double and on real servers; [`testing`] spawns those servers (feature `redis`).
+//! - [`backend`], [`script`], [`cluster`], [`pubsub`], [`optimistic`]: what backend authors
+//!   and advanced users need below the lock API.
+//! - With features: `RedisBackend` (`redis`), `cluster::ClusterBackend` for Redis Cluster
+//!   (`cluster`), `nxlock serve` as a library (`server`), the contention benchmark
+//!   (`bench`). The default feature `cli` turns all of them on and builds the `nxlock`
+//!   binary; a project that unit-tests its lock code needs none of them:
 //!
 //! ```toml
 //! [dev-dependencies]
-//! nxlock = { version = "0.1", default-features = false }
+//! # Until nxlock is published: a path to a checkout (or `git = "…"`).
+//! nxlock = { path = "../nxlock", default-features = false }
 //! ```
 //!
 //! ```
@@ -40,31 +41,22 @@
 pub mod bench;
 
 pub use lock_conformance as conformance;
-pub use lock_core::lock_name;
-pub use lock_core::{
-    AcquirePolicy, Attempt, Backoff, Clock, CountingBackend, DEFAULT_PATIENCE, Either, Error,
-    ErrorKind, ExpireCondition, FairGuard, FairLock, FencedGuard, FencedLock, KvBackend, Lease,
-    LeaseOptions, LegacyGuard, LegacyLock, LockAlgorithm, LockError, LockGuard, LockName,
-    LockOptions, LockOwner, LostReason, MAX_TTL, Message, Missed, Redlock, RedlockGuard,
-    RedlockOptions, ReentrantGuard, ReentrantLock, ReleaseError, Replicated, Replication, Result,
-    Retry, Script, ScriptContext, ScriptedGuard, ScriptedLock, SetCondition, SetExpiry, SetOptions,
-    SetReply, SlotLayout, Snapshot, Subscription, TokenGuard, TokenLock, Transaction, TxWrite,
-    Updated, Value, Versioned, Wait, hash_slot, scripts,
-};
-pub use lock_memory::{
-    Dump, Faults, KeyDump, Link, MemoryBackend, MemoryClusterHarness, MemoryHarness,
-    MemoryInstances, MemoryReplicaSet, MemoryStats, NoSuchNode, Persistence, RedlockHarness,
-    ReplicaSetClient, ReplicaSetHarness, Role,
-};
-#[cfg(feature = "cluster")]
-pub use lock_redis::{ClusterBackend, ClusterOptions, RedisClusterHarness};
-#[cfg(feature = "redis")]
-pub use lock_redis::{
-    RedisBackend, RedisHarness, RedisOptions, RedlockRedisHarness, ReplicatedRedisHarness,
-    SentinelHarness, redis,
-};
 #[cfg(feature = "server")]
 pub use lock_server as server;
+
+// The lock API: the locks and their guards, the traits that use them, names, options,
+// leases, and what acquiring and releasing can answer.
+pub use lock_core::lock_name;
+pub use lock_core::{
+    AcquirePolicy, Attempt, Backoff, Clock, DEFAULT_PATIENCE, Error, ErrorKind, FairGuard,
+    FairLock, FencedGuard, FencedLock, KvBackend, Lease, LeaseOptions, LegacyGuard, LegacyLock,
+    LockAlgorithm, LockError, LockGuard, LockName, LockOptions, LockOwner, LostReason, MAX_TTL,
+    Redlock, RedlockGuard, RedlockOptions, ReentrantGuard, ReentrantLock, ReleaseError, Retry,
+    ScriptedGuard, ScriptedLock, TokenGuard, TokenLock,
+};
+pub use lock_memory::MemoryBackend;
+#[cfg(feature = "redis")]
+pub use lock_redis::{RedisBackend, RedisOptions};
 
 /// The traits a test needs in scope to acquire, release and run commands:
 /// `use nxlock::prelude::*;`.
@@ -72,22 +64,79 @@ pub mod prelude {
     pub use lock_core::{KvBackend, LockAlgorithm, LockGuard};
 }
 
-/// Real `redis-server` processes for tests: spawned on a free loopback port and killed on
-/// drop, or skipped loudly when none is available (a failure under
-/// `NXLOCK_REQUIRE_REDIS=1`).
-#[cfg(feature = "redis")]
-pub mod testing {
-    pub use lock_redis::replicated::MASTER_NAME;
-    pub use lock_redis::server::{URL_VAR, announce_skip};
-    pub use lock_redis::{
-        Durability, Proxy, RedisCluster, RedisInstances, RedisServer, RedisTarget, ReplicatedRedis,
-        redis_required, skip_or_fail,
+/// What a [`KvBackend`] speaks: the options and replies of its commands, transactions,
+/// replication acknowledgements, and the adapters that wrap one backend in another. For
+/// authors of backends and of code generic over them.
+pub mod backend {
+    pub use lock_core::{
+        CountingBackend, DynBackend, Either, Error, ErrorKind, ExpireCondition, KvBackend,
+        Replicated, Replication, Result, Session, SetCondition, SetExpiry, SetOptions, SetReply,
+        Transaction, TxWrite, Value, publish_command,
     };
 }
 
-/// The building blocks under the facade, for backend authors who write their own native
-/// scripts (`lock_core::nth`, `lock_core::integer_arg`) or need the whole core.
-pub use lock_core;
+/// The lock scripts, as Lua for a real server and as native bodies for the double, and
+/// what a native body is handed ([`ScriptContext`](script::ScriptContext)).
+pub mod script {
+    pub use lock_core::scripts::*;
+    pub use lock_core::{NativeScript, Script, ScriptContext, integer_arg, nth};
+}
+
+/// Redis Cluster: hash slots and hash tags, and (feature `cluster`) the cluster client.
+pub mod cluster {
+    pub use lock_core::{SLOTS, SlotLayout, common_slot, hash_slot};
+    #[cfg(feature = "cluster")]
+    pub use lock_redis::{ClusterBackend, ClusterOptions};
+}
+
+/// Pub/sub as the locks use it to wake waiters: subscriptions, messages, and the notice
+/// that messages were missed.
+pub mod pubsub {
+    pub use lock_core::{Fanout, Message, Missed, Subscription, Wait};
+}
+
+/// Optimistic concurrency without a lock: a value with a version, updated with
+/// compare-and-set, applied exactly once even when a reply is lost.
+pub mod optimistic {
+    pub use lock_core::{Snapshot, Updated, Versioned};
+}
+
+/// The in-process Redis double and its deployments: one server ([`MemoryBackend`]
+/// (memory::MemoryBackend)), a primary with replicas for failovers, and independent
+/// instances with their own clocks for Redlock; faults, dumps and statistics.
+pub mod memory {
+    pub use lock_memory::{
+        Dump, Faults, KeyDump, Link, MemoryBackend, MemoryInstances, MemoryReplicaSet, MemoryStats,
+        NoSuchNode, Persistence, ReplicaSetClient, Role,
+    };
+}
+
+/// The conformance suite's harnesses: on the double, always; on real `redis-server`
+/// processes with feature `redis` (and `cluster` for a cluster).
+pub mod harness {
+    pub use lock_conformance::Harness;
+    pub use lock_memory::{
+        MemoryClusterHarness, MemoryHarness, MemoryRedlockHarness, MemoryReplicaSetHarness,
+    };
+    #[cfg(feature = "cluster")]
+    pub use lock_testkit::RedisClusterHarness;
+    #[cfg(feature = "redis")]
+    pub use lock_testkit::{
+        RedisHarness, RedisRedlockHarness, RedisReplicatedHarness, RedisSentinelHarness,
+    };
+}
+
+/// Real `redis-server` processes for tests: spawned on a free loopback port in a temporary
+/// directory of their own and killed on drop, or skipped loudly when none is available (a
+/// failure under `NXLOCK_REQUIRE_REDIS=1`).
+#[cfg(feature = "redis")]
+pub mod testing {
+    pub use lock_testkit::spawn::*;
+}
+
+/// The redis-rs crate this build's [`RedisBackend`] is made with.
+#[cfg(feature = "redis")]
+pub use redis;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -252,7 +252,8 @@ pub async fn run_spawned(
 ) -> Result<RedlockReport, BenchError> {
     use std::time::Duration;
 
-    use lock_redis::{Durability, RedisBackend, RedisInstances, RedisOptions};
+    use lock_redis::{RedisBackend, RedisOptions};
+    use lock_testkit::spawn::{Durability, RedisInstances};
 
     let failed = |e: String| BenchError::InvalidWorkload(e);
     let spawned = RedisInstances::spawn(instances, Durability::None)

@@ -10,9 +10,9 @@ use nxlock::bench::{
     Algorithm, BenchReport, ComparedReport, RedlockReport, Reference, Waiting, Workload,
     compare_on_server, run, run_redlock_memory, run_redlock_spawned,
 };
-use nxlock::lock_core::SlotLayout;
+use nxlock::cluster::{ClusterBackend, SlotLayout};
 use nxlock::testing::RedisCluster;
-use nxlock::{ClusterBackend, MemoryBackend, RedisBackend};
+use nxlock::{MemoryBackend, RedisBackend};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum AlgorithmArg {

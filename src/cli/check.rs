@@ -5,9 +5,10 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use nxlock::conformance::check_instance_count;
 use nxlock::conformance::{Harness, Report, run_matching};
-use nxlock::{
-    MemoryClusterHarness, MemoryHarness, RedisClusterHarness, RedisHarness, RedlockHarness,
-    RedlockRedisHarness, ReplicaSetHarness, ReplicatedRedisHarness, SentinelHarness,
+use nxlock::harness::{
+    MemoryClusterHarness, MemoryHarness, MemoryRedlockHarness, MemoryReplicaSetHarness,
+    RedisClusterHarness, RedisHarness, RedisRedlockHarness, RedisReplicatedHarness,
+    RedisSentinelHarness,
 };
 
 /// How the checked backend is deployed.
@@ -146,7 +147,7 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
             );
         }
         return Ok(run_matching(
-            &SentinelHarness::new(args.sentinel.clone(), master.clone()),
+            &RedisSentinelHarness::new(args.sentinel.clone(), master.clone()),
             &wanted,
         )
         .await);
@@ -175,10 +176,10 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
                 .into(),
         ),
         (None, false, Topology::Redlock) => {
-            Ok(run_matching(&RedlockHarness::new(args.instances), &wanted).await)
+            Ok(run_matching(&MemoryRedlockHarness::new(args.instances), &wanted).await)
         }
         (None, true, Topology::Redlock) => {
-            let harness = RedlockRedisHarness::spawn(args.instances);
+            let harness = RedisRedlockHarness::spawn(args.instances);
             match harness.skip_reason() {
                 Some(why) => Err(why),
                 None => Ok(run_matching(&harness, &wanted).await),
@@ -198,12 +199,14 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
             Ok(run_matching(&harness, &wanted).await)
         }
         (None, false, Topology::Single) => Ok(run_matching(&MemoryHarness, &wanted).await),
-        (None, false, Topology::Replicated) => Ok(run_matching(&ReplicaSetHarness, &wanted).await),
+        (None, false, Topology::Replicated) => {
+            Ok(run_matching(&MemoryReplicaSetHarness, &wanted).await)
+        }
         (None, true, Topology::Single) => {
             Ok(run_matching(&RedisHarness::spawned()?, &wanted).await)
         }
         (None, true, Topology::Replicated) => {
-            let harness = ReplicatedRedisHarness::spawn().await;
+            let harness = RedisReplicatedHarness::spawn().await;
             match harness.skip_reason() {
                 Some(why) => Err(why),
                 None => Ok(run_matching(&harness, &wanted).await),

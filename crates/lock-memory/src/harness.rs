@@ -117,9 +117,9 @@ impl Cluster for FixedSlots {
 /// replica, replicating without delay): every case through its [`ReplicaSetClient`], and
 /// the failover cases stalling and failing it over.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ReplicaSetHarness;
+pub struct MemoryReplicaSetHarness;
 
-impl Harness for ReplicaSetHarness {
+impl Harness for MemoryReplicaSetHarness {
     type Backend = ReplicaSetClient;
 
     fn name(&self) -> String {
@@ -182,17 +182,17 @@ impl Failover for SetFailover {
 /// [`MemoryInstances`] (independent nodes with their own clocks, on virtual time): five
 /// by default.
 #[derive(Clone, Copy, Debug)]
-pub struct RedlockHarness {
+pub struct MemoryRedlockHarness {
     nodes: usize,
 }
 
-impl Default for RedlockHarness {
+impl Default for MemoryRedlockHarness {
     fn default() -> Self {
         Self { nodes: 5 }
     }
 }
 
-impl RedlockHarness {
+impl MemoryRedlockHarness {
     /// The Redlock cases on `nodes` nodes: odd and at least 3, else every Redlock case
     /// fails its setup with the reason ([`check_instance_count`]).
     pub fn new(nodes: usize) -> Self {
@@ -200,7 +200,7 @@ impl RedlockHarness {
     }
 }
 
-impl Harness for RedlockHarness {
+impl Harness for MemoryRedlockHarness {
     type Backend = MemoryBackend;
 
     fn name(&self) -> String {

@@ -50,7 +50,9 @@ pub use dump::{Dump, KeyDump};
 pub use faults::{COMMANDS, Faults, injected_error};
 pub use glob::glob_match;
 #[cfg(feature = "conformance")]
-pub use harness::{MemoryClusterHarness, MemoryHarness, RedlockHarness, ReplicaSetHarness};
+pub use harness::{
+    MemoryClusterHarness, MemoryHarness, MemoryRedlockHarness, MemoryReplicaSetHarness,
+};
 pub use instances::{MemoryInstances, NoSuchNode, Persistence};
 pub use keyspace::{Keyspace, WatchMark};
 pub use pubsub::{Delivery, Inbox, InboxAddress};

@@ -1,7 +1,7 @@
 //! Redlock over independent nodes ([`Redlock`]): the lock's behaviours on N nodes (odd,
 //! five by default), quorum under failures, and the hazards the spec and Kleppmann
 //! describe, reproduced step by step. Each case gets fresh nodes from
-//! [`Harness::instances`]. With N = 2f + 1, a quorum is q = f + 1 nodes; "a bare
+//! [`Harness::instances`](crate::Harness::instances). With N = 2f + 1, a quorum is q = f + 1 nodes; "a bare
 //! majority" is nodes 0 to q - 1, and "the minority" the f others.
 
 use std::time::Duration;

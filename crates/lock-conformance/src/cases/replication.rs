@@ -1,6 +1,6 @@
 //! Failovers (seed 000's warning): a primary acknowledges a lock before its replica has
 //! it, dies, the replica is promoted without it, and a second client takes the same lock.
-//! Each case runs on a fresh primary with one replica ([`Harness::replicated`]).
+//! Each case runs on a fresh primary with one replica ([`Harness::replicated`](crate::Harness::replicated)).
 
 use std::time::Duration;
 
@@ -21,8 +21,14 @@ fn options() -> LockOptions {
     LockOptions::new().policy(patient())
 }
 
-/// Waits for one replica for at most 300 ms.
+/// Waits for one replica for at most 2 s: long enough for a loaded machine's replica to
+/// acknowledge, so that a refusal always means the write cannot reach it.
 fn replicated() -> LockOptions {
+    options().replication(Replication::new(1, Duration::from_secs(2)))
+}
+
+/// Waits for one replica for at most 300 ms, where the replica is known to be cut off.
+fn replicated_briefly() -> LockOptions {
     options().replication(Replication::new(1, Duration::from_millis(300)))
 }
 
@@ -118,7 +124,7 @@ pub async fn waiting_for_replicas_refuses_the_lock_a_failover_would_lose(
 ) -> CaseResult {
     let (backend, control) = ctx.replicated().await?;
     control.pause().await?;
-    let refused = TokenLock::with_options(backend.clone(), &name(ctx), replicated())?
+    let refused = TokenLock::with_options(backend.clone(), &name(ctx), replicated_briefly())?
         .acquire()
         .await;
     match refused {

@@ -1,0 +1,11 @@
+//! The integration tests of the server behind `nxlock serve`.
+//!
+//! One binary with a module per subject, because each test binary links the whole
+//! dependency graph again.
+
+mod access_time;
+mod blocking;
+mod faults;
+mod limits;
+mod pubsub;
+mod support;

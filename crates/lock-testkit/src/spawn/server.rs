@@ -1,0 +1,252 @@
+//! A real `redis-server` for tests: spawned from PATH on a free loopback port, killed on
+//! drop. `NXLOCK_REDIS_URL` points tests at an existing server instead.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Environment variable naming an existing server to test against instead of spawning one.
+pub const URL_VAR: &str = "NXLOCK_REDIS_URL";
+/// Environment variable that turns "no redis-server available" from a skip into a failure
+/// when set to `1` (what CI sets); any other value, or none, lets such tests skip loudly.
+pub const REQUIRE_VAR: &str = "NXLOCK_REQUIRE_REDIS";
+
+/// Whether real-Redis tests must run: `NXLOCK_REQUIRE_REDIS=1`. The one place that reads
+/// the variable.
+pub fn redis_required() -> bool {
+    std::env::var(REQUIRE_VAR).as_deref() == Ok("1")
+}
+
+/// A real-Redis test (`what`) cannot run (`why`): panics when Redis is required,
+/// otherwise says so loudly and lets the caller skip.
+pub fn skip_or_fail(what: &str, why: &str) {
+    if redis_required() {
+        panic!("{REQUIRE_VAR}=1 but {what} cannot run: {why}");
+    }
+    announce_skip(what, why);
+}
+
+/// A `redis-server` child process on `127.0.0.1:<port>`, without persistence, working in
+/// a temporary directory of its own (removed when dropped), so that nothing it writes
+/// (a replica's `dump.rdb`, an append-only file) lands in the checkout.
+#[derive(Debug)]
+pub struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+    /// Arguments after the defaults (`--replicaof …`, a config file…).
+    extra: Vec<String>,
+    dir: tempfile::TempDir,
+}
+
+/// Where real-Redis tests should run.
+#[derive(Debug)]
+pub enum RedisTarget {
+    /// A server this process spawned (killed when this value is dropped).
+    Spawned(RedisServer),
+    /// An existing server from `NXLOCK_REDIS_URL`.
+    External(String),
+}
+
+impl RedisTarget {
+    /// The server's URL.
+    pub fn url(&self) -> String {
+        match self {
+            RedisTarget::Spawned(server) => server.url(),
+            RedisTarget::External(url) => url.clone(),
+        }
+    }
+
+    /// The target tests should use: `NXLOCK_REDIS_URL` if set, else a freshly spawned
+    /// server. `Err` carries why neither is available (then tests skip, loudly).
+    ///
+    /// # Panics
+    ///
+    /// When no server is available and `NXLOCK_REQUIRE_REDIS=1`: CI must not pass
+    /// without having run the real-Redis tests.
+    pub fn from_env() -> Result<Self, String> {
+        if let Ok(url) = std::env::var(URL_VAR) {
+            return Ok(RedisTarget::External(url));
+        }
+        match RedisServer::spawn() {
+            Ok(server) => Ok(RedisTarget::Spawned(server)),
+            Err(why) if redis_required() => {
+                panic!("{REQUIRE_VAR}=1 but no Redis server is available: {why}")
+            }
+            Err(why) => Err(why),
+        }
+    }
+}
+
+/// Prints a line the test runner does not capture, so a skipped real-Redis test is seen.
+pub fn announce_skip(what: &str, why: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n*** SKIPPED {what}: {why}. Install redis-server (apt-get install redis-server) or set \
+         {URL_VAR}; {REQUIRE_VAR}=1 makes this a failure. ***"
+    );
+}
+
+pub(crate) fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
+}
+
+/// Whether the server answering on `port` is process `pid`: `INFO server` names its
+/// `process_id`. A PING alone is not enough: two spawns may be given the same free port,
+/// and the one that loses the race exits while the winner answers for it.
+pub(crate) fn answers_as(port: u16, pid: u32) -> bool {
+    let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    if stream.write_all(b"INFO server\r\n").is_err() {
+        return false;
+    }
+    // A bulk reply: `$<length>\r\n<text>\r\n`; read until the whole text is in.
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => reply.extend_from_slice(&chunk[..n]),
+        }
+        let Some(header_end) = reply.windows(2).position(|w| w == b"\r\n") else {
+            continue;
+        };
+        let Some(length) = std::str::from_utf8(&reply[..header_end])
+            .ok()
+            .and_then(|header| header.strip_prefix('$')?.parse::<usize>().ok())
+        else {
+            return false;
+        };
+        if reply.len() >= header_end + 2 + length {
+            let text = String::from_utf8_lossy(&reply[header_end + 2..header_end + 2 + length]);
+            return text
+                .lines()
+                .any(|line| line.strip_prefix("process_id:") == Some(&pid.to_string()));
+        }
+    }
+}
+
+fn child_id(child: &Option<Child>) -> u32 {
+    child.as_ref().map_or(0, Child::id)
+}
+
+/// A fresh temporary directory for one server.
+fn working_dir() -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix("nxlock-redis-")
+        .tempdir()
+        .map_err(|e| format!("no temporary directory for redis-server: {e}"))
+}
+
+impl RedisServer {
+    /// Spawns `redis-server` from PATH on a free port and waits until it answers as itself
+    /// (not another process on that port).
+    pub fn spawn() -> Result<Self, String> {
+        Self::spawn_with(&[])
+    }
+
+    /// [`RedisServer::spawn`] with more arguments (`--replicaof 127.0.0.1 6380`,
+    /// `--repl-diskless-sync-delay 0`…); they come after the defaults, so they win.
+    pub fn spawn_with(extra: &[String]) -> Result<Self, String> {
+        let mut last_error = String::new();
+        // The port is free when we look and taken when redis binds it; rarely another
+        // process takes it in between, so try a few.
+        for _ in 0..3 {
+            let port = free_port().map_err(|e| format!("no free loopback port: {e}"))?;
+            let mut server = RedisServer {
+                child: None,
+                port,
+                extra: extra.to_vec(),
+                dir: working_dir()?,
+            };
+            match server.start() {
+                Ok(()) => return Ok(server),
+                Err(e) => last_error = e,
+            }
+        }
+        Err(last_error)
+    }
+
+    /// [`RedisServer::spawn_with`] on `port` (one try: the caller chose the port).
+    pub fn spawn_on(port: u16, extra: &[String]) -> Result<Self, String> {
+        let mut server = RedisServer {
+            child: None,
+            port,
+            extra: extra.to_vec(),
+            dir: working_dir()?,
+        };
+        server.start()?;
+        Ok(server)
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        // A config file must come first on the command line.
+        let (file, options): (Vec<&String>, Vec<&String>) =
+            self.extra.iter().partition(|arg| arg.ends_with(".conf"));
+        let child = Command::new("redis-server")
+            .args(file)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .args(options)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run redis-server from PATH: {e}"))?;
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if answers_as(self.port, child_id(&self.child)) {
+                return Ok(());
+            }
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+                self.child = None;
+                return Err(format!("redis-server exited at start: {status}"));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+        Err("redis-server did not answer within 10 s".into())
+    }
+
+    /// `redis://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether it runs: spawned and not killed since.
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// Kills the server (SIGKILL: no shutdown, everything it held is lost).
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts a new, empty server on the same port (after [`RedisServer::kill`]).
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.kill();
+        self.start()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,6 +1,0 @@
-//! The whole conformance suite on spawned redis-server processes, a primary and a
-//! replica, with the failover cases: the lock lost in a real failover, and the mitigations.
-
-use nxlock::ReplicatedRedisHarness;
-
-nxlock::conformance::conformance_tests!(ReplicatedRedisHarness::spawn().await);

@@ -1,7 +1,0 @@
-//! The whole conformance suite through a Sentinel-aware `RedisBackend` on spawned
-//! processes (a primary, a replica and a sentinel): in the failover cases the sentinel
-//! notices the killed primary and promotes the replica, and the backend follows it.
-
-use nxlock::ReplicatedRedisHarness;
-
-nxlock::conformance::conformance_tests!(ReplicatedRedisHarness::spawn_with_sentinel().await);

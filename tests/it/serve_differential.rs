@@ -1,0 +1,1235 @@
+//! `nxlock serve` against a real redis-server, command by command: the same requests,
+//! byte-identical replies (remaining times may differ by the time between the two calls).
+
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+
+use crate::support;
+use support::raw::{Raw, request};
+use support::side_by_side::{
+    Scenario, Servers, assert_same_transcripts, both_servers, compare_one_by_one, compare_pipelined,
+};
+
+/// What a transcript's last request echoes: the end of what the requests before it caused.
+const END: &str = "nxlock-test-end-of-transcript";
+
+/// Scenarios: each starts from empty databases on both servers.
+fn scenarios() -> Vec<Scenario> {
+    let s = |lines: &[&'static str]| -> Vec<Vec<&'static str>> {
+        lines.iter().map(|l| l.split(' ').collect()).collect()
+    };
+    vec![
+        s(&[
+            "PUBSUB CHANNELS",
+            "PUBSUB CHANNELS a*",
+            "PUBSUB CHANNELS a b",
+            "PUBSUB NUMSUB",
+            "PUBSUB NUMSUB a b",
+            "PUBSUB NUMPAT",
+            "PUBSUB NUMPAT x",
+            "PUBSUB FOO",
+            "PUBSUB HELP",
+            "SETRANGE k 9223372036854775807 A",
+            "SETRANGE k 536870911 AB",
+            "SETRANGE k 536870911 A",
+            "STRLEN k",
+            "DEL k",
+            "SADD s a b c",
+            "SRANDMEMBER s -9223372036854775808",
+            "SRANDMEMBER s -9223372036854775807x",
+            "SRANDMEMBER missing -9223372036854775807",
+            "CONFIG SET maxmemory 1 maxmemory 2",
+            "CONFIG SET daemonize yes",
+            "CONFIG SET nosuch 1 daemonize yes",
+            "CONFIG SET daemonize yes nosuch 1",
+            "CONFIG SET list-compress-depth 3",
+            "CONFIG GET list-compress-depth",
+            "CONFIG SET list-compress-depth 0",
+            "CLIENT UNBLOCK 1 2 3",
+            "CLIENT UNBLOCK 999999 ERROR",
+        ]),
+        s(&[
+            "PING",
+            "PING hello",
+            "PING a b",
+            "ECHO hi",
+            "ECHO",
+            "FOO",
+            "FOO a b c",
+        ]),
+        s(&[
+            "SET k v",
+            "GET k",
+            "SET k w NX",
+            "SET k w XX",
+            "GET k",
+            "SET n v XX",
+            "GET n",
+            "SET k v EX 10 EX 20",
+            "TTL k",
+            "SET k v NX XX",
+            "SET k v EX 10 PX 100",
+            "SET k v KEEPTTL EX 10",
+            "SET k v EX",
+            "SET k v EX abc",
+            "SET k v EX 0",
+            "SET k v PX -5",
+            "SET k v PXAT 0",
+            "SET k v FOO",
+            "SET k x GET",
+            "SET k y NX GET",
+            "SET missing z GET",
+            "SET k v KEEPTTL",
+            "PTTL k",
+            "SET k v PX 5000",
+            "SET k v KEEPTTL",
+            "PTTL k",
+            "SET k v",
+            "PTTL k",
+            "set K lower",
+            "get K",
+            "SET",
+            "SET k",
+        ]),
+        s(&[
+            "SETNX a 1",
+            "SETNX a 2",
+            "GET a",
+            "GETSET a 3",
+            "GETSET b 1",
+            "GETDEL a",
+            "GETDEL a",
+            "DEL a b c",
+            "EXISTS a b b",
+            "SET a 1",
+            "EXISTS a a b",
+            "DEL a a",
+            "TYPE a",
+            "TYPE b",
+            "SET c 1",
+            "TYPE c",
+        ]),
+        s(&[
+            "INCR n",
+            "INCR n",
+            "INCRBY n 10",
+            "DECR n",
+            "DECRBY n 5",
+            "INCRBY n x",
+            "INCRBY n -0",
+            "SET n 1 EX -0",
+            "SET s abc",
+            "INCR s",
+            "SET big 9223372036854775807",
+            "INCR big",
+            "INCRBY n -9223372036854775808",
+            "DECRBY n -9223372036854775808",
+            "SET z 012",
+            "INCR z",
+            "SET p +1",
+            "INCR p",
+            "SET q 5",
+            "PEXPIRE q 10000",
+            "INCR q",
+            "PTTL q",
+        ]),
+        s(&[
+            "SET k v",
+            "EXPIRE k 100",
+            "TTL k",
+            "PTTL k",
+            "EXPIRE k 100 NX",
+            "EXPIRE k 50 XX",
+            "EXPIRE k 200 GT",
+            "EXPIRE k 10 GT",
+            "EXPIRE k 10 LT",
+            "TTL k",
+            "EXPIRE k 10 NX XX",
+            "EXPIRE k 10 GT LT",
+            "EXPIRE k 10 FOO",
+            "EXPIRE k abc",
+            "EXPIRE k 9223372036854775807",
+            "PEXPIRE k 9223372036854775807",
+            "PERSIST k",
+            "PERSIST k",
+            "TTL k",
+            "PEXPIRE k 0",
+            "GET k",
+            "SET k v",
+            "EXPIREAT k 1",
+            "EXISTS k",
+            "SET k v",
+            "PEXPIREAT k 99999999999999",
+            "PTTL k",
+            "EXPIRE missing 10",
+            "TTL missing",
+            "PTTL missing",
+            "PERSIST missing",
+            "SET k v",
+            "PEXPIRE k -1",
+            "EXISTS k",
+        ]),
+        s(&[
+            "SELECT 1",
+            "SET k one",
+            "SELECT 0",
+            "GET k",
+            "SELECT 1",
+            "GET k",
+            "DBSIZE",
+            "FLUSHDB x",
+            "FLUSHDB ASYNC x",
+            "FLUSHALL x",
+            "DBSIZE",
+            "FLUSHDB SYNC",
+            "DBSIZE",
+            "SELECT 16",
+            "SELECT -1",
+            "SELECT x",
+            "SELECT -0",
+        ]),
+        s(&[
+            "CLIENT SETNAME worker-1",
+            "CLIENT GETNAME",
+            "CLIENT SETNAME",
+            "CLIENT FOO",
+            "CLIENT SETINFO lib-name x",
+            "AUTH x",
+            "AUTH a b",
+            "HELLO 4",
+            "HELLO x",
+            "PUBLISH ch m",
+        ]),
+        s(&[
+            "MULTI", "MULTI", "SET a 1", "INCR a", "GET", "EXEC", "EXEC", "DISCARD", "MULTI",
+            "SET a x", "INCR a", "PING", "FOO", "DISCARD", "MULTI", "SET a x", "INCR a", "GET a",
+            "EXEC", "MULTI", "EXEC", "MULTI", "WATCH a", "DISCARD", "MULTI", "SET b 1", "PING hi",
+            "ECHO e", "INCR b", "EXEC", "GET b",
+        ]),
+        s(&[
+            "RPUSH l a b c",
+            "LPUSH l z y",
+            "LLEN l",
+            "TYPE l",
+            "LPOP l",
+            "LPOP l 2",
+            "LPOP l 0",
+            "LPOP l -1",
+            "LPOP l abc",
+            "LPOP l 1 2",
+            "LPOP missing",
+            "LPOP missing 2",
+            "LPOP missing 0",
+            "LLEN missing",
+            "LPOP l 10",
+            "EXISTS l",
+            "TYPE l",
+            "LPUSH",
+            "LPUSH l",
+            "RPUSH l",
+            "LLEN",
+            "LPUSH l 1",
+            "EXPIRE l 100",
+            "TTL l",
+            "PERSIST l",
+            "SET s v",
+            "LPUSH s x",
+            "RPUSH s x",
+            "LPOP s",
+            "LPOP s 0",
+            "LPOP s abc",
+            "LLEN s",
+            "GET l",
+            "GETSET l x",
+            "GETDEL l",
+            "INCR l",
+            "INCRBY l 2",
+            "DECR l",
+            "SET l v GET",
+            "SET l v NX GET",
+            "SET l v NX",
+            "SET l v XX GET",
+            "TYPE l",
+            "LPUSH l2 a",
+            "SET l2 v",
+            "TYPE l2",
+            "LPUSH l3 a",
+            "SETNX l3 v",
+            "EVAL return(redis.call('GET',KEYS[1])) 1 l3",
+            "EVAL return(redis.pcall('GET',KEYS[1])) 1 l3",
+            "EVAL return(redis.call('LPOP',KEYS[1],'2')) 1 nolist",
+            "EVAL return(redis.call('RPUSH',KEYS[1],'b','c')) 1 l3",
+            "EVAL return(redis.call('LPOP',KEYS[1],'5')) 1 l3",
+            "EVAL return(redis.call('BLPOP',KEYS[1],'0')) 1 l3",
+            "EVAL return(redis.call('WATCH',KEYS[1])) 1 l3",
+            "EVAL_RO return(redis.call('LPUSH',KEYS[1],'x')) 1 l3",
+            "EVAL_RO return(redis.call('LLEN',KEYS[1])) 1 l3",
+            "BLPOP s 0",
+            "BLPOP missing s 0",
+            "RPUSH q 1 2",
+            "BLPOP missing q 0",
+            "BLPOP q 0.01",
+            "BLPOP missing 0.01",
+            "BLPOP missing -1",
+            "BLPOP missing abc",
+            "BLPOP missing nan",
+            "BLPOP missing inf",
+            "BLPOP missing 1e16",
+            "BLPOP missing 1e-5",
+            "BLPOP missing",
+            "MULTI",
+            "BLPOP missing 0",
+            "RPUSH q x",
+            "BLPOP missing q 0",
+            "EXEC",
+        ]),
+        s(&[
+            "SET a 1",
+            "SET b 2",
+            "SET abc 3",
+            "RPUSH list x",
+            "SET h\\x 4",
+            "KEYS *",
+            "KEYS a*",
+            "KEYS ?",
+            "KEYS [ab]",
+            "KEYS [^a]*",
+            "KEYS \\a",
+            "KEYS [a-",
+            "KEYS *c",
+            "KEYS nothing*",
+            "KEYS",
+            "KEYS a b",
+            "SET gone 1 PX 1",
+            "KEYS gone",
+        ]),
+        s(&[
+            "WATCH",
+            "UNWATCH x",
+            "WATCH a b",
+            "UNWATCH",
+            "WATCH a",
+            "MULTI",
+            "WATCH a",
+            "UNWATCH",
+            "SET a 1",
+            "EXEC",
+            "GET a",
+            "WATCH a",
+            "SET a 2",
+            "MULTI",
+            "SET a 3",
+            "EXEC",
+            "GET a",
+            "WATCH a",
+            "MULTI",
+            "SET a 4",
+            "DISCARD",
+            "MULTI",
+            "SET a 5",
+            "EXEC",
+            "WATCH missing",
+            "SET missing 1",
+            "DEL missing",
+            "MULTI",
+            "PING",
+            "EXEC",
+            "WATCH gone",
+            "DEL gone",
+            "MULTI",
+            "SET x 1",
+            "EXEC",
+            "WATCH a",
+            "MULTI",
+            "SET a 6",
+            "FOO",
+            "EXEC",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "WATCH a",
+            "EXPIRE a 100 NX",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "WATCH a",
+            "EXPIRE a 100 NX",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "WATCH a",
+            "SELECT 1",
+            "SET a 1",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "SELECT 0",
+            "WATCH a",
+            "SELECT 1",
+            "MULTI",
+            "GET a",
+            "EXEC",
+            "SELECT 0",
+            "WATCH a",
+            "FLUSHDB",
+            "MULTI",
+            "PING",
+            "EXEC",
+            "WATCH l",
+            "RPUSH l x",
+            "MULTI",
+            "LLEN l",
+            "EXEC",
+            "WATCH l",
+            "LPOP l 0",
+            "MULTI",
+            "LLEN l",
+            "EXEC",
+        ]),
+        scripting(),
+        across_databases(),
+    ]
+}
+
+/// COPY into another database, and SELECT inside a script, which moves the script and not
+/// its client (Redis 7): both span databases in one atomic step.
+fn across_databases() -> Vec<Vec<&'static str>> {
+    let mut commands: Vec<Vec<&'static str>> = [
+        "SET src v",
+        "RPUSH list a b",
+        "COPY src dst DB 3",
+        "COPY src dst DB 3",
+        "COPY src dst DB 3 REPLACE",
+        "COPY src src DB 0",
+        "COPY src src DB 3",
+        "COPY list list DB 4",
+        "COPY src x DB 16",
+        "COPY src x DB -1",
+        "COPY src x DB abc",
+        "COPY src x DB",
+        "COPY nosuch x DB 3",
+        "SELECT 3",
+        "GET dst",
+        "GET src",
+        "SELECT 4",
+        "LRANGE list 0 -1",
+        "SELECT 0",
+        "MULTI",
+        "COPY src y DB 5",
+        "SET z 1",
+        "EXEC",
+        "SELECT 5",
+        "GET y",
+        "SELECT 0",
+    ]
+    .iter()
+    .map(|line| line.split(' ').collect())
+    .collect();
+    for script in [
+        "redis.call('SELECT', 6); redis.call('SET', 'inscript', 'x'); return redis.call('GET', 'inscript')",
+        "return redis.call('GET', 'inscript')",
+        "return redis.call('SELECT', 16)",
+        "return redis.call('SELECT', 'a')",
+        "redis.call('SELECT', 6); return redis.call('COPY', 'inscript', 'copied', 'DB', '7')",
+        "redis.call('SELECT', 7); return redis.call('GET', 'copied')",
+        "redis.pcall('SELECT', 99); return redis.call('GET', 'src')",
+    ] {
+        commands.push(vec!["EVAL", script, "0"]);
+    }
+    commands.extend([
+        vec!["GET", "inscript"],
+        vec!["SELECT", "6"],
+        vec!["GET", "inscript"],
+        vec!["SELECT", "0"],
+    ]);
+    commands
+}
+
+/// EVAL and friends: conversions both ways, errors with their suffixes, read-only scripts,
+/// the script cache.
+fn scripting() -> Vec<Vec<&'static str>> {
+    let eval = |script: &'static str| vec!["EVAL", script, "1", "s", "arg1", "2"];
+    let mut commands = vec![vec!["SET", "s", "abc"]];
+    for script in [
+        "return redis.call('INCR', KEYS[1])",
+        "return redis.call('FOO')",
+        "return redis.pcall('INCR', KEYS[1])",
+        "error('boom')",
+        "return {1,2,nil,3}",
+        "return 3.99",
+        "return -3.99",
+        "return {ok='fine'}",
+        "return {err='MY bad'}",
+        "return redis.error_reply('X y')",
+        "return redis.status_reply('S')",
+        "return true",
+        "return false",
+        "return nil",
+        "x = 1",
+        "return undefined_global",
+        "return redis.call('GET')",
+        "return redis.sha1hex('a')",
+        "return redis.call()",
+        "return redis.call(1)",
+        "return redis.call('SET', KEYS[1], {})",
+        "local t = redis.pcall('FOO'); return t['err']",
+        "return 'a' .. nil",
+        "syntax error here",
+        "return {1.5, 'x', true, false}",
+        "return redis.call('SET', KEYS[1], 1.5)",
+        "return redis.call('GET', KEYS[1])",
+        "return {KEYS[1], ARGV[1], ARGV[2], #KEYS, #ARGV}",
+        "return redis.call('SET', KEYS[1], 'v', 'PX', 5000)",
+        "return redis.call('PTTL', KEYS[1]) > 4000",
+        "return redis.call('DEL', KEYS[1], 'nothing')",
+        "return redis.call('EXISTS', KEYS[1])",
+        "return redis.call('PING')",
+        "return redis.call('EVAL', 'return 1', 0)",
+        "return tonumber(ARGV[2]) + 1",
+        "return string.format('%d-%s', 7, 'x')",
+        "local n = 0\nfor i = 1, 10 do n = n + i end\nreturn n",
+        "\n\nreturn redis.call('INCR', KEYS[1])",
+    ] {
+        commands.push(eval(script));
+    }
+    commands.extend([
+        vec!["EVAL", "return 1", "2", "a"],
+        vec!["EVAL", "return 1", "-1"],
+        vec!["EVAL", "return 1", "x"],
+        vec!["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+        vec!["SCRIPT", "LOAD", "return 1"],
+        vec![
+            "SCRIPT",
+            "EXISTS",
+            "e0e1f9fabfc9d4800c877a703b823ac0578ff8db",
+            "abc",
+        ],
+        vec!["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+        vec!["EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"],
+        vec!["SCRIPT", "FLUSH"],
+        vec!["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+        vec!["SCRIPT", "FOO"],
+        vec!["SCRIPT", "LOAD"],
+        vec!["SCRIPT", "FLUSH", "NOW"],
+        vec![
+            "EVAL_RO",
+            "return redis.call('SET', KEYS[1], 'x')",
+            "1",
+            "s",
+        ],
+        vec!["EVAL_RO", "return redis.call('GET', KEYS[1])", "1", "s"],
+        vec!["EVAL_RO", "return redis.call('PUBLISH', 'c', 'x')", "0"],
+    ]);
+    commands
+}
+
+#[tokio::test]
+async fn every_command_replies_like_redis() {
+    let Some(servers) = both_servers("every_command_replies_like_redis").await else {
+        return;
+    };
+    let compared = compare_one_by_one(&servers, &scenarios(), "").await;
+    println!("{compared} commands answered byte for byte like redis-server");
+}
+
+/// The same scenarios, each sent as one pipeline (a single write): consecutive keyspace
+/// commands then run as one step, and the replies must still be Redis's, in order.
+#[tokio::test]
+async fn pipelined_scenarios_reply_like_redis() {
+    let Some(servers) = both_servers("pipelined_scenarios_reply_like_redis").await else {
+        return;
+    };
+    compare_pipelined(&servers, &scenarios()).await;
+}
+
+/// Malformed requests: the same `ERR Protocol error: …` and the connection closes.
+#[tokio::test]
+async fn malformed_requests_are_refused_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("malformed_requests_are_refused_like_redis").await
+    else {
+        return;
+    };
+    let inputs: [&[u8]; 8] = [
+        b"*x\r\n",
+        b"*-0\r\n",
+        b"*1\r\n+PING\r\n",
+        b"*1\r\n$-5\r\n",
+        b"*1\r\n$536870913\r\n",
+        b"*3000000000\r\n",
+        b"PING \"unbalanced\r\n",
+        b"SET k \"a\"b\r\n",
+    ];
+    for input in inputs {
+        let mut ours = Raw::connect(&server.addr().to_string()).await;
+        let mut redis = Raw::connect(&redis_addr).await;
+        let (a, b) = (ours.send_bytes(input).await, redis.send_bytes(input).await);
+        assert_eq!(
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b),
+            "reply to {:?}",
+            String::from_utf8_lossy(input)
+        );
+        // Redis closes the connection after a protocol error; so must we.
+        assert!(
+            ours.read_reply().await.is_empty(),
+            "still open after {input:?}"
+        );
+    }
+    // Inline commands work like multibulk ones.
+    let mut ours = Raw::connect(&server.addr().to_string()).await;
+    assert_eq!(ours.send_bytes(b"SET k \"a b\"\r\n").await, b"+OK\r\n");
+    assert_eq!(ours.send_bytes(b"GET k\r\n").await, b"$3\r\na b\r\n");
+    server.stop().await;
+}
+
+/// Where a request ends, read as Redis reads it: a `\r` ends a count or length line and
+/// the byte after it is skipped unread; a NUL hides any `\r` or `\n` behind it (Redis
+/// searches its buffer with `strchr`), so such a request never completes; a bulk length's
+/// `$` is checked only once its line is complete.
+#[tokio::test]
+async fn requests_are_framed_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("requests_are_framed_like_redis").await
+    else {
+        return;
+    };
+    let inputs: [&[u8]; 8] = [
+        b"*1\rX$4\r\nPING\r\n",
+        b"*1\r\n$4\rXPING\r\n",
+        b"*1\r\n$4\0\r\nPING\r\n",
+        b"*1\0\r\n$4\r\nPING\r\n",
+        b"*1\r\nX",
+        b"*1\r\nX\r\n",
+        b"PING\0\r\n",
+        b"ECHO \"a\0b\"\r\n",
+    ];
+    let ours_addr = server.addr().to_string();
+    let mut exchanges = Vec::new();
+    for input in inputs {
+        for addr in [ours_addr.clone(), redis_addr.clone()] {
+            exchanges.push(tokio::spawn(async move {
+                let mut client = Raw::connect(&addr).await;
+                client.stream.write_all(input).await.unwrap();
+                // What the request alone gets, even nothing: the server answers what it
+                // can, then closes once the client has finished.
+                client.finish().await
+            }));
+        }
+    }
+    let mut received = Vec::new();
+    for exchange in exchanges {
+        received.push(exchange.await.unwrap());
+    }
+    for (input, pair) in inputs.iter().zip(received.chunks(2)) {
+        assert_eq!(
+            String::from_utf8_lossy(&pair[0]),
+            String::from_utf8_lossy(&pair[1]),
+            "what each server answers to {:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+    server.stop().await;
+}
+
+/// A RESP3 connection publishing to its own subscriptions gets each push where Redis
+/// writes it: before the reply of the command that published, also inside a pipeline, a
+/// script, and an EXEC array (channel first, then patterns); and while blocked in BLPOP.
+#[tokio::test]
+async fn resp3_pushes_land_where_redis_writes_them() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("resp3_pushes_land_where_redis_writes_them").await
+    else {
+        return;
+    };
+    // HELLO's reply is read apart: it carries the connection's id, which differs.
+    let setup = [request(&["SUBSCRIBE", "c"]), request(&["PSUBSCRIBE", "c*"])].concat();
+    let pipelines: [Vec<Vec<&str>>; 4] = [
+        vec![vec!["PUBLISH", "c", "m"], vec!["PING"]],
+        vec![
+            vec!["SET", "k", "v"],
+            vec!["PUBLISH", "cx", "n"],
+            vec!["GET", "k"],
+        ],
+        vec![vec![
+            "EVAL",
+            "redis.call('publish','c','1') redis.call('publish','c','2') return 7",
+            "0",
+        ]],
+        vec![
+            vec!["MULTI"],
+            vec!["SET", "k", "v"],
+            vec!["PUBLISH", "c", "m"],
+            vec!["EVAL", "return redis.call('publish','cx','z')", "0"],
+            vec!["PUBLISH", "cy", "n"],
+            vec!["EXEC"],
+        ],
+    ];
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut transcript = Vec::new();
+        for pipeline in &pipelines {
+            let mut client = Raw::connect(&addr).await;
+            client.command(&["HELLO", "3"]).await;
+            let commands: Vec<Vec<u8>> = pipeline.iter().map(|c| request(c)).collect();
+            // Everything the pipeline causes comes before the reply to this.
+            let end = request(&["ECHO", END]);
+            client
+                .stream
+                .write_all(&[setup.clone(), commands.concat(), end].concat())
+                .await
+                .unwrap();
+            transcript.push(client.read_through(END.as_bytes()).await);
+        }
+        // Blocked in BLPOP, the client still gets its pushes.
+        let mut blocked = Raw::connect(&addr).await;
+        let mut other = Raw::connect(&addr).await;
+        blocked.command(&["HELLO", "3"]).await;
+        blocked.stream.write_all(&setup).await.unwrap();
+        transcript.push(blocked.read_reply().await);
+        transcript.push(blocked.read_reply().await);
+        blocked.send_only(&["BLPOP", "list", "0"]).await;
+        other.await_blocked(1).await;
+        other.command(&["PUBLISH", "c", "while blocked"]).await;
+        transcript.push(blocked.read_reply().await);
+        transcript.push(blocked.read_reply().await);
+        other.command(&["RPUSH", "list", "x"]).await;
+        transcript.push(blocked.read_reply().await);
+        transcripts.push(transcript);
+    }
+    for (ours, redis) in transcripts[0].iter().zip(&transcripts[1]) {
+        assert_eq!(
+            String::from_utf8_lossy(ours),
+            String::from_utf8_lossy(redis)
+        );
+    }
+    server.stop().await;
+}
+
+/// Pub/sub: confirmations, delivery, what a subscribed connection may run, and leaving.
+#[tokio::test]
+async fn pubsub_behaves_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("pubsub_behaves_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut subscriber = Raw::connect(&addr).await;
+        let mut publisher = Raw::connect(&addr).await;
+        let mut transcript = Vec::new();
+        transcript.push(subscriber.command(&["SUBSCRIBE", "a", "b"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "a", "hello"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["SELECT", "3"]).await);
+        transcript.push(publisher.command(&["PUBLISH", "b", "from db 3"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(
+            publisher
+                .command(&["EVAL", "return redis.call('PUBLISH', 'a', 'lua')", "0"])
+                .await,
+        );
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "nobody", "x"]).await);
+        transcript.push(subscriber.command(&["GET", "k"]).await);
+        transcript.push(subscriber.command(&["PING"]).await);
+        transcript.push(subscriber.command(&["PING", "hi"]).await);
+        transcript.push(subscriber.command(&["SUBSCRIBE", "a"]).await);
+        transcript.push(subscriber.command(&["UNSUBSCRIBE", "a"]).await);
+        transcript.push(subscriber.command(&["UNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["UNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["PING"]).await);
+        transcript.push(publisher.command(&["PUBLISH", "a", "gone"]).await);
+        // Patterns.
+        transcript.push(
+            subscriber
+                .command(&["PSUBSCRIBE", "lock:*:wake", "h?llo"])
+                .await,
+        );
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "lock:a:wake", "x"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "hello", "y"]).await);
+        transcript.push(subscriber.read_reply().await);
+        transcript.push(publisher.command(&["PUBLISH", "lock:a:sleep", "z"]).await);
+        transcript.push(subscriber.command(&["SUBSCRIBE", "plain"]).await);
+        transcript.push(subscriber.command(&["GET", "k"]).await);
+        transcript.push(subscriber.command(&["PUNSUBSCRIBE", "h?llo"]).await);
+        transcript.push(subscriber.command(&["PUNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["PUNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["UNSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["PSUBSCRIBE"]).await);
+        transcript.push(subscriber.command(&["PUNSUBSCRIBE"]).await);
+        transcript.push(publisher.command(&["PUBLISH", "lock:a:wake", "gone"]).await);
+        transcripts.push(transcript);
+    }
+    assert_same_transcripts(&transcripts, "pub/sub");
+    server.stop().await;
+}
+
+/// `text` with every run of digits replaced by one `#`: client ids differ between servers.
+fn digits_masked(reply: &[u8]) -> Vec<u8> {
+    let mut masked = Vec::new();
+    for &byte in reply {
+        if !byte.is_ascii_digit() {
+            masked.push(byte);
+        } else if masked.last() != Some(&b'#') {
+            masked.push(b'#');
+        }
+    }
+    masked
+}
+
+/// After `HELLO 3`: the map reply, RESP3 nulls, pub/sub events as pushes, and commands
+/// allowed while subscribed.
+#[tokio::test]
+async fn resp3_after_hello_3_is_spoken_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("resp3_after_hello_3_is_spoken_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut client = Raw::connect(&addr).await;
+        let mut publisher = Raw::connect(&addr).await;
+        let hello = client.command(&["HELLO", "3"]).await;
+        // The client id differs between servers; everything else must not.
+        let hello = digits_masked(&hello);
+        let mut transcript = vec![hello];
+        for command in [
+            vec!["DEL", "nokey"],
+            vec!["GET", "nokey"],
+            vec!["SET", "k", "v"],
+            vec!["EVAL", "return {1, false, 'x'}", "0"],
+            vec!["SUBSCRIBE", "ch"],
+            vec!["GET", "k"],
+            vec!["PING"],
+        ] {
+            transcript.push(client.command(&command).await);
+        }
+        transcript.push(publisher.command(&["PUBLISH", "ch", "hi"]).await);
+        transcript.push(client.read_reply().await);
+        transcript.push(client.command(&["UNSUBSCRIBE"]).await);
+        transcript.push(client.command(&["PSUBSCRIBE", "c*"]).await);
+        transcript.push(publisher.command(&["PUBLISH", "ch", "pattern"]).await);
+        transcript.push(client.read_reply().await);
+        transcript.push(client.command(&["PUNSUBSCRIBE"]).await);
+        let hello = client.command(&["HELLO", "2"]).await;
+        let hello = digits_masked(&hello);
+        transcript.push(hello);
+        transcript.push(client.command(&["GET", "nokey"]).await);
+        transcripts.push(transcript);
+    }
+    assert_same_transcripts(&transcripts, "RESP3");
+    server.stop().await;
+}
+
+/// BLPOP waits: served by a later push, oldest waiter first, timing out with a null
+/// array, and giving nothing away when the waiting client leaves.
+#[tokio::test]
+async fn blpop_blocks_and_is_served_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("blpop_blocks_and_is_served_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut first = Raw::connect(&addr).await;
+        let mut second = Raw::connect(&addr).await;
+        let mut pusher = Raw::connect(&addr).await;
+        let mut transcript = vec![pusher.command(&["FLUSHALL"]).await];
+        // Two waiters on the same list; the first to block is served first.
+        first.send_only(&["BLPOP", "jobs", "other", "0"]).await;
+        pusher.await_blocked(1).await;
+        second.send_only(&["BLPOP", "jobs", "5"]).await;
+        pusher.await_blocked(2).await;
+        transcript.push(pusher.command(&["RPUSH", "jobs", "a", "b", "c"]).await);
+        transcript.push(first.read_reply().await);
+        transcript.push(second.read_reply().await);
+        transcript.push(pusher.command(&["LLEN", "jobs"]).await);
+        // A push inside MULTI serves the waiter when EXEC runs.
+        first.send_only(&["BLPOP", "other", "0"]).await;
+        pusher.await_blocked(1).await;
+        transcript.push(pusher.command(&["MULTI"]).await);
+        transcript.push(pusher.command(&["LPUSH", "other", "x"]).await);
+        transcript.push(pusher.command(&["EXEC"]).await);
+        transcript.push(first.read_reply().await);
+        // Pushed by a script.
+        first.send_only(&["BLPOP", "other", "0"]).await;
+        pusher.await_blocked(1).await;
+        transcript.push(
+            pusher
+                .command(&[
+                    "EVAL",
+                    "return redis.call('RPUSH', KEYS[1], 'lua')",
+                    "1",
+                    "other",
+                ])
+                .await,
+        );
+        transcript.push(first.read_reply().await);
+        // Timeout.
+        transcript.push(first.command(&["BLPOP", "nothing", "0.05"]).await);
+        // A waiter that leaves takes nothing with it.
+        let mut leaver = Raw::connect(&addr).await;
+        leaver.send_only(&["BLPOP", "kept", "0"]).await;
+        pusher.await_blocked(1).await;
+        drop(leaver);
+        pusher.await_blocked(0).await;
+        transcript.push(pusher.command(&["RPUSH", "kept", "v"]).await);
+        transcript.push(pusher.command(&["LLEN", "kept"]).await);
+        transcripts.push(transcript);
+    }
+    assert_same_transcripts(&transcripts, "BLPOP");
+    server.stop().await;
+}
+
+/// A watched key that expires before EXEC aborts it, as in Redis 7.0; one that was
+/// already expired when watched does not. Redis's clock is real, so its side waits out
+/// the TTL; ours fast-forwards.
+#[tokio::test]
+async fn a_watched_key_that_expires_aborts_exec_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("a_watched_key_that_expires_aborts_exec_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for (addr, ours) in [(server.addr().to_string(), true), (redis_addr, false)] {
+        let mut client = Raw::connect(&addr).await;
+        let pass_time = async |client: &mut Raw| {
+            if ours {
+                client.command(&["NXLOCK.FASTFORWARD", "1000"]).await;
+            } else {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        };
+        let mut transcript = vec![client.command(&["FLUSHALL"]).await];
+        for step in [
+            // Live when watched, expired at EXEC: aborted.
+            &["SET", "k", "v", "PX", "100"][..],
+            &["WATCH", "k"],
+        ] {
+            transcript.push(client.command(step).await);
+        }
+        pass_time(&mut client).await;
+        for step in [&["MULTI"][..], &["SET", "other", "1"], &["EXEC"]] {
+            transcript.push(client.command(step).await);
+        }
+        // Already expired when watched, and reaped since: not a change.
+        transcript.push(client.command(&["SET", "k", "v", "PX", "100"]).await);
+        pass_time(&mut client).await;
+        transcript.push(client.command(&["WATCH", "k"]).await);
+        transcript.push(client.command(&["GET", "k"]).await);
+        for step in [&["MULTI"][..], &["SET", "other", "2"], &["EXEC"]] {
+            transcript.push(client.command(step).await);
+        }
+        transcripts.push(transcript);
+    }
+    assert_same_transcripts(&transcripts, "WATCH expiry");
+    server.stop().await;
+}
+
+/// `CLIENT REPLY OFF` and `SKIP` silence replies but not pub/sub pushes: subscription
+/// confirmations and messages still arrive, in RESP2 and RESP3; `CLIENT REPLY ON` right
+/// after `SKIP` answers, and `SKIP` while replies are off keeps them off.
+#[tokio::test]
+async fn client_reply_off_silences_replies_not_pushes_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("client_reply_off_silences_replies_not_pushes_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut transcript = Vec::new();
+        for protocol in ["2", "3"] {
+            let mut subscriber = Raw::connect(&addr).await;
+            let mut publisher = Raw::connect(&addr).await;
+            transcript.push(digits_masked(
+                &subscriber.command(&["HELLO", protocol]).await,
+            ));
+            subscriber.send_only(&["CLIENT", "REPLY", "OFF"]).await;
+            transcript.push(subscriber.command(&["SUBSCRIBE", "ch"]).await);
+            transcript.push(subscriber.command(&["PSUBSCRIBE", "c*"]).await);
+            transcript.push(publisher.command(&["PUBLISH", "ch", "hello"]).await);
+            transcript.push(subscriber.read_reply().await);
+            transcript.push(subscriber.read_reply().await);
+            // PING's reply is silenced: the next thing to arrive is UNSUBSCRIBE's push.
+            subscriber.send_only(&["PING"]).await;
+            transcript.push(subscriber.command(&["UNSUBSCRIBE", "ch"]).await);
+            transcript.push(subscriber.command(&["PUNSUBSCRIBE", "c*"]).await);
+            // Replies off, SKIP changes nothing; ON answers.
+            subscriber.send_only(&["CLIENT", "REPLY", "SKIP"]).await;
+            subscriber.send_only(&["SET", "k", "silenced"]).await;
+            transcript.push(subscriber.command(&["CLIENT", "REPLY", "ON"]).await);
+            transcript.push(subscriber.command(&["GET", "k"]).await);
+            // ON right after SKIP unsets the skip and answers itself.
+            subscriber.send_only(&["CLIENT", "REPLY", "SKIP"]).await;
+            transcript.push(subscriber.command(&["CLIENT", "REPLY", "ON"]).await);
+            subscriber.send_only(&["CLIENT", "REPLY", "SKIP"]).await;
+            subscriber.send_only(&["GET", "k"]).await;
+            transcript.push(subscriber.command(&["PING"]).await);
+        }
+        transcripts.push(transcript);
+    }
+    assert_same_transcripts(&transcripts, "CLIENT REPLY");
+    server.stop().await;
+}
+
+/// An element a served BLMOVE (or BRPOPLPUSH) pushes serves a client blocked on its
+/// destination in the same turn; a blocked BRPOPLPUSH whose destination turned out not to
+/// be a list gets WRONGTYPE and the element stays; CLIENT UNBLOCK ends a wait as a
+/// timeout or with an error.
+#[tokio::test]
+async fn blocked_moves_and_unblocks_are_served_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("blocked_moves_and_unblocks_are_served_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut mover = Raw::connect(&addr).await;
+        let mut popper = Raw::connect(&addr).await;
+        let mut pusher = Raw::connect(&addr).await;
+        let mut transcript = vec![pusher.command(&["FLUSHALL"]).await];
+        for (command, from, to) in [
+            ("BLMOVE", "LEFT", "LEFT"),
+            ("BLMOVE", "RIGHT", "LEFT"),
+            ("BRPOPLPUSH", "", ""),
+        ] {
+            popper.send_only(&["BLPOP", "target{t}", "0"]).await;
+            pusher.await_blocked(1).await;
+            if command == "BLMOVE" {
+                mover
+                    .send_only(&["BLMOVE", "source{t}", "target{t}", from, to, "0"])
+                    .await;
+            } else {
+                mover
+                    .send_only(&["BRPOPLPUSH", "source{t}", "target{t}", "0"])
+                    .await;
+            }
+            pusher.await_blocked(2).await;
+            transcript.push(pusher.command(&["RPUSH", "source{t}", "foo"]).await);
+            transcript.push(mover.read_reply().await);
+            transcript.push(popper.read_reply().await);
+            transcript.push(pusher.command(&["EXISTS", "target{t}", "source{t}"]).await);
+        }
+        transcript.push(pusher.command(&["SET", "target{t}", "not a list"]).await);
+        mover
+            .send_only(&["BRPOPLPUSH", "source{t}", "target{t}", "0"])
+            .await;
+        pusher.await_blocked(1).await;
+        transcript.push(pusher.command(&["RPUSH", "source{t}", "foo"]).await);
+        transcript.push(mover.read_reply().await);
+        transcript.push(pusher.command(&["LRANGE", "source{t}", "0", "-1"]).await);
+        let id = String::from_utf8_lossy(&mover.command(&["CLIENT", "ID"]).await)
+            .trim_matches(|c: char| !c.is_ascii_digit())
+            .to_string();
+        for mode in [None, Some("TIMEOUT"), Some("ERROR")] {
+            mover.send_only(&["BLPOP", "nothing", "0"]).await;
+            pusher.await_blocked(1).await;
+            let mut unblock = vec!["CLIENT", "UNBLOCK", id.as_str()];
+            unblock.extend(mode);
+            transcript.push(pusher.command(&unblock).await);
+            transcript.push(mover.read_reply().await);
+        }
+        transcript.push(pusher.command(&["CLIENT", "UNBLOCK", &id]).await);
+        transcript.push(pusher.command(&["CLIENT", "UNBLOCK", &id, "LATER"]).await);
+        transcript.push(pusher.command(&["CLIENT", "UNBLOCK", "x"]).await);
+        transcripts.push(transcript);
+    }
+    assert_same_transcripts(&transcripts, "blocked moves");
+    server.stop().await;
+}
+
+/// Client-side caching: `CLIENT TRACKING` in default, BCAST, OPTIN and NOLOOP modes, over
+/// RESP3 and redirected to a RESP2 subscriber, its refusals, what RESET and a flush do,
+/// and a redirect target that went away, as Redis 7.0 does them.
+#[tokio::test]
+async fn client_side_caching_invalidates_like_redis() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+    }) = both_servers("client_side_caching_invalidates_like_redis").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut t = Vec::new();
+        let mut reader = Raw::connect(&addr).await;
+        let mut writer = Raw::connect(&addr).await;
+        t.push(writer.command(&["FLUSHALL"]).await);
+        t.push(digits_masked(&reader.command(&["HELLO", "3"]).await));
+        // Refusals.
+        for refused in [
+            &["CLIENT", "CACHING", "YES"][..],
+            &["CLIENT", "TRACKING", "ON", "PREFIX", "a"],
+            &["CLIENT", "TRACKING", "ON", "OPTIN", "OPTOUT"],
+            &["CLIENT", "TRACKING", "ON", "BCAST", "OPTIN"],
+            &["CLIENT", "TRACKING", "ON", "REDIRECT", "999999"],
+            &[
+                "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "ab", "PREFIX", "a",
+            ],
+            &["CLIENT", "TRACKING", "MAYBE"],
+            &["CLIENT", "TRACKING", "ON", "FOO"],
+            &["CLIENT", "GETREDIR"],
+            &["CLIENT", "TRACKINGINFO"],
+        ] {
+            t.push(reader.command(refused).await);
+        }
+        // Default mode: a read key is invalidated once, by another client's write.
+        t.push(reader.command(&["CLIENT", "TRACKING", "ON"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKINGINFO"]).await);
+        t.push(reader.command(&["CLIENT", "GETREDIR"]).await);
+        t.push(reader.command(&["GET", "k"]).await);
+        t.push(reader.command(&["MGET", "k2", "k3"]).await);
+        t.push(writer.command(&["SET", "k", "1"]).await);
+        t.push(writer.command(&["SET", "k", "2"]).await);
+        t.push(writer.command(&["MSET", "k2", "x", "k3", "y"]).await);
+        t.push(reader.read_reply().await);
+        t.push(reader.read_reply().await);
+        t.push(reader.read_reply().await);
+        t.push(reader.command(&["PING"]).await);
+        // Its own write: the invalidation follows the reply.
+        t.push(reader.command(&["GET", "k"]).await);
+        t.push(reader.command(&["SET", "k", "3"]).await);
+        t.push(reader.read_reply().await);
+        // A script that reads tracks its declared keys.
+        t.push(
+            reader
+                .command(&["EVAL", "return redis.call('GET', KEYS[1])", "1", "s"])
+                .await,
+        );
+        t.push(writer.command(&["SET", "s", "1"]).await);
+        t.push(reader.read_reply().await);
+        // NOLOOP: its own writes are not sent.
+        t.push(
+            reader
+                .command(&["CLIENT", "TRACKING", "ON", "NOLOOP"])
+                .await,
+        );
+        t.push(reader.command(&["GET", "k"]).await);
+        t.push(reader.command(&["SET", "k", "4"]).await);
+        t.push(reader.command(&["PING"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKING", "OFF"]).await);
+        // OPTIN: only after CLIENT CACHING YES, for the next command.
+        t.push(reader.command(&["CLIENT", "TRACKING", "ON", "OPTIN"]).await);
+        t.push(reader.command(&["CLIENT", "CACHING", "NO"]).await);
+        t.push(reader.command(&["GET", "k"]).await);
+        t.push(reader.command(&["CLIENT", "CACHING", "YES"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKINGINFO"]).await);
+        t.push(reader.command(&["GET", "o"]).await);
+        t.push(writer.command(&["SET", "k", "5"]).await);
+        t.push(writer.command(&["SET", "o", "1"]).await);
+        t.push(reader.read_reply().await);
+        t.push(reader.command(&["PING"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKING", "OFF"]).await);
+        // BCAST: every change under a prefix, one invalidation per prefix and command.
+        t.push(
+            reader
+                .command(&[
+                    "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a", "PREFIX", "b",
+                ])
+                .await,
+        );
+        t.push(reader.command(&["CLIENT", "TRACKINGINFO"]).await);
+        t.push(
+            writer
+                .command(&["MSET", "b2", "1", "a2", "1", "a1", "1", "c", "1"])
+                .await,
+        );
+        t.push(reader.read_reply().await);
+        t.push(reader.read_reply().await);
+        t.push(reader.command(&["PING"]).await);
+        // A flush invalidates everything at once.
+        t.push(writer.command(&["FLUSHDB"]).await);
+        t.push(reader.read_reply().await);
+        // RESET turns tracking off.
+        t.push(reader.command(&["RESET"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKINGINFO"]).await);
+        // Redirected to a RESP2 subscriber of __redis__:invalidate.
+        let mut subscriber = Raw::connect(&addr).await;
+        let id = String::from_utf8_lossy(&subscriber.command(&["CLIENT", "ID"]).await)
+            .trim_matches(|c: char| !c.is_ascii_digit())
+            .to_string();
+        t.push(
+            subscriber
+                .command(&["SUBSCRIBE", "__redis__:invalidate"])
+                .await,
+        );
+        t.push(
+            reader
+                .command(&["CLIENT", "TRACKING", "ON", "REDIRECT", &id])
+                .await,
+        );
+        t.push(digits_masked(
+            &reader.command(&["CLIENT", "GETREDIR"]).await,
+        ));
+        t.push(reader.command(&["GET", "r"]).await);
+        t.push(writer.command(&["SET", "r", "1"]).await);
+        t.push(subscriber.read_reply().await);
+        t.push(writer.command(&["FLUSHALL"]).await);
+        t.push(subscriber.read_reply().await);
+        // The redirect target leaves: the RESP3 tracking client hears of it.
+        t.push(
+            reader
+                .command(&["HELLO", "3"])
+                .await
+                .is_empty()
+                .to_string()
+                .into_bytes(),
+        );
+        t.push(reader.command(&["GET", "r"]).await);
+        drop(subscriber);
+        writer.await_connected(2).await;
+        t.push(writer.command(&["SET", "r", "2"]).await);
+        t.push(digits_masked(&reader.read_reply().await));
+        t.push(
+            reader
+                .command(&["CLIENT", "TRACKINGINFO"])
+                .await
+                .len()
+                .to_string()
+                .into_bytes(),
+        );
+        transcripts.push(t);
+    }
+    assert_same_transcripts(&transcripts, "client-side caching");
+    server.stop().await;
+}
