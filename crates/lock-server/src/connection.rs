@@ -12,15 +12,17 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::sync::watch as signal;
 
-use crate::blocking::{self, Ticket};
-use crate::client::{Buffers, Client, Replies, Unblock, UnblockMode};
-use crate::clients::Reach;
-use crate::commands::pubsub::Subscriptions;
-use crate::commands::{caching, dispatch, lists, transaction};
-use crate::pipeline::Pipeline;
-use crate::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
-use crate::request::{ProtocolError, parse};
-use crate::shared::Shared;
+use crate::commands::lists;
+use crate::protocol::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
+use crate::protocol::request::{ProtocolError, Request, parse};
+use crate::run::pipeline::Pipeline;
+use crate::run::{blocked, caching, dispatch, transaction};
+use crate::state::blocked::Ticket;
+use crate::state::client::{Buffers, Client, Replies, Unblock, UnblockMode};
+use crate::state::clients::Reach;
+use crate::state::shared::Shared;
+use crate::state::subscriptions::Subscriptions;
+use crate::table;
 
 type StopSignal = signal::Receiver<bool>;
 
@@ -104,9 +106,11 @@ async fn converse(
             if args.is_empty() {
                 continue;
             }
+            // The request's one lookup: everything after carries the command's place.
+            let found = table::lookup(&args[0]);
             let args = if client.plain() {
                 shared.registry.record(client, &args);
-                match pipeline.gather(shared, client.db, args) {
+                match pipeline.gather(shared, client.db, found, args) {
                     Some(args) => args,
                     None => continue,
                 }
@@ -133,11 +137,11 @@ async fn converse(
                 reply: out.capacity(),
             };
             let caching_args = client.tracks.then(|| args.clone());
-            let replies = dispatch::execute(shared, client, args, true).await;
+            let replies = dispatch::execute(shared, client, found, args, true).await;
             client.buffers = Buffers::default();
             shared.registry.record(client, &named);
-            if let Some(args) = &caching_args {
-                caching::remember_reads(shared, client, args);
+            if let (Some(args), Some(id)) = (&caching_args, found) {
+                caching::remember_reads(shared, client, id, args);
             }
             // CLIENT CACHING counts for the one command after it.
             if !named[0].eq_ignore_ascii_case(b"client") && client.transaction.is_none() {
@@ -151,7 +155,7 @@ async fn converse(
                 return hang_up(&mut stream, &out).await;
             };
             for reply in replies {
-                let Reply::Block(command) = reply else {
+                let Reply::Block(request) = reply else {
                     if let Reply::Value(value) = &reply {
                         shared.stats.command(value);
                     }
@@ -178,7 +182,7 @@ async fn converse(
                     unblock: client.unblock.clone(),
                 };
                 shared.registry.set_blocked(client.id, true);
-                let reply = block(shared, client.db, command, waiting).await;
+                let reply = block(shared, client.db, request, waiting).await;
                 shared.registry.set_blocked(client.id, false);
                 match reply {
                     Some(value) => {
@@ -277,18 +281,19 @@ struct Waiting<'a> {
 async fn block(
     shared: &Shared,
     db: usize,
-    command: Vec<Vec<u8>>,
+    request: Request,
     waiting: Waiting<'_>,
 ) -> Option<Value> {
     // The first try checked the timeout; nothing else can make it invalid since.
     let timeout_ms =
-        lists::blocking_timeout(lists::timeout_arg(&command), shared.clock.now_ms()).unwrap_or(0);
+        lists::blocking_timeout(lists::timeout_arg(&request.args), shared.clock.now_ms())
+            .unwrap_or(0);
     let mut ticket = shared
         .blocked
-        .enqueue(db, command.clone(), waiting.protocol)
+        .enqueue(db, request.clone(), waiting.protocol)
         .await;
     // A push may have landed between the first try and joining the queue.
-    blocking::serve(shared, db).await;
+    blocked::serve(shared, db).await;
     let timeout = async {
         match timeout_ms {
             0 => std::future::pending().await,
@@ -330,7 +335,7 @@ async fn block(
     };
     let (reply, was_waiting) = leave(shared, &mut ticket).await;
     if client_left {
-        blocking::unpop(shared, db, &command, &reply).await;
+        blocked::unpop(shared, db, &request, &reply).await;
         return None;
     }
     // CLIENT UNBLOCK ... ERROR, unless an element was handed over first.

@@ -10,27 +10,31 @@
 //! - Replies and error texts follow Redis 7.0, checked command by command against a real
 //!   redis-server by the differential tests.
 //!
-//! Layout: [`Server`] listens; each connection (`connection`) reads requests and writes
-//! replies; `commands` holds the one command table and one file per kind of command,
-//! which run against the state every connection shares (`shared`).
+//! # Layout
+//!
+//! The modules are layers; each uses only the layers below it (a test reads the `use`
+//! lines and holds them to it). From the bottom up:
+//!
+//! 1. `protocol`: requests, replies, and the arguments and numbers every command reads;
+//! 2. `state`: the databases, clients, subscriptions, blocked clients, CONFIG, and the
+//!    script engine's interface;
+//! 3. `lua`: the Lua engine, which reaches commands only through a callback;
+//! 4. `commands`: the command bodies, one file per kind;
+//! 5. `table`: the one command table, looked up once per request;
+//! 6. `run`: the runners (dispatch, keyspace, transaction, scripting, pipeline, blocked
+//!    clients);
+//! 7. `connection` and `server`: the socket.
 
-mod blocking;
-mod client;
-mod clients;
 mod commands;
-mod config;
 mod connection;
 mod lua;
-mod options;
-mod pipeline;
-mod reply;
-mod request;
+mod protocol;
+mod run;
 mod server;
-mod shared;
-mod stats;
-mod tracking;
+mod state;
+mod table;
 
-pub use commands::FAST_FORWARD;
-pub use commands::admin::REDIS_VERSION;
-pub use options::{DATABASES, ServerOptions};
+pub use protocol::version::REDIS_VERSION;
 pub use server::Server;
+pub use state::options::{DATABASES, ServerOptions};
+pub use table::FAST_FORWARD;

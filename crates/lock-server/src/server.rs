@@ -10,8 +10,9 @@ use tokio::sync::watch;
 
 use crate::connection;
 use crate::lua::Engine;
-use crate::options::ServerOptions;
-use crate::shared::Shared;
+use crate::state::options::ServerOptions;
+use crate::state::shared::Shared;
+use crate::table;
 
 /// A Redis-protocol server over nxlock's in-memory double. It stops when dropped (or by
 /// [`Server::stop`], which also waits for the listener to close).
@@ -38,8 +39,8 @@ impl Server {
     pub async fn start(options: ServerOptions) -> std::io::Result<Server> {
         let listener = TcpListener::bind((options.bind, options.port)).await?;
         let addr = listener.local_addr()?;
-        let lua = Engine::new().map_err(std::io::Error::other)?;
-        let shared = Arc::new(Shared::new(options, addr.port(), lua));
+        let lua = Engine::new(table::knows).map_err(std::io::Error::other)?;
+        let shared = Arc::new(Shared::new(options, addr.port(), Box::new(lua)));
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));
         Ok(Server {

@@ -1,22 +1,18 @@
-//! Server commands: INFO, CONFIG, COMMAND, CLUSTER, PUBSUB, DEBUG (refused, as Redis refuses it by
+//! Server commands: INFO, CONFIG, CLUSTER, PUBSUB, DEBUG (refused, as Redis refuses it by
 //! default), FLUSHDB, FLUSHALL and `NXLOCK.FASTFORWARD`.
 
 use std::time::Duration;
 
 use lock_core::Value;
 
-use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok};
-use crate::shared::Shared;
-
-/// The version `INFO` and `HELLO` report: the Redis whose behaviour the server matches.
-pub const REDIS_VERSION: &str = "7.0.15";
+use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok};
+use crate::state::shared::Shared;
 
 /// The commands that act on the whole server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Admin {
     Info,
     Config,
-    Command,
     Debug,
     FlushAll,
     FastForward,
@@ -29,7 +25,6 @@ pub(crate) fn run(shared: &Shared, which: Admin, args: &[Vec<u8>]) -> Value {
     match which {
         Admin::Info => Value::Data(super::info::info(shared, &args[1..]).into_bytes()),
         Admin::Config => super::config_command::config(shared, args),
-        Admin::Command => super::introspection::command(args),
         Admin::Debug => Value::Error(DEBUG_REFUSED.into()),
         Admin::Cluster => super::cluster::cluster(shared, args),
         Admin::PubSub => super::pubsub_command::pubsub(shared, args),

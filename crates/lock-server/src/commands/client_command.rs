@@ -3,11 +3,11 @@
 
 use lock_core::Value;
 
-use super::{SYNTAX_ERROR, integer, ok, wrong_arity};
-use crate::client::{Client, Replies, UnblockMode};
-use crate::clients::Filter;
-use crate::shared::Shared;
-use crate::tracking::Mode;
+use crate::protocol::args::{SYNTAX_ERROR, integer, ok, wrong_arity};
+use crate::state::client::{Client, Replies, UnblockMode};
+use crate::state::clients::Filter;
+use crate::state::shared::Shared;
+use crate::state::tracking::Mode;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -146,7 +146,7 @@ fn tracking(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
                     );
                 }
                 let Some(id) = integer(options.next().expect("checked")) else {
-                    return Value::Error(super::NOT_AN_INTEGER.into());
+                    return Value::Error(crate::protocol::args::NOT_AN_INTEGER.into());
                 };
                 match u64::try_from(id) {
                     Ok(id) if shared.registry.exists(id) => mode.redirect = id,
@@ -326,7 +326,7 @@ fn unblock(shared: &Shared, sub: &[u8], args: &[Vec<u8>]) -> Value {
         }
     };
     let Some(id) = integer(&args[0]) else {
-        return Value::Error(super::NOT_AN_INTEGER.into());
+        return Value::Error(crate::protocol::args::NOT_AN_INTEGER.into());
     };
     let unblocked = u64::try_from(id).is_ok_and(|id| shared.registry.unblock(id, mode));
     Value::Int(i64::from(unblocked))

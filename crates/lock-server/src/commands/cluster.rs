@@ -1,22 +1,16 @@
 //! Redis Cluster, as a server started with [`ServerOptions::cluster`] shows it: one node
 //! that serves all 16384 slots. `CLUSTER INFO|MYID|SLOTS|SHARDS|NODES|KEYSLOT` answer
-//! as that node does, so cluster clients of any language connect; and the rules a cluster
-//! holds every command to, [`cross_slot`], apply.
+//! as that node does, so cluster clients of any language connect. The rules a cluster
+//! holds every command to are the table's ([`crate::table::keys`]).
 //!
 //! [`ServerOptions::cluster`]: crate::ServerOptions::cluster
 
 use std::net::IpAddr;
 
-use lock_core::{SLOTS, Value, common_slot, hash_slot};
+use lock_core::{SLOTS, Value, hash_slot};
 
-use super::{Command, lookup, wrong_arity};
-use crate::shared::Shared;
-
-/// `CROSSSLOT`, Redis Cluster's refusal of one command's keys in two slots.
-pub(crate) const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
-/// A script's command whose keys are not all in one slot this node serves.
-pub(crate) const NON_LOCAL: &str =
-    "ERR Script attempted to access a non local key in a cluster node";
+use crate::protocol::args::wrong_arity;
+use crate::state::shared::Shared;
 
 /// `redis_mode` in INFO, `mode` in HELLO.
 pub(crate) fn mode(shared: &Shared) -> &'static str {
@@ -25,57 +19,6 @@ pub(crate) fn mode(shared: &Shared) -> &'static str {
     } else {
         "standalone"
     }
-}
-
-/// The keys a command names, where Redis's key positions say they are (EVAL and
-/// EVALSHA: their `numkeys` keys).
-pub(crate) fn keys_of<'a, A: AsRef<[u8]>>(command: &Command, args: &'a [A]) -> Vec<&'a [u8]> {
-    if matches!(
-        command.name,
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
-    ) {
-        let count = args
-            .get(2)
-            .and_then(|n| std::str::from_utf8(n.as_ref()).ok()?.parse::<usize>().ok())
-            .unwrap_or(0);
-        return args.iter().skip(3).take(count).map(AsRef::as_ref).collect();
-    }
-    let (first, last, step) = super::introspection::key_positions(command);
-    if first <= 0 || step <= 0 {
-        return Vec::new();
-    }
-    let last = if last < 0 {
-        args.len() as i64 + last
-    } else {
-        last
-    };
-    (first..=last.min(args.len() as i64 - 1))
-        .step_by(step as usize)
-        .map(|index| args[index as usize].as_ref())
-        .collect()
-}
-
-/// Whether one command's keys span slots.
-pub(crate) fn cross_slot<A: AsRef<[u8]>>(command: &Command, args: &[A]) -> bool {
-    common_slot(&keys_of(command, args)).is_err()
-}
-
-/// Whether a transaction's commands, together, name keys of two slots (EXEC then answers
-/// `CROSSSLOT` and runs none of them).
-pub(crate) fn transaction_spans_slots(commands: &[Vec<Vec<u8>>]) -> bool {
-    let mut slot = None;
-    for args in commands {
-        let Some(command) = lookup(&args[0]) else {
-            continue;
-        };
-        for key in keys_of(command, args) {
-            let this = hash_slot(key);
-            if *slot.get_or_insert(this) != this {
-                return true;
-            }
-        }
-    }
-    false
 }
 
 /// Runs `CLUSTER <subcommand> …`.

@@ -1,9 +1,9 @@
-//! `CONFIG GET|SET|RESETSTAT|REWRITE`, over the parameters of [`crate::config`].
+//! `CONFIG GET|SET|RESETSTAT|REWRITE`, over the parameters of [`crate::state::config`].
 
 use lock_core::Value;
 
-use super::{ok, wrong_arity};
-use crate::shared::Shared;
+use crate::protocol::args::{ok, wrong_arity};
+use crate::state::shared::Shared;
 
 /// Runs `CONFIG <subcommand> …`.
 pub(crate) fn config(shared: &Shared, args: &[Vec<u8>]) -> Value {

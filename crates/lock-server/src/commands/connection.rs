@@ -3,12 +3,12 @@
 
 use lock_core::Value;
 
-use super::admin::REDIS_VERSION;
-use super::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, transaction, wrong_arity};
-use crate::client::Client;
-use crate::options::DATABASES;
-use crate::reply::{Hangup, Protocol, Reply};
-use crate::shared::Shared;
+use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, wrong_arity};
+use crate::protocol::reply::Protocol;
+use crate::protocol::version::REDIS_VERSION;
+use crate::state::client::Client;
+use crate::state::options::DATABASES;
+use crate::state::shared::Shared;
 
 /// The connection commands that need the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub(crate) fn ping(args: &[&[u8]]) -> Result<Value, String> {
     match args {
         [_] => Ok(Value::Status("PONG".into())),
         [_, message] => Ok(Value::Data(message.to_vec())),
-        _ => Err(super::wrong_arity_text("ping")),
+        _ => Err(crate::protocol::args::wrong_arity_text("ping")),
     }
 }
 
@@ -49,42 +49,46 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs `which` for `client` (its arity already checked).
-pub(crate) async fn run(
+/// Runs `which` for `client` (its arity already checked; for RESET, its watches already
+/// ended).
+pub(crate) fn run(
     shared: &Shared,
     client: &mut Client,
     which: Connection,
     args: &[Vec<u8>],
-) -> Result<Reply, Hangup> {
-    Ok(match which {
+) -> Value {
+    match which {
         Connection::Quit => {
             client.quit = true;
-            ok().into()
+            ok()
         }
         Connection::Select => match select_index(&args[1], shared.options.cluster) {
             Ok(db) => {
                 client.db = db;
-                ok().into()
+                ok()
             }
-            Err(text) => Value::Error(text.into()).into(),
+            Err(text) => Value::Error(text.into()),
         },
-        Connection::Auth => auth(shared, client, args).into(),
-        Connection::Hello => hello(shared, client, args).into(),
-        Connection::Client => super::client_command::run(shared, client, args).into(),
-        Connection::Reset => {
-            transaction::release_watches(shared, client, None).await?;
-            client.subscriptions.clear(shared);
-            shared.tracking.disable(client.id, shared.dbs());
-            // The connection's signals and inbox stay: the server holds their addresses.
-            let fresh = Client::new(client.id, shared.requires_auth());
-            let old = std::mem::replace(client, fresh);
-            client.kill = old.kill;
-            client.unblock = old.unblock;
-            client.subscriptions = old.subscriptions;
-            client.set_protocol(client.protocol);
-            Value::Status("RESET".into()).into()
-        }
-    })
+        Connection::Auth => auth(shared, client, args),
+        Connection::Hello => hello(shared, client, args),
+        Connection::Client => super::client_command::run(shared, client, args),
+        Connection::Reset => reset(shared, client),
+    }
+}
+
+/// `RESET`, once the runner has ended the client's watches (which runs commands): the
+/// connection as new, but for its id and the signals and inbox the server knows it by.
+fn reset(shared: &Shared, client: &mut Client) -> Value {
+    client.subscriptions.clear(shared);
+    shared.tracking.disable(client.id, shared.dbs());
+    // The connection's signals and inbox stay: the server holds their addresses.
+    let fresh = Client::new(client.id, shared.requires_auth());
+    let old = std::mem::replace(client, fresh);
+    client.kill = old.kill;
+    client.unblock = old.unblock;
+    client.subscriptions = old.subscriptions;
+    client.set_protocol(client.protocol);
+    Value::Status("RESET".into())
 }
 
 fn auth(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {

@@ -4,7 +4,8 @@
 use lock_core::{ExpireCondition, Value};
 use lock_memory::Keyspace;
 
-use super::{Context, NOT_AN_INTEGER, integer, text};
+use crate::protocol::args::{NOT_AN_INTEGER, integer, text};
+use crate::state::context::Context;
 
 pub(crate) fn expire(
     store: &mut dyn Keyspace,

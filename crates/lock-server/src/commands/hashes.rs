@@ -4,9 +4,10 @@
 use lock_core::Value;
 use lock_memory::Keyspace;
 
-use super::numbers::LongDouble;
 use super::values::{hash, hash_or_new};
-use super::{Context, NOT_AN_INTEGER, bulk, integer, ok, wrong_arity_text};
+use crate::protocol::args::{NOT_AN_INTEGER, bulk, integer, ok, wrong_arity_text};
+use crate::protocol::numbers::LongDouble;
+use crate::state::context::Context;
 
 /// `HSET key field value [field value ...]`: how many fields are new.
 pub(crate) fn hset(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {

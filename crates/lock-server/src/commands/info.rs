@@ -4,8 +4,8 @@
 
 use lock_memory::{Data, Dump};
 
-use super::admin::REDIS_VERSION;
-use crate::shared::Shared;
+use crate::protocol::version::REDIS_VERSION;
+use crate::state::shared::Shared;
 
 /// The sections in Redis's order, and whether plain `INFO` includes each.
 const SECTIONS: &[(&str, bool)] = &[
@@ -206,8 +206,8 @@ fn memory(shared: &Shared) -> Fields {
         .iter()
         .map(|db| dataset_bytes(&db.dump()))
         .sum();
-    let lua = shared.lua.used_memory() as u64;
-    let scripts = shared.lua.cached_bytes() as u64;
+    let lua = shared.scripts.used_memory() as u64;
+    let scripts = shared.scripts.cached_bytes() as u64;
     let used = dataset + lua;
     fields(&[
         ("used_memory", used.to_string()),
@@ -217,7 +217,10 @@ fn memory(shared: &Shared) -> Fields {
         ("used_memory_vm_eval", lua.to_string()),
         ("used_memory_lua_human", human(lua)),
         ("used_memory_scripts_eval", scripts.to_string()),
-        ("number_of_cached_scripts", shared.lua.cached().to_string()),
+        (
+            "number_of_cached_scripts",
+            shared.scripts.cached().to_string(),
+        ),
         ("number_of_functions", "0".into()),
         ("number_of_libraries", "0".into()),
         ("used_memory_vm_total", lua.to_string()),

@@ -4,12 +4,13 @@
 use lock_core::Value;
 use lock_memory::{Data, Databases, Keyspace, glob_match};
 
-use super::numbers::format_double;
 use super::sets::is_intset;
 use super::values::{hash, set, sorted_set};
-use super::{Context, NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, text};
-use crate::config::Limits;
-use crate::options::DATABASES;
+use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, text};
+use crate::protocol::numbers::format_double;
+use crate::state::config::Limits;
+use crate::state::context::Context;
+use crate::state::options::DATABASES;
 
 pub(crate) fn del(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     Ok(Value::Int(store.del(&args[1..]).map_err(text)?))
@@ -225,7 +226,9 @@ pub(crate) fn object(
         }
     };
     if args.len() != arity {
-        return Err(super::wrong_arity_text(&format!("object|{sub}")));
+        return Err(crate::protocol::args::wrong_arity_text(&format!(
+            "object|{sub}"
+        )));
     }
     if sub == "help" {
         return Ok(Value::Array(

@@ -6,7 +6,8 @@ use lock_core::Value;
 use lock_memory::{Keyspace, List};
 
 use super::values::{check_type, list, list_or_new};
-use super::{Context, NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, pop_count};
+use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, pop_count};
+use crate::state::context::Context;
 
 /// Which end of a list.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -90,7 +91,7 @@ pub(crate) fn llen(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
 /// `LPOP|RPOP key [count]`: a bulk string without a count, an array with one.
 fn pop(store: &mut dyn Keyspace, args: &[&[u8]], end: End, name: &str) -> Result<Value, String> {
     if args.len() > 3 {
-        return Err(super::wrong_arity_text(name));
+        return Err(crate::protocol::args::wrong_arity_text(name));
     }
     let count = pop_count(args.get(2))?;
     let Some(source) = list(store, args[1])? else {

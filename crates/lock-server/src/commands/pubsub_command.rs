@@ -3,8 +3,8 @@
 
 use lock_core::Value;
 
-use super::wrong_arity;
-use crate::shared::Shared;
+use crate::protocol::args::wrong_arity;
+use crate::state::shared::Shared;
 
 /// Subcommands and their arity (Redis's convention: negative is a minimum).
 const SUBCOMMANDS: &[(&str, i32)] = &[("channels", -2), ("numsub", -2), ("numpat", 2), ("help", 2)];

@@ -6,8 +6,9 @@ use lock_core::Value;
 use lock_memory::{Data, Keyspace, Set};
 
 use super::values::{WRONGTYPE, check_type, set, set_or_new};
-use super::{Context, NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
-use crate::config::Limits;
+use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
+use crate::state::config::Limits;
+use crate::state::context::Context;
 
 /// Whether Redis would keep `members` as an intset: integers only, at most
 /// `set-max-intset-entries` of them.
@@ -310,8 +311,8 @@ pub(crate) fn srandmember(
         None => pick(source),
         // Redis streams a negative count's picks for as long as its memory lasts; a reply
         // this server builds whole is bounded instead.
-        Some(n) if n.unsigned_abs() > super::MAX_REPLY_ELEMENTS as u64 && n < 0 => {
-            return Err(super::reply_too_large());
+        Some(n) if n.unsigned_abs() > crate::protocol::args::MAX_REPLY_ELEMENTS as u64 && n < 0 => {
+            return Err(crate::protocol::args::reply_too_large());
         }
         Some(n) if n < 0 => Value::Array((0..n.unsigned_abs()).map(|_| pick(source)).collect()),
         Some(n) => {

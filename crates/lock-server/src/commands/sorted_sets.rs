@@ -3,10 +3,11 @@
 use lock_core::Value;
 use lock_memory::{Keyspace, SortedSet};
 
-use super::numbers::parse_double;
 use super::values::{settle, sorted_set, sorted_set_or_new};
-use super::{Context, NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
-use crate::reply::Protocol;
+use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
+use crate::protocol::numbers::parse_double;
+use crate::protocol::reply::Protocol;
+use crate::state::context::Context;
 
 const NOT_A_FLOAT: &str = "ERR value is not a valid float";
 

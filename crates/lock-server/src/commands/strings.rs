@@ -3,9 +3,10 @@
 use lock_core::{SetOptions, SetReply, Value};
 use lock_memory::{Data, Keyspace};
 
-use super::numbers::LongDouble;
 use super::values::WRONGTYPE;
-use super::{Context, NOT_AN_INTEGER, SYNTAX_ERROR, bulk, integer, ok, text};
+use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, bulk, integer, ok, text};
+use crate::protocol::numbers::LongDouble;
+use crate::state::context::Context;
 
 pub(crate) fn get(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     Ok(bulk(store.get(args[1]).map_err(text)?))
@@ -278,7 +279,7 @@ pub(crate) fn mget(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
 
 pub(crate) fn mset(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     if args.len() % 2 != 1 {
-        return Err(super::wrong_arity_text("mset"));
+        return Err(crate::protocol::args::wrong_arity_text("mset"));
     }
     for pair in args[1..].chunks(2) {
         store
@@ -294,7 +295,7 @@ pub(crate) fn msetnx(
     _: Context,
 ) -> Result<Value, String> {
     if args.len() % 2 != 1 {
-        return Err(super::wrong_arity_text("msetnx"));
+        return Err(crate::protocol::args::wrong_arity_text("msetnx"));
     }
     if args[1..]
         .chunks(2)

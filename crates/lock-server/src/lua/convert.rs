@@ -13,7 +13,7 @@
 use lock_core::Value;
 use mlua::{Function, Lua, Table, Value as LuaValue};
 
-use crate::commands::numbers::format_double;
+use crate::protocol::numbers::format_double;
 
 /// A `redis.call` argument: a string as is, a number as `%.17g` (Redis 7.0's
 /// formatting, so `0.1` arrives as `0.10000000000000001`); `None` for other types.

@@ -1,6 +1,8 @@
-//! Scripting: EVAL and friends run real Lua 5.1 (vendored, as Redis embeds it) in the
-//! sandbox Redis 7.0 builds ([`sandbox`]), with `redis.call` reaching the double's
-//! keyspace inside the same atomic section, and the libraries Redis ships ([`libs`]).
+//! The third layer: the Lua engine. EVAL and friends run real Lua 5.1 (vendored, as
+//! Redis embeds it) in the sandbox Redis 7.0 builds ([`sandbox`]), with the libraries
+//! Redis ships ([`libs`]). The engine knows no command: each run is handed a callback,
+//! and `redis.call` goes through it ([`call`]), so the runner that started the script
+//! keeps the keyspace inside the same atomic section.
 //!
 //! Conversions follow Redis 7.0 ([`convert`]); errors carry Redis's
 //! ` script: <sha>, on @user_script:<line>.` suffix, the position found the way Redis's
@@ -21,10 +23,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lock_core::Value;
-use lock_memory::Databases;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
 
-use crate::commands::Context;
+use crate::state::scripts::{CallCommand, RunLimits, ScriptEngine};
 use call::Call;
 use errors::ScriptError;
 use shebang::ScriptFlags;
@@ -60,25 +61,15 @@ fn sha1_hex(bytes: &[u8]) -> String {
     sha1_smol::Sha1::from(bytes).digest().to_string()
 }
 
-/// What a script may do while it runs.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RunOptions {
-    /// EVAL_RO / EVALSHA_RO.
-    pub(crate) read_only: bool,
-    /// Redis would answer BUSY past this; a test double stops the script instead.
-    pub(crate) time_limit: Duration,
-    /// The caller's database and the encoding limits, for `redis.call`.
-    pub(crate) context: Context,
-}
-
 impl Engine {
-    /// A fresh interpreter with the sealed environment.
-    pub(crate) fn new() -> mlua::Result<Engine> {
+    /// A fresh interpreter with the sealed environment; `knows` says whether the server
+    /// has a command of a given name (`redis.acl_check_cmd`).
+    pub(crate) fn new(knows: fn(&[u8]) -> bool) -> mlua::Result<Engine> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
         let resp = Arc::new(AtomicU8::new(2));
         libs::install(&lua)?;
-        redis_table::install(&lua, resp.clone())?;
+        redis_table::install(&lua, resp.clone(), knows)?;
         let sandbox = sandbox::Sandbox::build(&lua)?;
         Ok(Engine {
             state: Mutex::new(State {
@@ -96,9 +87,11 @@ impl Engine {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
 
+impl ScriptEngine for Engine {
     /// Compiles and caches `body` (SCRIPT LOAD, EVAL); the SHA1, or Redis's error text.
-    pub(crate) fn load(&self, body: &[u8]) -> Result<String, String> {
+    fn load(&self, body: &[u8]) -> Result<String, String> {
         let sha = sha1_hex(body);
         let mut state = self.state();
         if state.scripts.contains_key(&sha) {
@@ -117,17 +110,17 @@ impl Engine {
         Ok(sha)
     }
 
-    pub(crate) fn exists(&self, sha: &str) -> bool {
+    fn exists(&self, sha: &str) -> bool {
         self.state().scripts.contains_key(&sha.to_ascii_lowercase())
     }
 
     /// How many scripts are cached (INFO's `number_of_cached_scripts`).
-    pub(crate) fn cached(&self) -> usize {
+    fn cached(&self) -> usize {
         self.state().scripts.len()
     }
 
     /// The bytes of the cached scripts' bodies (INFO's `used_memory_scripts_eval`).
-    pub(crate) fn cached_bytes(&self) -> usize {
+    fn cached_bytes(&self) -> usize {
         self.state()
             .scripts
             .values()
@@ -136,17 +129,17 @@ impl Engine {
     }
 
     /// How much memory the interpreter uses (INFO's `used_memory_lua`).
-    pub(crate) fn used_memory(&self) -> usize {
+    fn used_memory(&self) -> usize {
         self.state().lua.used_memory()
     }
 
-    pub(crate) fn flush(&self) {
+    fn flush(&self) {
         self.state().scripts.clear();
     }
 
     /// Whether the cached script `sha` may run under EVAL_RO: Redis refuses a script that
     /// declares flags without `no-writes` before running it.
-    pub(crate) fn refuses_read_only(&self, sha: &str) -> bool {
+    fn refuses_read_only(&self, sha: &str) -> bool {
         self.state()
             .scripts
             .get(sha)
@@ -156,28 +149,26 @@ impl Engine {
     /// Runs the cached script `sha` against the `databases`, starting in the one its
     /// context names (a `SELECT` inside moves the script, not its client): the reply, and
     /// whether the script ran a read-only command (for client-side caching).
-    pub(crate) fn run(
+    fn run(
         &self,
-        databases: &mut Databases<'_>,
         sha: &str,
         keys: &[&[u8]],
         args: &[&[u8]],
-        options: RunOptions,
-    ) -> (Value, bool) {
+        limits: RunLimits,
+        command: &mut CallCommand<'_>,
+    ) -> Value {
         let state = self.state();
         let Some(script) = state.scripts.get(sha) else {
             let missing = Value::Error("NOSCRIPT No matching script. Please use EVAL.".into());
-            return (missing, false);
+            return missing;
         };
-        let read_only = options.read_only || script.flags.no_writes;
+        let read_only = limits.read_only || script.flags.no_writes;
         state.resp.store(2, Ordering::Relaxed);
         let lua = &state.lua;
         let call = std::cell::RefCell::new(Call {
-            databases,
+            command,
             read_only,
-            context: options.context,
             resp: state.resp.clone(),
-            read: false,
         });
         let outcome = lua.scope(|scope| {
             state.sandbox.set_arguments(lua, keys, args)?;
@@ -188,27 +179,25 @@ impl Engine {
                     call.borrow_mut().run(lua, arguments, count)
                 })?,
             )?;
-            set_time_limit(lua, options.time_limit)?;
+            set_time_limit(lua, limits.time_limit)?;
             let result = state.sandbox.run(lua, &script.function);
             lua.remove_hook();
             state.sandbox.clear_call(lua)?;
             result
         });
-        let read = call.borrow().read;
         let resp = state.resp.load(Ordering::Relaxed);
         let outcome = outcome.and_then(|result| match result {
             Ok(value) => convert::from_lua(&value, resp, &state.sandbox.flatten).map(Ok),
             Err(error) => Ok(Err(error)),
         });
-        let reply = match outcome {
+        match outcome {
             Ok(Ok(value)) => value,
             Ok(Err(error)) => Value::Error(errors::reply(&error, sha)),
             Err(error) => Value::Error(format!(
                 "{} script: {sha}, on @user_script:0.",
                 errors::text_of(&error)
             )),
-        };
-        (reply, read)
+        }
     }
 }
 
@@ -258,7 +247,7 @@ fn display(value: &LuaValue) -> String {
         LuaValue::Nil => "nil".into(),
         LuaValue::Boolean(b) => b.to_string(),
         LuaValue::Integer(n) => n.to_string(),
-        LuaValue::Number(n) => crate::commands::numbers::format_lua_number(*n),
+        LuaValue::Number(n) => crate::protocol::numbers::format_lua_number(*n),
         other => format!("{}: {:p}", other.type_name(), other.to_pointer()),
     }
 }

@@ -9,11 +9,7 @@ use mlua::{Function, Lua, Table, Value as LuaValue, Variadic};
 
 use super::raise::{self, Raising};
 
-use crate::commands::admin::REDIS_VERSION;
-use crate::commands::lookup;
-
-/// `REDIS_VERSION_NUM`: 0x00MMmmpp.
-const REDIS_VERSION_NUM: i64 = 0x00_07_00_0f;
+use crate::protocol::version::{REDIS_VERSION, REDIS_VERSION_NUM};
 
 /// Sets `redis.<name>` to a function that raises what `implementation` reports as failed.
 fn install_raising(
@@ -48,7 +44,11 @@ fn number(lua: &Lua, value: &LuaValue) -> Option<f64> {
 }
 
 /// Creates the global `redis` table; `resp` is where `setresp` records its choice.
-pub(crate) fn install(lua: &Lua, resp: Arc<AtomicU8>) -> mlua::Result<()> {
+pub(crate) fn install(
+    lua: &Lua,
+    resp: Arc<AtomicU8>,
+    knows: fn(&[u8]) -> bool,
+) -> mlua::Result<()> {
     let redis = lua.create_table()?;
     for (name, value) in [
         ("LOG_DEBUG", 0),
@@ -152,10 +152,10 @@ pub(crate) fn install(lua: &Lua, resp: Arc<AtomicU8>) -> mlua::Result<()> {
         &redis,
         "acl_check_cmd",
         Raising::AclCheckCmd,
-        lua.create_function(|lua, (args, count): (Table, usize)| {
+        lua.create_function(move |lua, (args, count): (Table, usize)| {
             let args = raise::arguments(&args, count)?;
             let name = args.first().and_then(super::convert::argument);
-            match name.and_then(|name| lookup(&name)) {
+            match name.filter(|name| knows(name)) {
                 Some(_) => fine(LuaValue::Boolean(true)),
                 None if args.is_empty() => raise(
                     lua,

@@ -6,6 +6,7 @@
 mod access_time;
 mod blocking;
 mod faults;
+mod layers;
 mod limits;
 mod pubsub;
 mod support;

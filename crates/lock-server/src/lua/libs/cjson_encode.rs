@@ -6,7 +6,7 @@ use mlua::{Table, Value as LuaValue};
 
 use super::cjson::{Config, is_null};
 use super::with_stack;
-use crate::commands::numbers::format_g;
+use crate::protocol::numbers::format_g;
 
 /// The JSON text for `value`, or the message of the error Redis raises.
 pub(crate) fn encode(value: &LuaValue, config: &Config) -> Result<Vec<u8>, String> {

@@ -9,9 +9,9 @@ use tokio::sync::Notify;
 
 use lock_memory::{Delivery, InboxAddress};
 
-use crate::client::{Buffers, Client, Unblock, UnblockMode};
-use crate::reply::Protocol;
-use crate::tracking::{Mode, Tracking};
+use crate::protocol::reply::Protocol;
+use crate::state::client::{Buffers, Client, Unblock, UnblockMode};
+use crate::state::tracking::{Mode, Tracking};
 
 /// What `CLIENT LIST` reports of one connection.
 #[derive(Debug)]

@@ -8,7 +8,8 @@ use lock_core::Value;
 use lock_memory::glob_match;
 
 use super::redis_commands::{DESCRIBED, Described};
-use super::{Command, Flags, Kind, TABLE, lookup, wrong_arity};
+use super::{Command, Flags, Kind, TABLE, named};
+use crate::protocol::args::{SYNTAX_ERROR, wrong_arity};
 
 fn status(text: &str) -> Value {
     Value::Status(text.into())
@@ -70,8 +71,12 @@ fn every_name() -> impl Iterator<Item = (&'static str, Option<&'static Described
     })
 }
 
-/// Runs `COMMAND [subcommand …]`.
-pub(crate) fn command(args: &[Vec<u8>]) -> Value {
+/// Runs `COMMAND [subcommand …]`: its reply depends on its arguments and the table alone.
+pub(crate) fn command(args: &[&[u8]]) -> Result<Value, String> {
+    Ok(command_reply(args))
+}
+
+fn command_reply(args: &[&[u8]]) -> Value {
     let Some(sub) = args.get(1) else {
         return Value::Array(TABLE.iter().map(info).collect());
     };
@@ -87,7 +92,7 @@ pub(crate) fn command(args: &[Vec<u8>]) -> Value {
             let named: Vec<&Command> = if args.len() == 2 {
                 TABLE.iter().collect()
             } else {
-                args[2..].iter().filter_map(|name| lookup(name)).collect()
+                args[2..].iter().filter_map(|name| named(name)).collect()
             };
             Value::Map(
                 named
@@ -112,15 +117,15 @@ pub(crate) fn command(args: &[Vec<u8>]) -> Value {
                     }
                     // No modules are loaded.
                     b"module" => Value::Array(Vec::new()),
-                    _ => Value::Error(super::SYNTAX_ERROR.into()),
+                    _ => Value::Error(SYNTAX_ERROR.into()),
                 }
             }
-            _ => Value::Error(super::SYNTAX_ERROR.into()),
+            _ => Value::Error(SYNTAX_ERROR.into()),
         },
         "count" => wrong_arity("command|count"),
         _ => Value::Error(format!(
             "ERR unknown subcommand '{}'. Try COMMAND HELP.",
-            String::from_utf8_lossy(&args[1])
+            String::from_utf8_lossy(args[1])
         )),
     }
 }
@@ -138,7 +143,7 @@ fn names(keep: impl Fn(&str, Option<&Described>) -> bool) -> Value {
 fn info_by_name(name: &[u8]) -> Value {
     let name = String::from_utf8_lossy(name).to_ascii_lowercase();
     match name.split_once('|') {
-        None => lookup(name.as_bytes()).map_or(Value::Nil, info),
+        None => named(name.as_bytes()).map_or(Value::Nil, info),
         Some((container, _)) => subcommands(container)
             .find(|sub| sub.name == name)
             .map_or(Value::Nil, sub_info),

@@ -12,10 +12,12 @@
 
 use lock_core::Value;
 
-use crate::commands::pubsub::Subscriptions;
-use crate::commands::{Flags, cluster, keyspace, lookup};
-use crate::reply::{Hangup, Protocol, encode_in, encode_with_events};
-use crate::shared::Shared;
+use super::keyspace;
+use crate::protocol::reply::{Hangup, Protocol, encode_in, encode_with_events};
+use crate::protocol::request::{CommandId, Request};
+use crate::state::shared::Shared;
+use crate::state::subscriptions::Subscriptions;
+use crate::table::{self, Flags, command_keys};
 
 /// The most commands one step runs.
 const MAX_STEP: usize = 1024;
@@ -24,7 +26,7 @@ const MAX_STEP: usize = 1024;
 #[derive(Debug, Default)]
 pub(crate) struct Pipeline {
     db: usize,
-    commands: Vec<Vec<Vec<u8>>>,
+    requests: Vec<Request>,
 }
 
 impl Pipeline {
@@ -34,23 +36,25 @@ impl Pipeline {
         &mut self,
         shared: &Shared,
         db: usize,
+        found: Option<CommandId>,
         args: Vec<Vec<u8>>,
     ) -> Option<Vec<Vec<u8>>> {
-        let Some(command) = lookup(&args[0]) else {
+        let Some(id) = found else {
             return Some(args);
         };
-        let full = self.commands.len() >= MAX_STEP;
+        let command = table::command(id);
+        let full = self.requests.len() >= MAX_STEP;
         // A cluster's cross-slot refusal is the dispatch's, like every refusal.
         let alone = !command.on_keyspace()
             || command.flags.has(Flags::BLOCKING)
-            || (shared.options.cluster && cluster::cross_slot(command, &args));
+            || (shared.options.cluster && command_keys::cross_slot(command, &args));
         if full || alone || !shared.db(db).faults().idle() {
             return Some(args);
         }
-        if self.commands.is_empty() {
+        if self.requests.is_empty() {
             self.db = db;
         }
-        self.commands.push(args);
+        self.requests.push(Request { command: id, args });
         None
     }
 
@@ -63,15 +67,15 @@ impl Pipeline {
         subscriptions: &mut Subscriptions,
         out: &mut Vec<u8>,
     ) -> Result<(), Hangup> {
-        if self.commands.is_empty() {
+        if self.requests.is_empty() {
             return Ok(());
         }
-        let commands = std::mem::take(&mut self.commands);
+        let requests = std::mem::take(&mut self.requests);
         // Events a command causes (PUBLISH to our own subscriptions) go before its reply,
         // as Redis writes them.
         let mut events = Vec::new();
         let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
-        let ran = keyspace::batch(shared, self.db, &[], &commands, protocol, &mut observe).await?;
+        let ran = keyspace::batch(shared, self.db, &[], &requests, protocol, &mut observe).await?;
         match ran {
             Value::Array(replies) => {
                 for reply in &replies {
@@ -82,7 +86,7 @@ impl Pipeline {
             // Faults were idle when the commands were gathered; one armed since fails
             // the whole step, and each command gets its error.
             error => {
-                for _ in &commands {
+                for _ in &requests {
                     encode_in(protocol, &error, out);
                 }
             }

@@ -19,7 +19,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use lock_memory::{Delivery, MemoryBackend};
 
-use crate::clients::Registry;
+use crate::state::clients::Registry;
 
 /// How one client tracks (`CLIENT TRACKING ON …`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 use std::sync::RwLock;
 use std::time::Duration;
 
-use crate::options::ServerOptions;
+use crate::state::options::ServerOptions;
 
 /// How `CONFIG SET` treats a parameter.
 #[derive(Clone, Copy, Debug)]
@@ -154,7 +154,7 @@ impl Config {
                 "list-compress-depth" => "0".into(),
                 "busy-reply-threshold" => options.script_time_limit.as_millis().to_string(),
                 "maxclients" => options.max_clients.to_string(),
-                "databases" => crate::options::DATABASES.to_string(),
+                "databases" => crate::state::options::DATABASES.to_string(),
                 "port" => port.to_string(),
                 "bind" => options.bind.to_string(),
                 "requirepass" => options.requirepass.clone().unwrap_or_default(),
@@ -246,7 +246,7 @@ impl Config {
     /// a duplicate is the answer), and only then are the values checked.
     pub(crate) fn set(&self, pairs: &[Vec<u8>]) -> Result<(), String> {
         if pairs.is_empty() || pairs.len() % 2 != 0 {
-            return Err(super::commands::SYNTAX_ERROR.into());
+            return Err(crate::protocol::args::SYNTAX_ERROR.into());
         }
         let failed = |name: &str, why: &str| {
             format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
@@ -282,9 +282,10 @@ impl Config {
                 // Immutable parameters were refused above.
                 Change::Fixed | Change::Immutable => {}
                 Change::Integer { min, max } => {
-                    let number = super::commands::integer(value.as_bytes()).ok_or_else(|| {
-                        failed(name, "argument couldn't be parsed into an integer")
-                    })?;
+                    let number =
+                        crate::protocol::args::integer(value.as_bytes()).ok_or_else(|| {
+                            failed(name, "argument couldn't be parsed into an integer")
+                        })?;
                     if !(min..=max).contains(&number) {
                         return Err(failed(
                             name,

@@ -3,7 +3,8 @@
 
 use lock_core::{ErrorKind, Value};
 
-use crate::commands::numbers::format_double;
+use crate::protocol::numbers::format_double;
+use crate::protocol::request::Request;
 
 /// A command's answer, with how the connection must write it.
 #[derive(Debug, PartialEq)]
@@ -17,7 +18,7 @@ pub(crate) enum Reply {
     WithEvents(Vec<Value>, Vec<(usize, Value)>),
     /// The command found nothing and may wait for it: the connection blocks on it
     /// (BLPOP outside MULTI).
-    Block(Vec<Vec<u8>>),
+    Block(Request),
 }
 
 impl From<Value> for Reply {

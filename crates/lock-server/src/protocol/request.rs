@@ -11,10 +11,24 @@ const MAX_MULTIBULK: i64 = i32::MAX as i64;
 const UNAUTHENTICATED_MULTIBULK: i64 = 10;
 const UNAUTHENTICATED_BULK: i64 = 16_384;
 
-use crate::commands::integer;
+use super::args::integer;
 
-/// A request's arguments and how many bytes of the buffer it used.
-pub(crate) type Request = (Vec<Vec<u8>>, usize);
+/// A frame's arguments and how many bytes of the buffer it used.
+pub(crate) type Frame = (Vec<Vec<u8>>, usize);
+
+/// A command's place in the server's command table: the table is looked up once per
+/// request, by the connection, and every later step (a pipeline, MULTI's queue, a blocked
+/// client's retry) reaches the command through this index instead of its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CommandId(pub(crate) u16);
+
+/// A request for a command the server knows: which one, and its arguments (the name
+/// first, as the client sent it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Request {
+    pub(crate) command: CommandId,
+    pub(crate) args: Vec<Vec<u8>>,
+}
 
 /// A request that cannot be read: the reply text, after which the connection closes.
 #[derive(Debug, PartialEq, Eq)]
@@ -26,7 +40,7 @@ fn protocol_error(what: impl std::fmt::Display) -> ProtocolError {
 
 /// One request read from the front of `buffer`: its arguments (empty for a blank line or
 /// `*0`, which Redis skips) and how many bytes it used. `Ok(None)`: more bytes needed.
-pub(crate) fn parse(buffer: &[u8], authenticated: bool) -> Result<Option<Request>, ProtocolError> {
+pub(crate) fn parse(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, ProtocolError> {
     match buffer.first() {
         None => Ok(None),
         Some(b'*') => parse_multibulk(buffer, authenticated),
@@ -60,7 +74,7 @@ fn line(buffer: &[u8], from: usize) -> Line<'_> {
     }
 }
 
-fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Request>, ProtocolError> {
+fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, ProtocolError> {
     let (count_line, mut at) = match line(buffer, 0) {
         Line::Read(text, next) => (text, next),
         Line::NoCr if buffer.len() > INLINE_MAX => {
@@ -114,7 +128,7 @@ fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Request>
     Ok(Some((args, at)))
 }
 
-fn parse_inline(buffer: &[u8]) -> Result<Option<Request>, ProtocolError> {
+fn parse_inline(buffer: &[u8]) -> Result<Option<Frame>, ProtocolError> {
     let Some(newline) = c_strchr(buffer, 0, b'\n') else {
         if buffer.len() > INLINE_MAX {
             return Err(protocol_error("too big inline request"));

@@ -8,21 +8,14 @@
 use lock_core::Value;
 use lock_memory::WatchMark;
 
-use super::{dispatch, keyspace, ok};
-use crate::client::{Client, Queued, Watched};
-use crate::options::DATABASES;
-use crate::reply::{Hangup, Reply};
-use crate::shared::Shared;
-
-/// The transaction commands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Transaction {
-    Multi,
-    Exec,
-    Discard,
-    Watch,
-    Unwatch,
-}
+use super::{caching, dispatch, keyspace};
+use crate::protocol::args::ok;
+use crate::protocol::reply::{Hangup, Reply};
+use crate::protocol::request::Request;
+use crate::state::client::{Client, Queued, Watched};
+use crate::state::options::DATABASES;
+use crate::state::shared::Shared;
+use crate::table::{self, Transaction, command_keys};
 
 /// Runs `which` for `client` (its arity already checked).
 pub(crate) async fn run(
@@ -62,10 +55,10 @@ pub(crate) async fn run(
     })
 }
 
-/// Queues `args` (a known command of the right arity) in the open transaction.
-pub(crate) fn queue(client: &mut Client, args: Vec<Vec<u8>>) -> Value {
+/// Queues `request` (a known command of the right arity) in the open transaction.
+pub(crate) fn queue(client: &mut Client, request: Request) -> Value {
     if let Some(queued) = client.transaction.as_mut() {
-        queued.commands.push(args);
+        queued.commands.push(request);
     }
     Value::Status("QUEUED".into())
 }
@@ -82,11 +75,11 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
     let watches = marks_of(&here, db);
     // A cluster node runs a transaction only if all of it is in one slot; otherwise it
     // discards it whole.
-    if shared.options.cluster && super::cluster::transaction_spans_slots(&queued.commands) {
+    if shared.options.cluster && command_keys::transaction_spans_slots(&queued.commands) {
         if !watches.is_empty() {
             keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await?;
         }
-        return Ok(Value::Error(super::cluster::CROSSSLOT.into()).into());
+        return Ok(Value::Error(command_keys::CROSSSLOT.into()).into());
     }
     if queued.refused || broken_elsewhere {
         if !watches.is_empty() {
@@ -103,7 +96,7 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
     let all_keyspace = queued
         .commands
         .iter()
-        .all(|command| super::lookup(&command[0]).is_some_and(super::Command::on_keyspace));
+        .all(|request| table::command(request.command).on_keyspace());
     if all_keyspace {
         let subscriptions = &mut client.subscriptions;
         let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
@@ -129,8 +122,15 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
     }
     remember_reads(shared, client, &queued.commands);
     let mut replies = Vec::new();
-    for command in queued.commands {
-        let ran = Box::pin(dispatch::execute(shared, client, command, false)).await?;
+    for request in queued.commands {
+        let ran = Box::pin(dispatch::execute(
+            shared,
+            client,
+            Some(request.command),
+            request.args,
+            false,
+        ))
+        .await?;
         client.subscriptions.drain_into(replies.len(), &mut events);
         replies.extend(ran.into_iter().map(|reply| match reply {
             Reply::Value(value) => value,
@@ -143,9 +143,9 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
 
 /// Client-side caching remembers the keys a transaction's commands read, as if each had
 /// been sent alone.
-fn remember_reads(shared: &Shared, client: &Client, commands: &[Vec<Vec<u8>>]) {
-    for command in commands {
-        super::caching::remember_reads(shared, client, command);
+fn remember_reads(shared: &Shared, client: &Client, requests: &[Request]) {
+    for request in requests {
+        caching::remember_reads(shared, client, request.command, &request.args);
     }
 }
 

@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 use lock_memory::WatchMark;
 use tokio::sync::Notify;
 
-use crate::commands::pubsub::Subscriptions;
-use crate::reply::Protocol;
+use super::subscriptions::Subscriptions;
+use crate::protocol::reply::Protocol;
+use crate::protocol::request::Request;
 
 /// One client connection's state.
 #[derive(Debug)]
@@ -159,7 +160,7 @@ pub(crate) struct Watched {
 /// A MULTI block being queued.
 #[derive(Debug, Default)]
 pub(crate) struct Queued {
-    pub(crate) commands: Vec<Vec<Vec<u8>>>,
+    pub(crate) commands: Vec<Request>,
     pub(crate) refused: bool,
 }
 

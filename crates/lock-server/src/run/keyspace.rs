@@ -4,9 +4,14 @@
 use lock_core::Value;
 use lock_memory::{Databases, Keyspace, MemoryBackend, WatchMark};
 
-use super::{Command, Context, Flags, Kind, lookup, wrong_arity};
-use crate::reply::{Hangup, Protocol, from_store};
-use crate::shared::Shared;
+use super::blocked;
+use crate::commands::keys::{copy_across, spans_databases};
+use crate::protocol::args::wrong_arity;
+use crate::protocol::reply::{Hangup, Protocol, from_store};
+use crate::protocol::request::Request;
+use crate::state::context::Context;
+use crate::state::shared::Shared;
+use crate::table::{self, Command, Flags, Kind};
 
 /// Runs the keyspace command `command` (its name is `args[0]`) on `store`: its reply.
 pub(crate) fn run(
@@ -24,7 +29,7 @@ pub(crate) fn run(
         _ => return Value::Error("ERR unknown command".into()),
     };
     if touches(command) {
-        for key in super::cluster::keys_of(command, args) {
+        for key in table::command_keys::keys_of(command, args) {
             store.access(key);
         }
     }
@@ -40,13 +45,25 @@ fn touches(command: &Command) -> bool {
     )
 }
 
-/// [`run`] for a command given by its arguments alone.
-fn run_args(store: &mut dyn Keyspace, args: &[Vec<u8>], context: Context) -> Value {
+/// [`run`] for a command and its arguments as they arrived.
+fn run_owned(
+    store: &mut dyn Keyspace,
+    command: &Command,
+    args: &[Vec<u8>],
+    context: Context,
+) -> Value {
     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-    match lookup(args[0]) {
-        Some(command) => run(store, command, &args, context),
-        None => Value::Error("ERR unknown command".into()),
-    }
+    run(store, command, &args, context)
+}
+
+/// [`run`] for a request.
+fn run_request(store: &mut dyn Keyspace, request: &Request, context: Context) -> Value {
+    run_owned(
+        store,
+        table::command(request.command),
+        &request.args,
+        context,
+    )
 }
 
 /// What a command run for a client in database `db`, speaking `protocol`, knows.
@@ -64,20 +81,20 @@ pub(crate) fn context(shared: &Shared, db: usize, protocol: Protocol) -> Context
 pub(crate) async fn one(
     shared: &Shared,
     db: usize,
-    command: &Command,
-    args: &[Vec<u8>],
+    request: &Request,
     protocol: Protocol,
 ) -> Result<Value, Hangup> {
+    let command = table::command(request.command);
     if let Kind::Reply(answer) = command.kind {
-        let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+        let args: Vec<&[u8]> = request.args.iter().map(Vec::as_slice).collect();
         return Ok(answer(&args).unwrap_or_else(Value::Error));
     }
-    if super::keys::spans_databases(args, db) {
-        return across(shared, db, args, protocol).await;
+    if spans_databases(&request.args, db) {
+        return across(shared, db, request, protocol).await;
     }
-    let reply = unserved(shared, db, args, protocol).await;
+    let reply = unserved(shared, db, request, protocol).await;
     if command.flags.has(Flags::WRITE) {
-        crate::blocking::serve(shared, db).await;
+        blocked::serve(shared, db).await;
     }
     reply
 }
@@ -87,17 +104,16 @@ pub(crate) async fn one(
 async fn across(
     shared: &Shared,
     db: usize,
-    args: &[Vec<u8>],
+    request: &Request,
     protocol: Protocol,
 ) -> Result<Value, Hangup> {
     let context = context(shared, db, protocol);
+    let command = table::command(request.command);
     let ran = MemoryBackend::atomically_across(shared.dbs(), db, |databases| {
-        run_across(databases, args, context)
+        run_across(databases, command, &request.args, context)
     })
     .await;
-    for index in 0..shared.dbs().len() {
-        crate::blocking::serve(shared, index).await;
-    }
+    blocked::serve_all(shared).await;
     from_store(ran)
 }
 
@@ -105,15 +121,16 @@ async fn across(
 /// anything else in the one database.
 pub(crate) fn run_across(
     databases: &mut Databases<'_>,
+    command: &Command,
     args: &[Vec<u8>],
     context: Context,
 ) -> Value {
-    if super::keys::spans_databases(args, context.db) {
+    if spans_databases(args, context.db) {
         let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        return super::keys::copy_across(databases, context.db, &args).unwrap_or_else(Value::Error);
+        return copy_across(databases, context.db, &args).unwrap_or_else(Value::Error);
     }
     match databases.get(context.db) {
-        Some(store) => run_args(store, args, context),
+        Some(store) => run_owned(store, command, args, context),
         None => Value::Error("ERR DB index is out of range".into()),
     }
 }
@@ -122,14 +139,14 @@ pub(crate) fn run_across(
 pub(crate) async fn unserved(
     shared: &Shared,
     db: usize,
-    args: &[Vec<u8>],
+    request: &Request,
     protocol: Protocol,
 ) -> Result<Value, Hangup> {
     let context = context(shared, db, protocol);
     from_store(
         shared
             .db(db)
-            .atomically(|store| run_args(store, args, context))
+            .atomically(|store| run_request(store, request, context))
             .await,
     )
 }
@@ -139,16 +156,18 @@ pub(crate) async fn unserved(
 pub(crate) async fn retry_blocked(
     shared: &Shared,
     db: usize,
-    args: &[Vec<u8>],
+    request: &Request,
     protocol: Protocol,
 ) -> Result<(Value, bool), Hangup> {
     let context = context(shared, db, protocol);
     let ran = shared
         .db(db)
         .atomically(|store| {
-            let reply = run_args(store, args, context);
+            let reply = run_request(store, request, context);
             let source_is_list = matches!(&reply, Value::Error(_))
-                && store.key_type(&args[1]).is_ok_and(|kind| kind == "list");
+                && store
+                    .key_type(&request.args[1])
+                    .is_ok_and(|kind| kind == "list");
             (reply, source_is_list)
         })
         .await;
@@ -166,15 +185,15 @@ pub(crate) async fn batch(
     shared: &Shared,
     db: usize,
     watches: &[(&[u8], WatchMark)],
-    commands: &[Vec<Vec<u8>>],
+    requests: &[Request],
     protocol: Protocol,
     after_each: &mut (dyn FnMut(usize) + Send),
 ) -> Result<Value, Hangup> {
     let context = context(shared, db, protocol);
     let database = shared.db(db);
-    let spans = commands
+    let spans = requests
         .iter()
-        .any(|command| super::keys::spans_databases(command, db));
+        .any(|request| spans_databases(&request.args, db));
     let ran = if spans {
         // A block with a COPY to another database has every database in its step.
         MemoryBackend::atomically_across(shared.dbs(), db, |databases| {
@@ -184,9 +203,10 @@ pub(crate) async fn batch(
             if !watches_hold(store, watches) {
                 return Value::NilArray;
             }
-            let mut replies = Vec::with_capacity(commands.len());
-            for (index, command) in commands.iter().enumerate() {
-                replies.push(run_across(databases, command, context));
+            let mut replies = Vec::with_capacity(requests.len());
+            for (index, request) in requests.iter().enumerate() {
+                let command = table::command(request.command);
+                replies.push(run_across(databases, command, &request.args, context));
                 after_each(index);
             }
             Value::Array(replies)
@@ -198,9 +218,9 @@ pub(crate) async fn batch(
                 if !watches_hold(store, watches) {
                     return Value::NilArray;
                 }
-                let mut replies = Vec::with_capacity(commands.len());
-                for (index, command) in commands.iter().enumerate() {
-                    replies.push(run_args(store, command, context));
+                let mut replies = Vec::with_capacity(requests.len());
+                for (index, request) in requests.iter().enumerate() {
+                    replies.push(run_request(store, request, context));
                     after_each(index);
                 }
                 Value::Array(replies)
@@ -214,11 +234,9 @@ pub(crate) async fn batch(
         database.unwatch(&keys);
     }
     if spans {
-        for index in 0..shared.dbs().len() {
-            crate::blocking::serve(shared, index).await;
-        }
-    } else if !commands.is_empty() {
-        crate::blocking::serve(shared, db).await;
+        blocked::serve_all(shared).await;
+    } else if !requests.is_empty() {
+        blocked::serve(shared, db).await;
     }
     from_store(ran)
 }

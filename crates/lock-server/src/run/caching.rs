@@ -4,14 +4,16 @@
 
 use lock_core::Value;
 
-use super::{cluster, introspection, lookup, pubsub};
-use crate::client::Client;
-use crate::shared::Shared;
+use crate::protocol::request::CommandId;
+use crate::state::client::Client;
+use crate::state::shared::Shared;
+use crate::state::subscriptions::delivered;
+use crate::table::{self, command_keys, introspection};
 
 /// After `args` ran for `client`: if it tracks in default mode (and OPTIN/OPTOUT with
 /// CLIENT CACHING let this command count), the keys a read-only command named, or a
 /// script's declared keys when the script ran a read-only command.
-pub(crate) fn remember_reads(shared: &Shared, client: &Client, args: &[Vec<u8>]) {
+pub(crate) fn remember_reads(shared: &Shared, client: &Client, id: CommandId, args: &[Vec<u8>]) {
     if !client.tracks {
         return;
     }
@@ -21,14 +23,12 @@ pub(crate) fn remember_reads(shared: &Shared, client: &Client, args: &[Vec<u8>])
     if mode.bcast || (mode.optin && !client.caching) || (mode.optout && client.caching) {
         return;
     }
-    let Some(command) = lookup(&args[0]) else {
-        return;
-    };
+    let command = table::command(id);
     let script = matches!(command.name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro");
     if (script && client.script_read) || (!script && introspection::reads_keys(command.name)) {
         shared
             .tracking
-            .remember(client.id, cluster::keys_of(command, args));
+            .remember(client.id, command_keys::keys_of(command, args));
     }
 }
 
@@ -43,8 +43,6 @@ pub(crate) fn invalidations(shared: &Shared, client: &Client) -> Vec<Value> {
         .tracking
         .invalidate(client.id, shared.dbs(), &shared.registry)
         .into_iter()
-        .filter_map(|delivery| {
-            pubsub::delivered(delivery, client.protocol, client.subscriptions.active())
-        })
+        .filter_map(|delivery| delivered(delivery, client.protocol, client.subscriptions.active()))
         .collect()
 }

@@ -7,13 +7,13 @@ use std::time::Instant;
 use lock_core::Clock;
 use lock_memory::MemoryBackend;
 
-use crate::blocking::Blocked;
-use crate::clients::Registry;
-use crate::config::Config;
-use crate::lua::Engine;
-use crate::options::{DATABASES, ServerOptions};
-use crate::stats::Stats;
-use crate::tracking::Tracking;
+use super::blocked::Blocked;
+use super::clients::Registry;
+use super::config::Config;
+use super::options::{DATABASES, ServerOptions};
+use super::scripts::ScriptEngine;
+use super::stats::Stats;
+use super::tracking::Tracking;
 
 /// The state of one server, shared by its connections.
 #[derive(Debug)]
@@ -24,8 +24,8 @@ pub(crate) struct Shared {
     /// Every database's clock: `NXLOCK.FASTFORWARD` moves it.
     pub(crate) clock: Clock,
     dbs: Vec<MemoryBackend>,
-    /// The Lua interpreter and script cache, shared by all databases as in Redis.
-    pub(crate) lua: Engine,
+    /// The script interpreter and cache, shared by all databases as in Redis.
+    pub(crate) scripts: Box<dyn ScriptEngine>,
     /// `CONFIG GET/SET`.
     pub(crate) config: Config,
     /// Clients waiting in BLPOP.
@@ -47,7 +47,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(options: ServerOptions, port: u16, lua: Engine) -> Self {
+    pub(crate) fn new(options: ServerOptions, port: u16, scripts: Box<dyn ScriptEngine>) -> Self {
         let clock = Clock::system();
         let first = MemoryBackend::with_clock(clock.clone());
         // Pub/sub is not per database in Redis: every database shares the first's.
@@ -61,7 +61,7 @@ impl Shared {
             port,
             clock,
             dbs,
-            lua,
+            scripts,
             blocked: Blocked::default(),
             clients: AtomicUsize::new(0),
             next_client_id: AtomicU64::new(1),

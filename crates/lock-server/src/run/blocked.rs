@@ -1,0 +1,93 @@
+//! Serving blocked clients: whenever a command may have pushed to their database, the
+//! clients blocked there (oldest first) run their command again, and those it now finds
+//! something for get their reply.
+
+use lock_core::Value;
+
+use super::keyspace;
+use crate::commands::lists;
+use crate::protocol::reply::Protocol;
+use crate::protocol::request::Request;
+use crate::state::shared::Shared;
+use crate::table;
+
+/// Hands elements pushed to database `db` to the clients blocked on them, if any wait.
+pub(crate) async fn serve(shared: &Shared, db: usize) {
+    if shared.blocked.any() {
+        serve_line(shared, db).await;
+    }
+}
+
+/// Serves every database's blocked clients (after a command that may span databases).
+pub(crate) async fn serve_all(shared: &Shared) {
+    for index in 0..shared.dbs().len() {
+        serve(shared, index).await;
+    }
+}
+
+/// Undoes what the blocking `request` did for a client that has gone before its reply
+/// (`popped`) could be written.
+pub(crate) async fn unpop(shared: &Shared, db: usize, request: &Request, popped: &Value) {
+    let Some(undo) = lists::undo(&request.args, popped) else {
+        return;
+    };
+    let Some(command) = table::lookup(&undo[0]) else {
+        return;
+    };
+    let undo = Request {
+        command,
+        args: undo,
+    };
+    // A fault injected here would lose the element, as a crash of Redis would.
+    let _ = keyspace::unserved(shared, db, &undo, Protocol::Resp2).await;
+}
+
+/// Whether a blocking command's reply means it found nothing (and so waits).
+pub(crate) fn found_nothing(reply: &Value) -> bool {
+    matches!(reply, Value::Nil | Value::NilArray)
+}
+
+/// Serves the waiters of database `db`, oldest first, while their lists have elements.
+async fn serve_line(shared: &Shared, db: usize) {
+    let mut line = shared.blocked.line().await;
+    let mut index = 0;
+    while let Some(waiter) = line.get(index) {
+        if waiter.db != db || waiter.reply.is_closed() {
+            index += 1;
+            continue;
+        }
+        let tried = keyspace::retry_blocked(shared, db, &waiter.request, waiter.protocol).await;
+        let reply = match tried {
+            // The source has an element, but the destination of a BLMOVE is not a
+            // list: the client gets WRONGTYPE and stops waiting; the element stays.
+            Ok((reply @ Value::Error(_), true)) => reply,
+            Ok((reply, _)) if !matches!(reply, Value::Error(_)) && !found_nothing(&reply) => reply,
+            // Still empty, or no longer a list: keep waiting, as Redis does.
+            _ => {
+                index += 1;
+                continue;
+            }
+        };
+        let Some(waiter) = line.take(index) else {
+            break;
+        };
+        // A BLMOVE or BRPOPLPUSH pushed what it popped: an older waiter skipped above may
+        // be waiting on its destination, and is served in this same turn, as Redis serves
+        // the keys that serving made ready.
+        if moves(&waiter.request) {
+            index = 0;
+        }
+        if let Err(reply) = waiter.reply.send(reply) {
+            // The client went away between the check and the send: put it back.
+            unpop(shared, db, &waiter.request, &reply).await;
+        }
+    }
+}
+
+/// Whether a blocking command pushes what it pops (BLMOVE, BRPOPLPUSH).
+fn moves(request: &Request) -> bool {
+    matches!(
+        table::command(request.command).name,
+        "blmove" | "brpoplpush"
+    )
+}

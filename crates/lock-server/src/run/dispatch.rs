@@ -1,0 +1,95 @@
+//! Running one request: authentication, the subscribed mode's restrictions, MULTI's
+//! queue and arity, then the command's own code by its [`Kind`].
+
+use lock_core::Value;
+
+use super::{blocked, keyspace, scripting, transaction};
+use crate::commands::connection::Connection;
+use crate::commands::{admin, connection, pubsub};
+use crate::protocol::args::{unknown_command, wrong_arity};
+use crate::protocol::reply::{Hangup, Reply};
+use crate::protocol::request::{CommandId, Request};
+use crate::state::client::Client;
+use crate::state::shared::Shared;
+use crate::table::{self, Flags, Kind, command_keys};
+
+/// Runs one request for `client`, its command found in the table already (`None`: the
+/// server has no command of that name). Most have one reply, (UN)SUBSCRIBE one per
+/// channel. A blocking command that finds nothing answers [`Reply::Block`] when
+/// `may_block` (a client's own request, not one inside EXEC) and no MULTI is open.
+pub(crate) async fn execute(
+    shared: &Shared,
+    client: &mut Client,
+    found: Option<CommandId>,
+    args: Vec<Vec<u8>>,
+    may_block: bool,
+) -> Result<Vec<Reply>, Hangup> {
+    let command = found.map(table::command);
+    if !client.authenticated && !command.is_some_and(|c| c.flags.has(Flags::NO_AUTH)) {
+        return one(Value::Error("NOAUTH Authentication required.".into()));
+    }
+    if client.restricted() && !command.is_some_and(|c| c.flags.has(Flags::PUBSUB)) {
+        return one(match command {
+            None => unknown_command(&args),
+            Some(command) => Value::Error(format!(
+                "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                command.name
+            )),
+        });
+    }
+    let refusal = match command {
+        None => Some(unknown_command(&args)),
+        Some(command) if !command.arity_ok(args.len()) => Some(wrong_arity(command.name)),
+        Some(command) if shared.options.cluster && command_keys::cross_slot(command, &args) => {
+            Some(Value::Error(command_keys::CROSSSLOT.into()))
+        }
+        Some(_) => None,
+    };
+    if let Some(refusal) = refusal {
+        // A refused command inside MULTI makes EXEC abort, as in Redis.
+        if let Some(queued) = client.transaction.as_mut() {
+            queued.refused = true;
+        }
+        return one(refusal);
+    }
+    // Both are known: an unknown name was refused above.
+    let (Some(id), Some(command)) = (found, command) else {
+        return one(unknown_command(&args));
+    };
+    let request = Request { command: id, args };
+    if client.transaction.is_some() && !command.flags.has(Flags::NO_MULTI) {
+        return one(transaction::queue(client, request));
+    }
+    let db = client.db;
+    let args = &request.args;
+    let reply = match command.kind {
+        Kind::Reply(_) if client.restricted() => pubsub::subscribed_ping(args).into(),
+        Kind::Keyspace(_) | Kind::Reply(_) => {
+            match keyspace::one(shared, db, &request, client.protocol).await? {
+                reply
+                    if may_block
+                        && command.flags.has(Flags::BLOCKING)
+                        && blocked::found_nothing(&reply) =>
+                {
+                    Reply::Block(request)
+                }
+                value => value.into(),
+            }
+        }
+        Kind::Connection(which) => {
+            if which == Connection::Reset {
+                transaction::release_watches(shared, client, None).await?;
+            }
+            connection::run(shared, client, which, args).into()
+        }
+        Kind::Admin(which) => admin::run(shared, which, args).into(),
+        Kind::Scripting(which) => scripting::run(shared, client, which, args).await?.into(),
+        Kind::PubSub(which) => return Ok(pubsub::run(shared, client, which, args).await),
+        Kind::Transaction(which) => transaction::run(shared, client, which, args).await?,
+    };
+    Ok(vec![reply])
+}
+
+fn one(value: Value) -> Result<Vec<Reply>, Hangup> {
+    Ok(vec![value.into()])
+}

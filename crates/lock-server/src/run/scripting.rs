@@ -1,0 +1,204 @@
+//! EVAL, EVALSHA, their read-only forms, and SCRIPT LOAD/EXISTS/FLUSH; and what a
+//! script's `redis.call` runs: the engine hands each call here ([`script_command`]), where
+//! it is checked against the command table as Redis checks it and run on the keyspace.
+
+use lock_core::Value;
+use lock_memory::{Databases, MemoryBackend};
+
+use super::{blocked, keyspace};
+use crate::commands::connection;
+use crate::protocol::args::{NOT_AN_INTEGER, integer, wrong_arity};
+use crate::protocol::reply::{Hangup, Protocol, from_store};
+use crate::state::client::Client;
+use crate::state::context::Context;
+use crate::state::scripts::{RunLimits, ScriptCall};
+use crate::state::shared::Shared;
+use crate::table::{self, Flags, Scripting, command_keys, introspection};
+
+/// Runs `which` (its arity already checked).
+pub(crate) async fn run(
+    shared: &Shared,
+    client: &mut Client,
+    which: Scripting,
+    args: &[Vec<u8>],
+) -> Result<Value, Hangup> {
+    let (by_sha, read_only) = match which {
+        Scripting::Script => return Ok(script(shared, args)),
+        Scripting::Eval => (false, false),
+        Scripting::EvalSha => (true, false),
+        Scripting::EvalRo => (false, true),
+        Scripting::EvalShaRo => (true, true),
+    };
+    let Some(numkeys) = integer(&args[2]) else {
+        return Ok(Value::Error(NOT_AN_INTEGER.into()));
+    };
+    if numkeys < 0 {
+        return Ok(Value::Error("ERR Number of keys can't be negative".into()));
+    }
+    let numkeys = numkeys as usize;
+    if numkeys > args.len() - 3 {
+        return Ok(Value::Error(
+            "ERR Number of keys can't be greater than number of args".into(),
+        ));
+    }
+    let sha = if by_sha {
+        let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+        if !shared.scripts.exists(&sha) {
+            return Ok(Value::Error(
+                "NOSCRIPT No matching script. Please use EVAL.".into(),
+            ));
+        }
+        sha
+    } else {
+        match shared.scripts.load(&args[1]) {
+            Ok(sha) => sha,
+            Err(text) => return Ok(Value::Error(text)),
+        }
+    };
+    if read_only && shared.scripts.refuses_read_only(&sha) {
+        return Ok(Value::Error(
+            "ERR Can not execute a script with write flag using *_ro command.".into(),
+        ));
+    }
+    let keys: Vec<&[u8]> = args[3..3 + numkeys].iter().map(Vec::as_slice).collect();
+    let argv: Vec<&[u8]> = args[3 + numkeys..].iter().map(Vec::as_slice).collect();
+    let db = client.db;
+    let limits = RunLimits {
+        read_only,
+        time_limit: shared.config.script_time_limit(),
+    };
+    let context = keyspace::context(shared, db, client.protocol);
+    // Every database is in the script's atomic step: it may SELECT another.
+    let ran = MemoryBackend::atomically_across(shared.dbs(), db, |databases| {
+        let mut script = ScriptState {
+            databases,
+            context,
+            read: false,
+        };
+        let reply = shared.scripts.run(&sha, &keys, &argv, limits, &mut |call| {
+            script_command(&mut script, call)
+        });
+        client.script_read = script.read;
+        reply
+    })
+    .await;
+    blocked::serve_all(shared).await;
+    from_store(ran)
+}
+
+/// What a running script's commands share.
+struct ScriptState<'a, 'd> {
+    /// Every database: a script may SELECT another.
+    databases: &'a mut Databases<'d>,
+    /// Its `db` is the database the script works in now (`SELECT` changes it).
+    context: Context,
+    /// Whether a read-only command ran: a tracking caller then tracks the script's KEYS.
+    read: bool,
+}
+
+/// One `redis.call` of a script: checked in Redis's order (known, arity, allowed in
+/// scripts, cluster slots, writes), then run on the keyspace.
+fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<'_>) -> Value {
+    let args = call.args;
+    let Some(command) = table::named(&args[0]) else {
+        return error("ERR Unknown Redis command called from script");
+    };
+    if !command.arity_ok(args.len()) {
+        return error("ERR Wrong number of args calling Redis command from script");
+    }
+    // Redis looks subcommands up as commands of their own.
+    if let Some(arity) = subcommand_arity(command.name, args) {
+        match arity {
+            None => return error("ERR Unknown Redis command called from script"),
+            Some(arity) if arity != args.len() => {
+                return error("ERR Wrong number of args calling Redis command from script");
+            }
+            Some(_) => {}
+        }
+    }
+    if command.flags.has(Flags::NOSCRIPT) {
+        return error("ERR This Redis command is not allowed from script");
+    }
+    // As in Redis 7, SELECT moves the script to another database, not its client.
+    if command.name == "select" {
+        return match connection::select_index(&args[1], script.context.cluster) {
+            Ok(db) => {
+                script.context.db = db;
+                Value::Status("OK".into())
+            }
+            Err(text) => error(text),
+        };
+    }
+    if !command.on_keyspace() {
+        return Value::Error(format!(
+            "ERR nxlock serve cannot run '{}' from a script",
+            command.name
+        ));
+    }
+    if script.context.cluster && command_keys::cross_slot(command, args) {
+        return error(command_keys::NON_LOCAL);
+    }
+    if call.read_only && command.flags.has(Flags::WRITE) {
+        return error("ERR Write commands are not allowed from read-only scripts.");
+    }
+    let context = Context {
+        protocol: if call.resp == 3 {
+            Protocol::Resp3
+        } else {
+            Protocol::Resp2
+        },
+        ..script.context
+    };
+    script.read |= introspection::reads_keys(command.name);
+    keyspace::run_across(script.databases, command, args, context)
+}
+
+fn error(text: &str) -> Value {
+    Value::Error(text.into())
+}
+
+fn script(shared: &Shared, args: &[Vec<u8>]) -> Value {
+    let sub = args[1].to_ascii_lowercase();
+    let arity_error = || wrong_arity(&format!("script|{}", String::from_utf8_lossy(&sub)));
+    match sub.as_slice() {
+        b"load" if args.len() == 3 => match shared.scripts.load(&args[2]) {
+            Ok(sha) => Value::Data(sha.into_bytes()),
+            Err(text) => Value::Error(text),
+        },
+        b"exists" if args.len() >= 3 => Value::Array(
+            args[2..]
+                .iter()
+                .map(|sha| Value::Int(shared.scripts.exists(&String::from_utf8_lossy(sha)).into()))
+                .collect(),
+        ),
+        b"flush" if args.len() <= 3 => {
+            let mode = args.get(2).map(|m| m.to_ascii_lowercase());
+            match mode.as_deref() {
+                None | Some(b"async") | Some(b"sync") => {
+                    shared.scripts.flush();
+                    Value::Status("OK".into())
+                }
+                Some(_) => Value::Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option".into()),
+            }
+        }
+        b"load" | b"exists" | b"flush" => arity_error(),
+        _ => Value::Error(format!(
+            "ERR unknown subcommand '{}'. Try SCRIPT HELP.",
+            String::from_utf8_lossy(&args[1])
+        )),
+    }
+}
+
+/// For a command with subcommands that runs in scripts (OBJECT): the subcommand's
+/// arity, `None` inside when there is no such subcommand.
+fn subcommand_arity(name: &str, args: &[Vec<u8>]) -> Option<Option<usize>> {
+    if name != "object" {
+        return None;
+    }
+    let sub = args[1].to_ascii_lowercase();
+    Some(match sub.as_slice() {
+        b"help" => Some(2),
+        b"encoding" | b"refcount" | b"idletime" | b"freq" => Some(3),
+        _ => None,
+    })
+}

@@ -1,0 +1,67 @@
+//! The script engine as the state sees it: the server holds one, shared by every
+//! database as in Redis, but the engine itself (Lua, a layer above) is handed in when the
+//! server starts. It reaches the server's commands only through the callback each run is
+//! given, so it knows nothing of the command table or the keyspace.
+
+use std::time::Duration;
+
+use lock_core::Value;
+
+/// What a script may do while it runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunLimits {
+    /// EVAL_RO / EVALSHA_RO.
+    pub(crate) read_only: bool,
+    /// Redis would answer BUSY past this; a test double stops the script instead.
+    pub(crate) time_limit: Duration,
+}
+
+/// One `redis.call` or `redis.pcall` of a running script.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ScriptCall<'a> {
+    /// The command's arguments, its name first.
+    pub(crate) args: &'a [Vec<u8>],
+    /// The RESP version the script chose with `redis.setresp` (2 or 3).
+    pub(crate) resp: u8,
+    /// Whether the script may not write: run by EVAL_RO, or declared `no-writes`.
+    pub(crate) read_only: bool,
+}
+
+/// What runs a script's commands: the reply to each.
+pub(crate) type CallCommand<'a> = dyn FnMut(ScriptCall<'_>) -> Value + 'a;
+
+/// A script interpreter with its cache of compiled scripts.
+pub(crate) trait ScriptEngine: std::fmt::Debug + Send + Sync {
+    /// Compiles and caches `body` (SCRIPT LOAD, EVAL): its SHA1, or Redis's error text.
+    fn load(&self, body: &[u8]) -> Result<String, String>;
+
+    /// Whether the script `sha` is cached.
+    fn exists(&self, sha: &str) -> bool;
+
+    /// How many scripts are cached (INFO's `number_of_cached_scripts`).
+    fn cached(&self) -> usize;
+
+    /// The bytes of the cached scripts' bodies (INFO's `used_memory_scripts_eval`).
+    fn cached_bytes(&self) -> usize;
+
+    /// How much memory the interpreter uses (INFO's `used_memory_lua`).
+    fn used_memory(&self) -> usize;
+
+    /// Empties the cache (SCRIPT FLUSH).
+    fn flush(&self);
+
+    /// Whether the cached script `sha` may not run under EVAL_RO: Redis refuses a script
+    /// that declares flags without `no-writes` before running it.
+    fn refuses_read_only(&self, sha: &str) -> bool;
+
+    /// Runs the cached script `sha` with `keys` and `args`, each of its commands through
+    /// `call`: the script's reply (NOSCRIPT when it is not cached).
+    fn run(
+        &self,
+        sha: &str,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        limits: RunLimits,
+        call: &mut CallCommand<'_>,
+    ) -> Value;
+}
