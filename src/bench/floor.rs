@@ -14,8 +14,9 @@ use lock_core::{
 use redis::aio::MultiplexedConnection;
 
 use super::BenchError;
+use super::locks::run_clients;
 use super::report::{BenchReport, connection_error};
-use super::workload::{Workload, run_clients};
+use super::workload::Workload;
 
 /// Runs `clients` clients doing hand-written uncontended cycles (each on its own key) on
 /// `url` for `duration`; answers total cycles per second.

@@ -43,10 +43,12 @@ mod counters;
 mod error;
 #[cfg(feature = "redis")]
 mod floor;
+mod locks;
 mod redlock;
 mod report;
 #[cfg(feature = "compare-rslock")]
 mod rslock;
+mod run;
 mod workload;
 
 #[cfg(feature = "compare-rslock")]
@@ -55,10 +57,12 @@ pub use compare::{ComparedReport, FloorReport, Reference};
 pub use error::BenchError;
 #[cfg(feature = "redis")]
 pub use floor::hand_written_floor;
+pub use locks::run_locks;
 #[cfg(feature = "compare-rslock")]
 pub use redlock::run_spawned as run_redlock_spawned;
 pub use redlock::{RedlockReport, Scenario, run_memory as run_redlock_memory};
 pub use report::{BenchReport, Fairness, Latency};
 #[cfg(feature = "compare-rslock")]
 pub use rslock::{RslockGuard, RslockLock, RslockManagers, run_rslock};
-pub use workload::{Algorithm, Waiting, Workload, run, run_locks};
+pub use run::run;
+pub use workload::{Algorithm, Waiting, Workload};

@@ -8,8 +8,8 @@ use lock_core::{CountingBackend, KvBackend, LockName, LockOptions, Redlock, Redl
 use lock_memory::MemoryInstances;
 use serde::Serialize;
 
+use super::locks::{one_per_key, run_clients};
 use super::report::{BenchReport, Fairness, Latency};
-use super::workload::{one_per_key, run_clients};
 use super::{BenchError, Workload};
 
 /// One scenario's figures.

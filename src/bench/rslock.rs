@@ -12,8 +12,9 @@ use lock_core::{
 use rslock::LockManager;
 
 use super::BenchError;
+use super::locks::run_clients;
 use super::report::{BenchReport, connection_error};
-use super::workload::{Workload, run_clients};
+use super::workload::Workload;
 
 /// One rslock lock manager over the given servers, used as rslock's users do: `acquire`
 /// loops over `lock` with rslock's own retries (3 tries, 0-200 ms apart).

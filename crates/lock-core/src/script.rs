@@ -34,31 +34,6 @@ pub trait ScriptContext {
     ) -> Result<bool>;
     /// See [`KvBackend::pttl`](crate::KvBackend::pttl).
     fn pttl(&mut self, key: &[u8]) -> Result<i64>;
-    /// See [`KvBackend::getdel`](crate::KvBackend::getdel).
-    fn getdel(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let _ = key;
-        Err(not_in_this_store("GETDEL"))
-    }
-    /// See [`KvBackend::exists`](crate::KvBackend::exists).
-    fn exists(&mut self, keys: &[&[u8]]) -> Result<i64> {
-        let _ = keys;
-        Err(not_in_this_store("EXISTS"))
-    }
-    /// See [`KvBackend::pexpireat`](crate::KvBackend::pexpireat).
-    fn pexpireat(&mut self, key: &[u8], unix_ms: i64, condition: ExpireCondition) -> Result<bool> {
-        let _ = (key, unix_ms, condition);
-        Err(not_in_this_store("PEXPIREAT"))
-    }
-    /// See [`KvBackend::ttl`](crate::KvBackend::ttl).
-    fn ttl(&mut self, key: &[u8]) -> Result<i64> {
-        let _ = key;
-        Err(not_in_this_store("TTL"))
-    }
-    /// See [`KvBackend::persist`](crate::KvBackend::persist).
-    fn persist(&mut self, key: &[u8]) -> Result<bool> {
-        let _ = key;
-        Err(not_in_this_store("PERSIST"))
-    }
     /// See [`KvBackend::incr`](crate::KvBackend::incr).
     fn incr(&mut self, key: &[u8]) -> Result<i64>;
     /// `PUBLISH channel message` from inside the script: how many subscriptions received it.

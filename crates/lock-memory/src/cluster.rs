@@ -72,11 +72,6 @@ impl ScriptContext for ClusterScope<'_> {
         fn del(&mut self, keys: &[&[u8]]) -> Result<i64> => keys;
         fn pexpire(&mut self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool> => &[key];
         fn pttl(&mut self, key: &[u8]) -> Result<i64> => &[key];
-        fn getdel(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> => &[key];
-        fn exists(&mut self, keys: &[&[u8]]) -> Result<i64> => keys;
-        fn pexpireat(&mut self, key: &[u8], at: i64, condition: ExpireCondition) -> Result<bool> => &[key];
-        fn ttl(&mut self, key: &[u8]) -> Result<i64> => &[key];
-        fn persist(&mut self, key: &[u8]) -> Result<bool> => &[key];
         fn incr(&mut self, key: &[u8]) -> Result<i64> => &[key];
     }
 

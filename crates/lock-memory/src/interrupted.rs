@@ -59,11 +59,6 @@ impl ScriptContext for Interrupted<'_> {
         fn del(&mut self, keys: &[&[u8]]) -> Result<i64>;
         fn pexpire(&mut self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool>;
         fn pttl(&mut self, key: &[u8]) -> Result<i64>;
-        fn getdel(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>>;
-        fn exists(&mut self, keys: &[&[u8]]) -> Result<i64>;
-        fn pexpireat(&mut self, key: &[u8], at: i64, condition: ExpireCondition) -> Result<bool>;
-        fn ttl(&mut self, key: &[u8]) -> Result<i64>;
-        fn persist(&mut self, key: &[u8]) -> Result<bool>;
         fn incr(&mut self, key: &[u8]) -> Result<i64>;
         fn publish(&mut self, channel: &[u8], message: &[u8]) -> Result<i64>;
     }

@@ -2,7 +2,7 @@
 //! it (`nxlock serve`). Lock code needs only [`ScriptContext`]; a server's commands read
 //! and change typed values ([`Data`]) through this, and keep their own semantics.
 
-use lock_core::{Result, ScriptContext};
+use lock_core::{ExpireCondition, Result, ScriptContext};
 
 use crate::data::Data;
 
@@ -19,6 +19,16 @@ pub struct WatchMark {
 /// [`MemoryBackend::atomically`](crate::MemoryBackend::atomically)): the lock commands of
 /// [`ScriptContext`], and typed access to every key for a server's other commands.
 pub trait Keyspace: ScriptContext {
+    /// `GETDEL key`: the string, deleted.
+    fn getdel(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// `EXISTS key [key ...]`: how many of the keys (repeats counted) are live.
+    fn exists(&mut self, keys: &[&[u8]]) -> Result<i64>;
+    /// `PEXPIREAT key unix-ms [NX|XX|GT|LT]`: whether the expiry was set.
+    fn pexpireat(&mut self, key: &[u8], unix_ms: i64, condition: ExpireCondition) -> Result<bool>;
+    /// `TTL key`: seconds left, rounded, or -1 (no expiry), -2 (no key).
+    fn ttl(&mut self, key: &[u8]) -> Result<i64>;
+    /// `PERSIST key`: whether an expiry was removed.
+    fn persist(&mut self, key: &[u8]) -> Result<bool>;
     /// `TYPE key`: `"string"`, `"list"`, `"hash"`, `"set"`, `"zset"`, or `"none"`.
     fn key_type(&mut self, key: &[u8]) -> Result<&'static str>;
     /// `KEYS pattern`: the live keys matching the glob, in no particular order.

@@ -30,6 +30,7 @@ mod commands;
 mod data;
 mod databases;
 mod dump;
+mod entry;
 mod faults;
 mod glob;
 #[cfg(feature = "conformance")]

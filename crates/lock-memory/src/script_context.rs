@@ -4,8 +4,9 @@
 use lock_core::{ExpireCondition, Result, ScriptContext, SetOptions, SetReply};
 
 use crate::data::Data;
+use crate::entry::Entry;
 use crate::keyspace::{Keyspace, WatchMark};
-use crate::store::{Entry, Store};
+use crate::store::Store;
 
 impl ScriptContext for Store {
     fn set(&mut self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply> {
@@ -43,6 +44,15 @@ impl ScriptContext for Store {
     fn incr(&mut self, key: &[u8]) -> Result<i64> {
         Store::incr(self, key)
     }
+    fn publish(&mut self, channel: &[u8], message: &[u8]) -> Result<i64> {
+        Store::publish(self, channel, message)
+    }
+    fn now_ms(&self) -> i64 {
+        self.now()
+    }
+}
+
+impl Keyspace for Store {
     fn getdel(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Store::getdel(self, key)
     }
@@ -58,15 +68,6 @@ impl ScriptContext for Store {
     fn persist(&mut self, key: &[u8]) -> Result<bool> {
         Store::persist(self, key)
     }
-    fn publish(&mut self, channel: &[u8], message: &[u8]) -> Result<i64> {
-        Store::publish(self, channel, message)
-    }
-    fn now_ms(&self) -> i64 {
-        self.now()
-    }
-}
-
-impl Keyspace for Store {
     fn key_type(&mut self, key: &[u8]) -> Result<&'static str> {
         Store::key_type(self, key)
     }

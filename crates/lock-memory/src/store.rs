@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use hashbrown::hash_map::EntryRef;
 
-use lock_core::{Error, Result, SlotLayout};
+use lock_core::SlotLayout;
 
-use crate::data::Data;
+use crate::entry::Entry;
 use crate::keyspace::WatchMark;
 use crate::pubsub::Channels;
 use crate::replication::{Effect, Stream};
@@ -16,48 +16,6 @@ use parking_lot::Mutex;
 /// untrusted keys, hashing is a large part of a command's cost here, and `entry_ref` finds
 /// or places a borrowed key with one probe.
 type Map<V> = hashbrown::HashMap<Vec<u8>, V>;
-
-/// One stored value and its absolute expiry (Unix ms), if any.
-#[derive(Clone, Debug)]
-pub(crate) struct Entry {
-    pub(crate) value: Data,
-    pub(crate) expires_at: Option<i64>,
-    /// When a command last read or wrote it (Unix ms): `OBJECT IDLETIME`. Stamped when
-    /// stored.
-    pub(crate) accessed: i64,
-}
-
-impl Entry {
-    /// A string value.
-    pub(crate) fn string(value: &[u8], expires_at: Option<i64>) -> Self {
-        Self {
-            value: Data::String(value.to_vec()),
-            expires_at,
-            accessed: 0,
-        }
-    }
-
-    /// The string this entry holds, if it is one.
-    pub(crate) fn into_string(self) -> Option<Vec<u8>> {
-        match self.value {
-            Data::String(bytes) => Some(bytes),
-            _ => None,
-        }
-    }
-
-    /// The string this entry holds, or Redis's WRONGTYPE error.
-    pub(crate) fn as_string(&self) -> Result<&[u8]> {
-        match &self.value {
-            Data::String(bytes) => Ok(bytes),
-            _ => Err(Error::wrong_type()),
-        }
-    }
-
-    /// Redis's `keyIsExpired`: strictly after the expiry time.
-    fn is_expired(&self, now: i64) -> bool {
-        self.expires_at.is_some_and(|at| now > at)
-    }
-}
 
 /// Below this many keys a sweep is not worth its cost.
 const MIN_SWEEP_INTERVAL: usize = 1024;

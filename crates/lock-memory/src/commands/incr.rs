@@ -2,7 +2,8 @@
 
 use lock_core::{Error, Result};
 
-use crate::store::{Entry, Store};
+use crate::entry::Entry;
+use crate::store::Store;
 
 /// Redis's `string2ll`: an optional `-`, then `0` alone or digits without a leading zero,
 /// no spaces, no `+`, within i64. (`-0`, `01`, ` 1` and `1.0` are all rejected.)

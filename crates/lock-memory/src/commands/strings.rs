@@ -2,7 +2,8 @@
 
 use lock_core::{Error, Result, SetCondition, SetExpiry, SetOptions, SetReply};
 
-use crate::store::{Entry, Store};
+use crate::entry::Entry;
+use crate::store::Store;
 
 /// Redis 7.0's `getExpireMillisecondsOrReply`: the absolute expiry of an EX/PX/EXAT/PXAT
 /// argument, or the exact error Redis gives (zero, negative, or overflowing values).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::store::Entry;
+use crate::entry::Entry;
 
 /// What one write did to one key: its new state, or `None` when it was removed.
 #[derive(Clone, Debug)]
