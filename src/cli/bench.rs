@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use nxlock::backend::DynBackend;
 use nxlock::bench::{
     Algorithm, BenchReport, ComparedReport, RedlockReport, Reference, Waiting, Workload,
     compare_on_server, run, run_redlock_memory, run_redlock_spawned,
 };
 use nxlock::cluster::{ClusterBackend, SlotLayout};
 use nxlock::testing::RedisCluster;
-use nxlock::backend::DynBackend;
 use nxlock::{MemoryBackend, RedisBackend};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

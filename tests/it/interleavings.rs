@@ -260,11 +260,11 @@ async fn run_client<A>(
             }
             Op::Hold { ms } => tokio::time::sleep(Duration::from_millis(ms.into())).await,
             Op::Extend => {
-                if let Some(held) = guard.as_mut() {
-                    if let Ok(true) = held.extend(ttl).await {
-                        let until = held.valid_until_ms();
-                        record(&mut |l| l.extended(id, until));
-                    }
+                if let Some(held) = guard.as_mut()
+                    && let Ok(true) = held.extend(ttl).await
+                {
+                    let until = held.valid_until_ms();
+                    record(&mut |l| l.extended(id, until));
                 }
             }
             Op::Release => {

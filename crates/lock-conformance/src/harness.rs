@@ -164,7 +164,7 @@ pub trait Instances: Send + Sync {
 /// Why `nodes` independent nodes cannot run the Redlock cases, if they cannot: the cases
 /// take a bare majority and lose it by one node, which needs an odd count of at least 3.
 pub fn check_instance_count(nodes: usize) -> Result<(), String> {
-    if nodes < 3 || nodes % 2 == 0 {
+    if nodes < 3 || nodes.is_multiple_of(2) {
         return Err(format!(
             "the Redlock cases need an odd number of instances, at least 3 (got {nodes})"
         ));
@@ -195,8 +195,9 @@ pub trait Failover: Send + Sync {
 
 /// A [`Harness`] with its backend's type erased, as the cases see it: every case is
 /// compiled once, for [`DynBackend`], whatever backends the suite runs on.
-trait AnyHarness: Send + Sync {
+pub(crate) trait AnyHarness: Send + Sync {
     fn capabilities(&self) -> Capabilities;
+    fn backend(&self) -> Answer<'_, DynBackend>;
     fn advance<'a>(&'a self, backend: &'a DynBackend, by: Duration) -> Step<'a>;
     fn replicated(&self) -> Answer<'_, (DynBackend, Box<dyn Failover>)>;
     fn instances(&self) -> Answer<'_, Deployment<DynBackend>>;
@@ -206,6 +207,10 @@ trait AnyHarness: Send + Sync {
 impl<H: Harness> AnyHarness for H {
     fn capabilities(&self) -> Capabilities {
         Harness::capabilities(self)
+    }
+
+    fn backend(&self) -> Answer<'_, DynBackend> {
+        Box::pin(async move { Ok(DynBackend::new(Harness::backend(self).await?)) })
     }
 
     fn advance<'a>(&'a self, backend: &'a DynBackend, by: Duration) -> Step<'a> {
@@ -250,7 +255,12 @@ pub struct Ctx<'h> {
 impl<'h> Ctx<'h> {
     /// A context for the case `case`, with a fresh backend and a unique key prefix.
     pub async fn new<H: Harness>(harness: &'h H, case: &str) -> Result<Self, String> {
-        let backend = DynBackend::new(harness.backend().await?);
+        Self::erased(harness, case).await
+    }
+
+    /// [`Ctx::new`] for a harness whose type is erased: compiled once for every harness.
+    pub(crate) async fn erased(harness: &'h dyn AnyHarness, case: &str) -> Result<Self, String> {
+        let backend = AnyHarness::backend(harness).await?;
         let unique = uuid::Uuid::new_v4().simple();
         Ok(Self {
             harness,

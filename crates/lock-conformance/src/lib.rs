@@ -314,7 +314,12 @@ macro_rules! __push_cases {
         $($(
             if $wanted(concat!(stringify!($group), "::", stringify!($case))) {
                 $report.push(::std::boxed::Box::pin(async move {
-                    $crate::__run_case!($harness, $group, $case, [$($($cap),+)?])
+                    let name = concat!(stringify!($group), "::", stringify!($case));
+                    let needs: &[$crate::Capability] = &[$($($crate::Capability::$cap),+)?];
+                    $crate::run_erased_case($harness, name, needs, |ctx| {
+                        ::std::boxed::Box::pin($crate::cases::$group::$case(ctx))
+                    })
+                    .await
                 }));
             }
         )*)*
@@ -381,14 +386,37 @@ pub async fn run_matching<H: Harness>(harness: &H, wanted: &dyn Fn(&str) -> bool
     report
 }
 
+/// A case's future, borrowing its context.
+pub(crate) type CaseFuture<'c> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = CaseResult> + 'c>>;
+
+/// Runs one case on a harness whose type is erased: skipped if a capability it `needs` is
+/// missing, judged otherwise. Not generic, so the suite is compiled once in this crate
+/// whatever harnesses a program runs it on.
+pub(crate) async fn run_erased_case(
+    harness: &dyn harness::AnyHarness,
+    name: &'static str,
+    needs: &[Capability],
+    case: impl for<'c, 'h> FnOnce(&'c Ctx<'h>) -> CaseFuture<'c>,
+) -> CaseReport {
+    let missing = harness.capabilities().missing(needs);
+    if !missing.is_empty() {
+        return runner::skipped(name, &missing);
+    }
+    match Ctx::erased(harness, name).await {
+        Ok(ctx) => runner::judge(name, runner::guarded(case(&ctx)).await),
+        Err(setup) => runner::judge(name, Err(Failure(format!("setup failed: {setup}")))),
+    }
+}
+
 /// A case of [`run_all`], not started yet.
 type PendingCase<'h> = std::pin::Pin<Box<dyn std::future::Future<Output = CaseReport> + 'h>>;
 
 /// Every case as a boxed future, so that [`run_all`] awaits them in a loop: awaited one
 /// after another in its own body, their futures and temporaries make a poll frame that
 /// overflows a test thread's stack in debug builds.
-fn every_case<'h, H: Harness>(
-    harness: &'h H,
+fn every_case<'h>(
+    harness: &'h dyn harness::AnyHarness,
     wanted: &dyn Fn(&str) -> bool,
 ) -> Vec<PendingCase<'h>> {
     let mut cases: Vec<PendingCase<'h>> = Vec::new();

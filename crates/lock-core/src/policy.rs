@@ -132,10 +132,10 @@ impl AcquirePolicy {
             }
             Backoff::HolderTtl { max } => holder_ttl.unwrap_or(max).min(max),
         };
-        if self.cap_by_holder_ttl {
-            if let Some(ttl) = holder_ttl {
-                delay = delay.min(ttl);
-            }
+        if self.cap_by_holder_ttl
+            && let Some(ttl) = holder_ttl
+        {
+            delay = delay.min(ttl);
         }
         if let Retry::For(limit) = self.retry {
             delay = delay.min(limit.saturating_sub(waited));

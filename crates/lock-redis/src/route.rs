@@ -95,20 +95,16 @@ impl Route {
             return error;
         }
         let _one = self.resolving.lock().await;
-        if self.node().address == failed {
-            if let Ok(address) = resolve(sentinels, self.options).await {
-                if address != failed {
-                    if let Ok(client) = client_for(&address) {
-                        if let Ok(node) = connect(client, address, self.options).await {
-                            *self
-                                .current
-                                .write()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                                Arc::new(node);
-                        }
-                    }
-                }
-            }
+        if self.node().address == failed
+            && let Ok(address) = resolve(sentinels, self.options).await
+            && address != failed
+            && let Ok(client) = client_for(&address)
+            && let Ok(node) = connect(client, address, self.options).await
+        {
+            *self
+                .current
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(node);
         }
         if read_only {
             Error::new(ErrorKind::Connection, error.message())

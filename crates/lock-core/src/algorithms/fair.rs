@@ -522,10 +522,10 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
             None => return Ok(Attempt::Held { holder_ttl: None }),
         };
         let token = TokenGuard::<B>::new_token();
-        if self.line.calm() {
-            if let Some(guard) = self.take_if_free(&token).await? {
-                return Ok(Attempt::Acquired(guard.with_turn(turn)));
-            }
+        if self.line.calm()
+            && let Some(guard) = self.take_if_free(&token).await?
+        {
+            return Ok(Attempt::Acquired(guard.with_turn(turn)));
         }
         Ok(match self.look(token).await? {
             Attempt::Acquired(guard) => Attempt::Acquired(guard.with_turn(turn)),

@@ -162,10 +162,10 @@ fn int_reply(script: &Script, reply: Value) -> Result<i64, LockError> {
 
 /// A script reply that must be `{integer, integer}`.
 fn pair_reply(script: &Script, reply: Value) -> Result<(i64, i64), LockError> {
-    if let Value::Array(items) = &reply {
-        if let [Value::Int(a), Value::Int(b)] = items.as_slice() {
-            return Ok((*a, *b));
-        }
+    if let Value::Array(items) = &reply
+        && let [Value::Int(a), Value::Int(b)] = items.as_slice()
+    {
+        return Ok((*a, *b));
     }
     Err(unexpected(script, &reply))
 }

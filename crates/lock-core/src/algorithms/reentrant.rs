@@ -148,12 +148,12 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
             },
             _ => return Err(unexpected(&REENTRANT_ACQUIRE, &reply)),
         };
-        if code == 1 {
-            if let Err(not_replicated) = replicated_enough(key, replication, acknowledged) {
-                // Undo this one hold; holds the owner had before stay.
-                leave_once(backend, key, &self.owner).await?;
-                return Err(not_replicated);
-            }
+        if code == 1
+            && let Err(not_replicated) = replicated_enough(key, replication, acknowledged)
+        {
+            // Undo this one hold; holds the owner had before stay.
+            leave_once(backend, key, &self.owner).await?;
+            return Err(not_replicated);
         }
         match (code, depth_or_pttl) {
             (1, depth) => Ok(Attempt::Acquired(ReentrantGuard {

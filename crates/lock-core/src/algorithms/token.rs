@@ -137,11 +137,11 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
             }
         };
         let (code, pttl) = pair_reply(script, reply)?;
-        if code == 1 {
-            if let Err(not_replicated) = replicated_enough(key, replication, acknowledged) {
-                TokenGuard::<B>::release_by(backend, key, token, None).await?;
-                return Err(not_replicated);
-            }
+        if code == 1
+            && let Err(not_replicated) = replicated_enough(key, replication, acknowledged)
+        {
+            TokenGuard::<B>::release_by(backend, key, token, None).await?;
+            return Err(not_replicated);
         }
         Ok((code == 1, pttl))
     }

@@ -51,19 +51,19 @@ impl Channels {
 
     /// Ends `inbox`'s subscription to `channel`, if it has one.
     pub(crate) fn unsubscribe_inbox(&mut self, channel: &[u8], inbox: &InboxAddress) {
-        if let Some(all) = self.inboxes.get_mut(channel) {
-            if leave(all, inbox) {
-                self.inboxes.remove(channel);
-            }
+        if let Some(all) = self.inboxes.get_mut(channel)
+            && leave(all, inbox)
+        {
+            self.inboxes.remove(channel);
         }
     }
 
     /// Ends `inbox`'s subscription to `pattern`, if it has one.
     pub(crate) fn punsubscribe_inbox(&mut self, pattern: &[u8], inbox: &InboxAddress) {
-        if let Some(all) = self.pattern_inboxes.get_mut(pattern) {
-            if leave(all, inbox) {
-                self.pattern_inboxes.remove(pattern);
-            }
+        if let Some(all) = self.pattern_inboxes.get_mut(pattern)
+            && leave(all, inbox)
+        {
+            self.pattern_inboxes.remove(pattern);
         }
     }
 

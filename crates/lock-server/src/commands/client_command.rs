@@ -198,10 +198,10 @@ fn tracking(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
     if let Some(refusal) = refusal {
         return Value::Error(refusal.into());
     }
-    if mode.bcast {
-        if let Some(overlap) = prefix_overlap(current.as_ref(), &mode.prefixes) {
-            return Value::Error(overlap);
-        }
+    if mode.bcast
+        && let Some(overlap) = prefix_overlap(current.as_ref(), &mode.prefixes)
+    {
+        return Value::Error(overlap);
     }
     mode.prefixes.sort();
     shared.tracking.enable(client.id, mode, shared.dbs());
@@ -380,7 +380,7 @@ fn kill(shared: &Shared, client: &mut Client, options: &[Vec<u8>]) -> Value {
             ok()
         };
     }
-    if options.len() % 2 != 0 {
+    if !options.len().is_multiple_of(2) {
         return Value::Error(SYNTAX_ERROR.into());
     }
     let mut filter = Filter {

@@ -11,7 +11,7 @@ use crate::state::context::Context;
 
 /// `HSET key field value [field value ...]`: how many fields are new.
 pub(crate) fn hset(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(wrong_arity_text("hset"));
     }
     let added = set_pairs(store, args)?;
@@ -20,7 +20,7 @@ pub(crate) fn hset(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
 
 /// `HMSET key field value [field value ...]`: OK.
 pub(crate) fn hmset(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(wrong_arity_text("hmset"));
     }
     set_pairs(store, args)?;

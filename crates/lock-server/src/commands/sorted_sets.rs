@@ -127,7 +127,7 @@ pub(crate) fn zadd(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         at += 1;
     }
     let pairs = &args[at..];
-    if pairs.is_empty() || pairs.len() % 2 != 0 {
+    if pairs.is_empty() || !pairs.len().is_multiple_of(2) {
         return Err(SYNTAX_ERROR.into());
     }
     if nx && xx {

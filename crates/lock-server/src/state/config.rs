@@ -245,7 +245,7 @@ impl Config {
     /// Redis, every name is looked up first (the first unknown one, an immutable one or
     /// a duplicate is the answer), and only then are the values checked.
     pub(crate) fn set(&self, pairs: &[Vec<u8>]) -> Result<(), String> {
-        if pairs.is_empty() || pairs.len() % 2 != 0 {
+        if pairs.is_empty() || !pairs.len().is_multiple_of(2) {
             return Err(crate::protocol::args::SYNTAX_ERROR.into());
         }
         let failed = |name: &str, why: &str| {

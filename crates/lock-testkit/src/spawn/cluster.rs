@@ -337,12 +337,11 @@ impl RedisCluster {
             else {
                 continue;
             };
-            if (*first..=*last).contains(&i64::from(slot)) {
-                if let Some(redis::Value::Array(primary)) = fields.get(2) {
-                    if let Some(redis::Value::BulkString(id)) = primary.get(2) {
-                        return Ok(String::from_utf8_lossy(id).into_owned());
-                    }
-                }
+            if (*first..=*last).contains(&i64::from(slot))
+                && let Some(redis::Value::Array(primary)) = fields.get(2)
+                && let Some(redis::Value::BulkString(id)) = primary.get(2)
+            {
+                return Ok(String::from_utf8_lossy(id).into_owned());
             }
         }
         Err(format!("no node serves slot {slot}"))

@@ -350,15 +350,13 @@ pub(crate) fn strtod(text: &[u8]) -> Option<(f64, usize)> {
     }
     if lower.starts_with(b"nan") {
         let mut used = at + 3;
-        if text.get(used) == Some(&b'(') {
-            if let Some(close) = text[used..].iter().position(|b| *b == b')') {
-                if text[used + 1..used + close]
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-                {
-                    used += close + 1;
-                }
-            }
+        if text.get(used) == Some(&b'(')
+            && let Some(close) = text[used..].iter().position(|b| *b == b')')
+            && text[used + 1..used + close]
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        {
+            used += close + 1;
         }
         return Some((sign * f64::NAN, used));
     }
@@ -366,10 +364,9 @@ pub(crate) fn strtod(text: &[u8]) -> Option<(f64, usize)> {
         && rest
             .get(2)
             .is_some_and(|b| b.is_ascii_hexdigit() || *b == b'.')
+        && let Some((value, used)) = hex_float(&rest[2..])
     {
-        if let Some((value, used)) = hex_float(&rest[2..]) {
-            return Some((sign * value, at + 2 + used));
-        }
+        return Some((sign * value, at + 2 + used));
     }
     let digits = |from: usize| {
         rest[from..]
