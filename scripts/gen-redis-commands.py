@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes crates/lock-server/src/commands/redis_commands.rs: how a real redis-server
+"""Writes crates/lock-server/src/table/redis_commands.rs: how a real redis-server
 describes each of its commands and subcommands in COMMAND INFO (flags and ACL categories,
 in its order), for `nxlock serve` to describe the commands it has exactly as Redis does.
 
-Usage: scripts/gen-redis-commands.py HOST:PORT > crates/lock-server/src/commands/redis_commands.rs
+Usage: scripts/gen-redis-commands.py HOST:PORT > crates/lock-server/src/table/redis_commands.rs
 (a redis-server of the version serve matches, e.g. 7.0.15).
 """
 import socket

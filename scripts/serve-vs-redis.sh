@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6's targets: redis-benchmark, and a 3 s redis-rs token-lock cycle (`nxlock bench
+# nxlock serve against redis-server: redis-benchmark, and a 3 s redis-rs token-lock cycle (`nxlock bench
 # --wait poll`), against `nxlock serve` and against a stock redis-server started the same
 # way, in one run, alternating within each round, and the ratios of the sums.
 # Usage: scripts/serve-vs-redis.sh [rounds]   (needs redis-server and redis-benchmark)
@@ -17,12 +17,19 @@ if [ -z "${NXLOCK_NO_PIN:-}" ] && command -v taskset >/dev/null && [ "$(nproc)" 
   echo "servers pinned to CPU 0, redis-benchmark to CPU 1"
 fi
 cargo build --release --quiet
+scratch=$(mktemp -d)
 "${server_cpu[@]}" ./target/release/nxlock serve --port 6392 >/dev/null &
 serve_pid=$!
-"${server_cpu[@]}" redis-server --port 6393 --save '' --appendonly no >/dev/null &
+"${server_cpu[@]}" redis-server --port 6393 --save '' --appendonly no --dir "$scratch" >/dev/null &
 redis_pid=$!
-trap 'kill $serve_pid $redis_pid 2>/dev/null' EXIT
-sleep 1
+trap 'kill $serve_pid $redis_pid 2>/dev/null; rm -rf "$scratch"' EXIT
+# Wait for both servers by asking them.
+for port in 6392 6393; do
+  for _ in $(seq 100); do
+    redis-cli -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+done
 bench() {
   "${client_cpu[@]}" redis-benchmark -p "$1" -t set,get -n 200000 -P 16 -q 2>/dev/null | tr '\r' '\n' \
     | grep -E '^(SET|GET): [0-9.]+ requests per second' | awk '{s += $2} END {printf "%d", s}'

@@ -12,6 +12,8 @@
 //!   the double and on real servers; [`testing`] spawns those servers (feature `redis`).
 //! - [`backend`], [`script`], [`cluster`], [`pubsub`], [`optimistic`]: what backend authors
 //!   and advanced users need below the lock API.
+//! - The "seeds" cited throughout are the five documents the algorithms come from;
+//!   `docs/SEEDS.md` summarises each and points to its code.
 //! - With features: `RedisBackend` (`redis`), `cluster::ClusterBackend` for Redis Cluster
 //!   (`cluster`), `nxlock serve` as a library (`server`), the contention benchmark
 //!   (`bench`). The default feature `cli` turns all of them on and builds the `nxlock`

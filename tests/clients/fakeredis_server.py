@@ -1,5 +1,5 @@
 """fakeredis's TCP server (a Redis-compatible test server nxlock did not write) on the
-loopback port given, for `nxlock check --url` in tests/clients.rs."""
+loopback port given, for `nxlock check --url` in tests/it/clients.rs."""
 import sys
 
 from fakeredis import TcpFakeServer

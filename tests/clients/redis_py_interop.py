@@ -1,5 +1,5 @@
 """One step of a lock shared between redis-py's Lock and nxlock's TokenLock on the plain
-layout (tests/clients.rs drives the steps). Usage: redis_py_interop.py URL KEY STEP [TOKEN]
+layout (tests/it/clients.rs drives the steps). Usage: redis_py_interop.py URL KEY STEP [TOKEN]
 
 - refused: redis-py's Lock cannot take KEY (someone else holds it); exit 1 if it could.
 - hold: redis-py's Lock takes KEY (30 s) and keeps it; prints its token.

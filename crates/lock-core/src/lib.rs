@@ -18,6 +18,10 @@
 //! And the optimistic alternative of seed 002, no lock at all: [`Versioned`], a value
 //! with a version, written by compare-and-set.
 //!
+//! "Seed 000" to "seed 004" are the five documents the algorithms come from (blog posts on
+//! `SETNX` locks and the old Redis `SETNX` page); `docs/SEEDS.md` in the repository says
+//! what each describes and where it is implemented.
+//!
 //! Every algorithm implements [`LockAlgorithm`]; [`LockAlgorithm::acquire`] retries by the
 //! lock's [`AcquirePolicy`] and never forever unless asked ([`Retry::Forever`]).
 
