@@ -102,7 +102,9 @@ pub async fn failover_keeps_a_replicated_lock(ctx: &Ctx<'_>) -> CaseResult {
     let second = TokenLock::with_options(
         backend.clone(),
         &name(ctx),
-        replicated().policy(AcquirePolicy::retry(Retry::Attempts(20))),
+        // After the failover no replica is left to acknowledge, and every attempt waits
+        // out its WAIT: a short one keeps 20 attempts well inside A's TTL.
+        replicated_briefly().policy(AcquirePolicy::retry(Retry::Attempts(20))),
     )?;
     // Retried past the failover's connection errors, but refused while A holds.
     let refused = second.acquire().await;
