@@ -10,28 +10,29 @@ use crate::Capabilities;
 
 /// Connects the suite to one backend.
 ///
+/// A harness for any backend whose clock is the wall clock (a real server, say), which
+/// lets time pass by sleeping; the double's harness moves its virtual clock instead.
+///
 /// ```
 /// use std::time::Duration;
 /// use lock_conformance::{Capabilities, Capability, Harness};
-/// use lock_memory::MemoryBackend;
+/// use lock_core::KvBackend;
 ///
-/// struct Memory;
+/// struct Server<B>(B);
 ///
-/// impl Harness for Memory {
-///     type Backend = MemoryBackend;
+/// impl<B: KvBackend + Clone + 'static> Harness for Server<B> {
+///     type Backend = B;
 ///     fn name(&self) -> String {
-///         "memory".into()
+///         "my server".into()
 ///     }
-///     async fn backend(&self) -> Result<MemoryBackend, String> {
-///         Ok(MemoryBackend::new())
+///     async fn backend(&self) -> Result<B, String> {
+///         Ok(self.0.clone())
 ///     }
-///     async fn advance(&self, backend: &MemoryBackend, by: Duration) {
-///         backend.advance(by); // virtual time: instant
+///     async fn advance(&self, _: &B, by: Duration) {
+///         tokio::time::sleep(by).await;
 ///     }
 ///     fn capabilities(&self) -> Capabilities {
-///         Capabilities::none()
-///             .with(Capability::PubSub)
-///             .with(Capability::TimeControl)
+///         Capabilities::none().with(Capability::PubSub)
 ///     }
 /// }
 /// ```
