@@ -181,6 +181,25 @@ impl MemoryBackend {
         &self.shared.faults
     }
 
+    /// One live key with its value and PTTL, or `None`: what [`dump`](Self::dump) would
+    /// show of it, without copying the rest of the keyspace. A look from outside, not a
+    /// command: it meets no injected fault or latency, is not counted in
+    /// [`stats`](Self::stats), expires nothing and leaves `OBJECT IDLETIME` alone, so a
+    /// checker may call it after every step of a run without changing the run.
+    pub fn peek(&self, key: &[u8]) -> Option<KeyDump> {
+        let now_ms = self.shared.clock.now_us().div_euclid(1000);
+        let store = self.shared.store.lock();
+        store.peek(key, now_ms).map(|entry| KeyDump {
+            key: key.to_vec(),
+            value: match &entry.value {
+                Data::String(bytes) => bytes.clone(),
+                _ => Vec::new(),
+            },
+            data: entry.value.clone(),
+            pttl: entry.expires_at.map_or(-1, |at| (at - now_ms).max(0)),
+        })
+    }
+
     /// Every live key with its value and PTTL.
     pub fn dump(&self) -> Dump {
         let mut store = self.shared.store.lock();

@@ -194,6 +194,12 @@ impl Store {
     }
 
     /// Live keys, sorted, with their entries (for dumps).
+    /// The entry at `key` if it is live at `now` (Unix ms), changing nothing: no lazy
+    /// expiry, no access time, no command counted.
+    pub(crate) fn peek(&self, key: &[u8], now: i64) -> Option<&Entry> {
+        self.map.get(key).filter(|entry| !entry.is_expired(now))
+    }
+
     pub(crate) fn live_entries(&self) -> Vec<(&[u8], &Entry)> {
         let mut entries: Vec<_> = self
             .map

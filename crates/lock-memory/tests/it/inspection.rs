@@ -35,6 +35,36 @@ async fn dump_lists_live_keys_with_values_and_ttls() {
     assert!(text.contains(r#""b" = "2" (pttl 1490 ms)"#), "{text}");
 }
 
+#[tokio::test(start_paused = true)]
+async fn peek_reads_one_key_without_acting_as_a_command() {
+    let backend = MemoryBackend::new();
+    backend
+        .set(b"lock", b"token", SetOptions::new().px(1_500))
+        .await
+        .unwrap();
+    backend
+        .set(b"gone", b"x", SetOptions::new().px(1))
+        .await
+        .unwrap();
+    tokio::time::advance(Duration::from_millis(10)).await;
+    let commands = backend.stats().commands;
+    let stored = backend.stats().stored_keys;
+    backend
+        .faults()
+        .fail_next(1, lock_core::ErrorKind::Connection);
+
+    let lock = backend.peek(b"lock").expect("live");
+    assert_eq!((lock.value.as_slice(), lock.pttl), (&b"token"[..], 1_490));
+    assert_eq!(Some(&lock), backend.dump().get(b"lock"));
+    // Expired and missing keys are absent, and the expired one is not reaped by a look.
+    assert!(backend.peek(b"gone").is_none());
+    assert!(backend.peek(b"never").is_none());
+    assert_eq!(backend.stats().stored_keys, stored);
+    assert_eq!(backend.stats().commands, commands);
+    // The armed fault is still there for the next command.
+    assert!(backend.get(b"lock").await.is_err());
+}
+
 #[test]
 fn a_guard_dropped_without_a_runtime_leaves_the_lock_to_its_ttl() {
     let backend = MemoryBackend::with_clock(lock_core::Clock::system());
