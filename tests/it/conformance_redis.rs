@@ -1,5 +1,6 @@
-//! The whole conformance suite through RedisBackend on a real redis-server (spawned per
-//! test on a free loopback port, or `NXLOCK_REDIS_URL`): the same cases as on the double.
+//! The whole conformance suite through RedisBackend on a real redis-server (one per test
+//! process on a free loopback port, shared by the cases, which namespace their keys; or
+//! `NXLOCK_REDIS_URL`): the same cases as on the double.
 
 use nxlock::harness::RedisHarness;
 

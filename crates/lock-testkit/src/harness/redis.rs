@@ -27,14 +27,16 @@ impl RedisHarness {
         }
     }
 
-    /// `NXLOCK_REDIS_URL`, or a `redis-server` spawned from PATH for this harness; when
-    /// neither is available the harness reports a skip reason (and panics instead when
-    /// Redis is required, see [`RedisTarget::from_env`]).
+    /// `NXLOCK_REDIS_URL`, or the `redis-server` this process shares between the harnesses
+    /// it makes (spawned at the first call, see [`RedisTarget::shared`]): every case
+    /// namespaces its keys, so the cases share a server as they would an external one.
+    /// When neither is available the harness reports a skip reason (and panics instead
+    /// when Redis is required).
     pub fn from_env() -> Self {
-        match RedisTarget::from_env() {
-            Ok(target) => Self {
-                url: target.url(),
-                _server: Some(Arc::new(target)),
+        match RedisTarget::shared() {
+            Ok(url) => Self {
+                url,
+                _server: None,
                 skip: None,
             },
             Err(why) => Self::unavailable(format!("no Redis server: {why}")),

@@ -4,6 +4,7 @@
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Environment variable naming an existing server to test against instead of spawning one.
@@ -48,7 +49,65 @@ pub enum RedisTarget {
     External(String),
 }
 
+/// The server every test of this process may share (see [`RedisTarget::shared`]), and
+/// the watchdog that stops it when the process ends.
+struct ProcessServer {
+    server: RedisServer,
+    _watchdog: Child,
+}
+
+impl ProcessServer {
+    /// Spawns the server and its watchdog: a shell reading a pipe from this process. A
+    /// static is never dropped, so the server cannot be killed on drop; the pipe closes
+    /// when this process ends, however it ends, and the shell then kills the server and
+    /// removes its directory.
+    fn spawn() -> Result<Self, String> {
+        let server = RedisServer::spawn()?;
+        let pid = child_id(&server.child).to_string();
+        let watchdog = Command::new("sh")
+            .args([
+                "-c",
+                r#"cat >/dev/null; kill -9 "$1"; rm -rf "$2""#,
+                "watchdog",
+                &pid,
+            ])
+            .arg(server.dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot run sh for the server's watchdog: {e}"))?;
+        Ok(Self {
+            server,
+            _watchdog: watchdog,
+        })
+    }
+}
+
 impl RedisTarget {
+    /// The URL of a `redis-server` shared by every caller in this process: `NXLOCK_REDIS_URL`
+    /// if set, else one server spawned at the first call and stopped when the process ends.
+    /// For tests that namespace their keys and leave the server as they found it (the
+    /// conformance cases), which then run side by side on one server, as they do on an
+    /// external one; a test that kills, restarts or flushes its server spawns its own.
+    ///
+    /// # Panics
+    ///
+    /// As [`RedisTarget::from_env`].
+    pub fn shared() -> Result<String, String> {
+        if let Ok(url) = std::env::var(URL_VAR) {
+            return Ok(url);
+        }
+        static SHARED: OnceLock<Result<ProcessServer, String>> = OnceLock::new();
+        match SHARED.get_or_init(ProcessServer::spawn) {
+            Ok(process) => Ok(process.server.url()),
+            Err(why) if redis_required() => {
+                panic!("{REQUIRE_VAR}=1 but no Redis server is available: {why}")
+            }
+            Err(why) => Err(why.clone()),
+        }
+    }
+
     /// The server's URL.
     pub fn url(&self) -> String {
         match self {
