@@ -1,7 +1,7 @@
 //! The conformance suite's harnesses on real processes: one server ([`RedisHarness`]),
 //! a replicated deployment with or without Sentinel ([`RedisReplicatedHarness`]), an
 //! existing Sentinel deployment ([`RedisSentinelHarness`]), independent instances for
-//! Redlock ([`RedisRedlockHarness`]) and a cluster ([`RedisClusterHarness`], feature
+//! Redlock ([`RedisRedlockHarness`]) and a cluster (`RedisClusterHarness`, feature
 //! `cluster`).
 
 #[cfg(feature = "cluster")]
