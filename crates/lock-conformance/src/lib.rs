@@ -280,30 +280,25 @@ macro_rules! __with_cases {
     };
 }
 
-/// Runs one case by group and name, returning its report line (used by the macros). A
-/// case whose needs the harness lacks is reported as skipped without running.
+/// Runs one case by group and name on a harness, returning its report line (used by the
+/// macros; the one runner is [`run_case`]).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __run_case {
-    ($harness:expr, $group:ident, $case:ident, [$($cap:ident),*]) => {{
-        let name = concat!(stringify!($group), "::", stringify!($case));
-        let needs: &[$crate::Capability] = &[$($crate::Capability::$cap),*];
-        let missing = $crate::Harness::capabilities($harness).missing(needs);
-        if !missing.is_empty() {
-            $crate::runner::skipped(name, &missing)
-        } else {
-            match $crate::Ctx::new($harness, name).await {
-                Ok(ctx) => $crate::runner::judge(
-                    name,
-                    $crate::runner::guarded($crate::cases::$group::$case(&ctx)).await,
-                ),
-                Err(setup) => $crate::runner::judge(
-                    name,
-                    Err($crate::Failure(format!("setup failed: {setup}"))),
-                ),
-            }
-        }
-    }};
+    // `runner`: `run_case`, or inside this crate `run_erased_case` for a harness whose type
+    // is erased.
+    (@with $runner:ident, $harness:expr, $group:ident, $case:ident, [$($cap:ident),*]) => {
+        $crate::$runner(
+            $harness,
+            concat!(stringify!($group), "::", stringify!($case)),
+            &[$($crate::Capability::$cap),*],
+            |ctx| ::std::boxed::Box::pin($crate::cases::$group::$case(ctx)),
+        )
+        .await
+    };
+    ($harness:expr, $group:ident, $case:ident, [$($cap:ident),*]) => {
+        $crate::__run_case!(@with run_case, $harness, $group, $case, [$($cap),*])
+    };
 }
 
 #[doc(hidden)]
@@ -314,12 +309,7 @@ macro_rules! __push_cases {
         $($(
             if $wanted(concat!(stringify!($group), "::", stringify!($case))) {
                 $report.push(::std::boxed::Box::pin(async move {
-                    let name = concat!(stringify!($group), "::", stringify!($case));
-                    let needs: &[$crate::Capability] = &[$($($crate::Capability::$cap),+)?];
-                    $crate::run_erased_case($harness, name, needs, |ctx| {
-                        ::std::boxed::Box::pin($crate::cases::$group::$case(ctx))
-                    })
-                    .await
+                    $crate::__run_case!(@with run_erased_case, $harness, $group, $case, [$($($cap),+)?])
                 }));
             }
         )*)*
@@ -387,13 +377,24 @@ pub async fn run_matching<H: Harness>(harness: &H, wanted: &dyn Fn(&str) -> bool
 }
 
 /// A case's future, borrowing its context.
-pub(crate) type CaseFuture<'c> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = CaseResult> + 'c>>;
+#[doc(hidden)]
+pub type CaseFuture<'c> = std::pin::Pin<Box<dyn std::future::Future<Output = CaseResult> + 'c>>;
 
-/// Runs one case on a harness whose type is erased: skipped if a capability it `needs` is
-/// missing, judged otherwise. Not generic, so the suite is compiled once in this crate
-/// whatever harnesses a program runs it on.
-pub(crate) async fn run_erased_case(
+/// Runs the case `name` (its body: `case`) on `harness`: skipped if a capability it
+/// `needs` is missing, judged otherwise (used by the macros).
+#[doc(hidden)]
+pub async fn run_case<H: Harness>(
+    harness: &H,
+    name: &'static str,
+    needs: &[Capability],
+    case: impl for<'c, 'h> FnOnce(&'c Ctx<'h>) -> CaseFuture<'c>,
+) -> CaseReport {
+    run_erased_case(harness, name, needs, case).await
+}
+
+/// [`run_case`] on a harness whose type is erased: not generic, so the suite is compiled
+/// once in this crate whatever harnesses a program runs it on.
+async fn run_erased_case(
     harness: &dyn harness::AnyHarness,
     name: &'static str,
     needs: &[Capability],

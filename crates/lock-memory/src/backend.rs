@@ -11,7 +11,6 @@ use lock_core::{
 use parking_lot::Mutex;
 
 use crate::cluster::{ClusterScope, one_slot};
-use crate::data::Data;
 use crate::dump::{Dump, KeyDump};
 use crate::faults::{Faults, Phase};
 use crate::interrupted::Interrupted;
@@ -189,15 +188,9 @@ impl MemoryBackend {
     pub fn peek(&self, key: &[u8]) -> Option<KeyDump> {
         let now_ms = self.shared.clock.now_us().div_euclid(1000);
         let store = self.shared.store.lock();
-        store.peek(key, now_ms).map(|entry| KeyDump {
-            key: key.to_vec(),
-            value: match &entry.value {
-                Data::String(bytes) => bytes.clone(),
-                _ => Vec::new(),
-            },
-            data: entry.value.clone(),
-            pttl: entry.expires_at.map_or(-1, |at| (at - now_ms).max(0)),
-        })
+        store
+            .peek(key, now_ms)
+            .map(|entry| KeyDump::of(key, entry, now_ms))
     }
 
     /// Every live key with its value and PTTL.
@@ -208,15 +201,7 @@ impl MemoryBackend {
         let keys = store
             .live_entries()
             .into_iter()
-            .map(|(key, entry)| KeyDump {
-                key: key.to_vec(),
-                value: match &entry.value {
-                    Data::String(bytes) => bytes.clone(),
-                    _ => Vec::new(),
-                },
-                data: entry.value.clone(),
-                pttl: entry.expires_at.map_or(-1, |at| (at - now_ms).max(0)),
-            })
+            .map(|(key, entry)| KeyDump::of(key, entry, now_ms))
             .collect();
         Dump { now_ms, keys }
     }

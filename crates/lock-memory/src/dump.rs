@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::data::Data;
+use crate::entry::Entry;
 
 /// One live key.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,6 +16,21 @@ pub struct KeyDump {
     pub data: Data,
     /// PTTL: milliseconds left, or -1 without expiry.
     pub pttl: i64,
+}
+
+impl KeyDump {
+    /// What `entry`, stored at `key`, shows at `now_ms` (Unix ms).
+    pub(crate) fn of(key: &[u8], entry: &Entry, now_ms: i64) -> Self {
+        KeyDump {
+            key: key.to_vec(),
+            value: match &entry.value {
+                Data::String(bytes) => bytes.clone(),
+                _ => Vec::new(),
+            },
+            data: entry.value.clone(),
+            pttl: entry.expires_at.map_or(-1, |at| (at - now_ms).max(0)),
+        }
+    }
 }
 
 /// Every live key, sorted, at one instant of the backend's clock.
