@@ -8,6 +8,8 @@
 //! - [`MemoryBackend`]: an in-process Redis double with virtual time and fault injection;
 //!   [`memory`] has its replicated and multi-instance deployments, to reproduce failovers
 //!   and run Redlock.
+//! - [`explore`]: searches fault schedules for the bugs nobody scripted in your own lock
+//!   code, and shrinks each to a counterexample that replays exactly.
 //! - [`conformance`]: the suite every backend runs, with the [`harness`]es that run it on
 //!   the double and on real servers; [`testing`] spawns those servers (feature `redis`).
 //! - [`backend`], [`script`], [`cluster`], [`pubsub`], [`optimistic`]: what backend authors
@@ -43,6 +45,11 @@
 pub mod bench;
 
 pub use lock_conformance as conformance;
+/// `nxlock explore` as a library: seeded fault schedules against your lock code on the
+/// double, checked for mutual exclusion, stale fences, lost updates, keys without a TTL
+/// and liveness, each violation shrunk to a replayable counterexample. `docs/EXPLORE.md`
+/// explains the model.
+pub use lock_explore as explore;
 #[cfg(feature = "server")]
 pub use lock_server as server;
 
@@ -144,6 +151,11 @@ pub use redis;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The explorer guide's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/EXPLORE.md")]
+pub struct ExploreDoctests;
 
 /// The guide's examples, compiled and run as doctests.
 #[cfg(doctest)]

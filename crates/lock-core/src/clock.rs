@@ -92,6 +92,16 @@ impl Clock {
         })
     }
 
+    /// Like [`Clock::tokio`], but anchored at `start_unix_ms` instead of the wall clock's
+    /// reading: under paused tokio time two runs read the same times, which a
+    /// deterministic simulation needs.
+    pub fn simulated(start_unix_ms: i64) -> Self {
+        Self::with_source(Source::Tokio {
+            anchor_unix_us: start_unix_ms.saturating_mul(1000),
+            anchor: Instant::now(),
+        })
+    }
+
     /// Unix time in microseconds.
     pub fn now_us(&self) -> i64 {
         let base = match &self.inner.source {
@@ -174,7 +184,9 @@ impl Clock {
             if left.is_zero() {
                 return;
             }
+            // Biased: a simulated run must take the same branch every time.
             tokio::select! {
+                biased;
                 _ = tokio::time::sleep(left) => return,
                 _ = &mut notified => {}
             }

@@ -38,6 +38,7 @@ mod lock;
 mod outcome;
 mod policy;
 mod pubsub;
+mod random;
 mod replication;
 mod script;
 pub mod scripts;
@@ -69,6 +70,7 @@ pub use lock::{
 pub use outcome::{Attempt, LockError};
 pub use policy::{AcquirePolicy, Backoff, Retry};
 pub use pubsub::{Fanout, Message, Missed, Subscription};
+pub use random::{SeededRandom, fresh_token};
 pub use replication::{Replicated, Replication};
 pub use script::{NativeScript, Script, ScriptContext, integer_arg, nth};
 pub use slots::{SLOTS, SlotLayout, common_slot, hash_slot};

@@ -24,7 +24,8 @@ use crate::{
 ///
 /// Those of [`TokenLock`](super::TokenLock), and: every acquisition's fence is strictly
 /// greater than every earlier acquisition's on the same server (the counter has no TTL
-/// and only grows). A retried acquire that finds its own token takes no new fence.
+/// and only grows). A retried acquire that finds its own token
+/// takes a new fence: fences may skip numbers, never repeat.
 #[derive(Clone, Debug)]
 pub struct FencedLock<B> {
     binding: Binding<B>,

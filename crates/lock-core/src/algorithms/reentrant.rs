@@ -23,10 +23,10 @@ pub struct LockOwner {
 }
 
 impl LockOwner {
-    /// A fresh owner with a random UUID v4 id.
+    /// A fresh owner with a random UUID v4 id ([`fresh_token`](crate::fresh_token)).
     pub fn new() -> Self {
         Self {
-            id: uuid::Uuid::new_v4().to_string().into(),
+            id: crate::fresh_token().into(),
         }
     }
 

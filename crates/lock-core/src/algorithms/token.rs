@@ -318,10 +318,9 @@ pub struct TokenGuard<B: KvBackend + Clone + 'static> {
 }
 
 impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
-    /// A fresh random UUID v4 token, encoded into a stack buffer (no formatting machinery).
+    /// A fresh token ([`fresh_token`](crate::fresh_token)).
     pub(super) fn new_token() -> String {
-        let mut buffer = uuid::Uuid::encode_buffer();
-        String::from(uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buffer))
+        crate::fresh_token()
     }
 
     /// The guard of a lock just acquired with `token`.

@@ -116,5 +116,5 @@ pub(crate) fn split_versioned(stored: &[u8]) -> Option<(i64, &[u8])> {
 
 /// A fresh write id: 16 random hex digits.
 pub(crate) fn new_write_id() -> String {
-    format!("{:016x}", fastrand::u64(..))
+    format!("{:016x}", crate::random::random_u64())
 }

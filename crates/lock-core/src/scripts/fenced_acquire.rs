@@ -1,6 +1,5 @@
 use std::sync::LazyLock;
 
-use super::parse_integer;
 use crate::script::{integer_arg, nth};
 use crate::{ExpireCondition, Script, SetOptions, SetReply, Value};
 
@@ -10,9 +9,13 @@ use crate::{ExpireCondition, Script, SetOptions, SetReply, Value};
 /// Replies `{1, fence}` when acquired, `{0, pttl}` when held. The counter never decreases
 /// and has no TTL, so every acquisition's fence is strictly greater than all before it.
 ///
-/// A lock that already holds the caller's token counts as acquired, with the counter's
-/// current value (the fence that acquisition took) and its TTL set again: a retried
-/// acquire after a lost reply is idempotent and takes no second fence.
+/// A lock that already holds the caller's token counts as acquired, with its TTL set
+/// again and a fresh fence: a retried acquire after a lost reply takes the lock once.
+/// It takes a new fence rather than reading the counter because it cannot tell whether
+/// its first send got as far as the `INCR`: a script cut short after the `SET` leaves the
+/// counter at the previous holder's fence, and reading it would hand that fence out
+/// twice. The first send's fence, if it took one, was never delivered, so it is simply
+/// spent; fences may have gaps, never repeats.
 pub static FENCED_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "fenced-acquire",
@@ -21,11 +24,7 @@ pub static FENCED_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  local fence = tonumber(redis.call('GET', KEYS[2]))
-  if not fence then
-    fence = redis.call('INCR', KEYS[2])
-  end
-  return {1, fence}
+  return {1, redis.call('INCR', KEYS[2])}
 end
 return {0, redis.call('PTTL', KEYS[1])}"#,
     )
@@ -38,12 +37,7 @@ return {0, redis.call('PTTL', KEYS[1])}"#,
         }
         if store.value_is(key, token)? {
             store.pexpire(key, ttl, ExpireCondition::Always)?;
-            let taken = store.get(fence)?.and_then(|v| parse_integer(&v));
-            let taken = match taken {
-                Some(taken) => taken,
-                None => store.incr(fence)?,
-            };
-            return pair(1, taken);
+            return pair(1, store.incr(fence)?);
         }
         pair(0, store.pttl(key)?)
     })

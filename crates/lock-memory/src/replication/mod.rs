@@ -408,6 +408,7 @@ impl MemoryReplicaSet {
                 Some(at) => {
                     let nap = Duration::from_millis(u64::try_from(at - now).unwrap_or(0).max(1));
                     tokio::select! {
+                        biased;
                         () = clock.sleep(nap) => {}
                         () = changed => {}
                     }

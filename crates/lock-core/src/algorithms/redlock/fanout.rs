@@ -196,6 +196,7 @@ impl Fan<'_> {
             run_in_background(async move {
                 let drain = async { while pending.next().await.is_some() {} };
                 tokio::select! {
+                    biased;
                     () = drain => {}
                     () = clock.sleep(timeout) => {}
                 }

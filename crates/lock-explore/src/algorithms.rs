@@ -1,0 +1,217 @@
+//! nxlock's own algorithms as workloads, for `nxlock explore --algorithm`: each cycle
+//! acquires (patiently), enters the resource, works a tenth of the TTL, leaves and
+//! releases.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{
+    AcquirePolicy, Backoff, FairLock, FencedLock, LegacyLock, LockAlgorithm, LockError,
+    LockGuard, LockName, LockOptions, LockOwner, Redlock, ReentrantLock, Retry, ScriptedLock,
+    TokenLock, Versioned,
+};
+
+use crate::context::Context;
+use crate::explorer::Explorer;
+use crate::topology::Topology;
+use crate::workload::Workload;
+
+/// The lock's name in every built-in workload.
+pub const LOCK: &str = "explored";
+/// The resource the built-in workloads' critical sections protect.
+pub const RESOURCE: &str = "resource";
+/// The counter the optimistic workload increments.
+pub const COUNTER: &str = "counter";
+
+/// One of nxlock's algorithms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// [`TokenLock`]: `SET NX PX` and a compare-and-delete script.
+    Token,
+    /// [`FencedLock`]: a token lock that hands out a fence, written to a fenced resource.
+    Fenced,
+    /// [`FairLock`]: a FIFO ticket line.
+    Fair,
+    /// [`ReentrantLock`]: `<owner>:<count>`.
+    Reentrant,
+    /// [`LegacyLock`]: SETNX with a timestamp and GETSET recovery (seeds 002-004).
+    Legacy,
+    /// [`ScriptedLock`]: the one-script SETNX/GET/GETSET acquire (seed 001).
+    Scripted,
+    /// [`Redlock`] over the Redlock topology's nodes.
+    Redlock,
+    /// [`Versioned`]: a counter incremented by compare-and-set, no lock at all.
+    Optimistic,
+}
+
+impl Algorithm {
+    /// Every algorithm, in `--algorithm` order.
+    pub const ALL: [Algorithm; 8] = [
+        Algorithm::Token,
+        Algorithm::Fenced,
+        Algorithm::Fair,
+        Algorithm::Reentrant,
+        Algorithm::Legacy,
+        Algorithm::Scripted,
+        Algorithm::Redlock,
+        Algorithm::Optimistic,
+    ];
+
+    /// The name `--algorithm` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Token => "token",
+            Algorithm::Fenced => "fenced",
+            Algorithm::Fair => "fair",
+            Algorithm::Reentrant => "reentrant",
+            Algorithm::Legacy => "legacy",
+            Algorithm::Scripted => "scripted",
+            Algorithm::Redlock => "redlock",
+            Algorithm::Optimistic => "optimistic",
+        }
+    }
+
+    /// An explorer of this algorithm on `topology`, with what the checkers must know
+    /// about it: the keys it keeps without a TTL by design, where its counter lives.
+    pub fn explorer(self, topology: Topology, ttl: Duration) -> Explorer {
+        let workload: Arc<dyn Workload> = Arc::new(Builtin {
+            algorithm: self,
+            ttl,
+        });
+        let name = LockName::new(LOCK).expect("a valid name");
+        let key = |suffix: &str| String::from_utf8_lossy(&name.key(suffix)).into_owned();
+        let mut explorer = Explorer::from_arc(workload)
+            .named(self.name())
+            .topology(topology)
+            .ttl(ttl);
+        explorer = match self {
+            // Fence counters must outlive holds; the stamp locks' key has no TTL by design
+            // (a stamp, not a TTL, ends the hold).
+            Algorithm::Fenced => explorer.permanent_keys(key("fence")),
+            Algorithm::Legacy | Algorithm::Scripted => explorer.permanent_keys(key("lock")),
+            Algorithm::Optimistic => explorer
+                .counter_in_key(COUNTER, key("versioned"))
+                .permanent_keys(key("versioned")),
+            _ => explorer,
+        };
+        explorer
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not an algorithm.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown algorithm {0:?}; the algorithms are token, fenced, fair, reentrant, legacy, scripted, redlock and optimistic")]
+pub struct UnknownAlgorithm(pub String);
+
+impl FromStr for Algorithm {
+    type Err = UnknownAlgorithm;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| UnknownAlgorithm(s.to_owned()))
+    }
+}
+
+struct Builtin {
+    algorithm: Algorithm,
+    ttl: Duration,
+}
+
+impl Workload for Builtin {
+    fn cycle(&self, context: Context) -> crate::workload::Cycle {
+        Box::pin(cycle(self.algorithm, self.ttl, context))
+    }
+}
+
+fn options(ttl: Duration) -> LockOptions {
+    LockOptions::new().ttl(ttl).policy(
+        AcquirePolicy::retry(Retry::For(ttl * 4)).with_backoff(Backoff::Exponential {
+            initial: Duration::from_millis(1),
+            max: ttl / 4,
+            jitter: true,
+        }),
+    )
+}
+
+/// Holds `guard` through a critical section, then releases it.
+async fn hold<G: LockGuard>(context: &Context, ttl: Duration, guard: G) {
+    context.enter(RESOURCE).await;
+    context.work(ttl / 10).await;
+    context.exit(RESOURCE).await;
+    let _ = guard.release().await;
+}
+
+async fn acquire_and_hold<L: LockAlgorithm>(context: &Context, ttl: Duration, lock: Result<L, LockError>) {
+    let Ok(lock) = lock else { return };
+    if let Ok(guard) = lock.acquire().await {
+        hold(context, ttl, guard).await;
+    }
+}
+
+async fn cycle(algorithm: Algorithm, ttl: Duration, context: Context) {
+    let name = LockName::new(LOCK).expect("a valid name");
+    let backend = context.backend();
+    let options = options(ttl);
+    match algorithm {
+        Algorithm::Token => {
+            acquire_and_hold(&context, ttl, TokenLock::with_options(backend, &name, options)).await;
+        }
+        Algorithm::Fair => {
+            acquire_and_hold(&context, ttl, FairLock::with_options(backend, &name, options)).await;
+        }
+        Algorithm::Reentrant => {
+            let lock = ReentrantLock::with_options(backend, &name, LockOwner::new(), options);
+            acquire_and_hold(&context, ttl, lock).await;
+        }
+        Algorithm::Legacy => {
+            acquire_and_hold(&context, ttl, LegacyLock::with_options(backend, &name, options)).await;
+        }
+        Algorithm::Scripted => {
+            acquire_and_hold(&context, ttl, ScriptedLock::with_options(backend, &name, options)).await;
+        }
+        Algorithm::Redlock => {
+            let lock = Redlock::with_options(context.nodes(), &name, options);
+            acquire_and_hold(&context, ttl, lock).await;
+        }
+        Algorithm::Fenced => {
+            let Ok(lock) = FencedLock::with_options(backend, &name, options) else {
+                return;
+            };
+            let Ok(guard) = lock.acquire().await else { return };
+            let fence = guard.fence();
+            context.enter_fenced(RESOURCE, fence).await;
+            let _ = context.write(RESOURCE, fence).await;
+            context.work(ttl / 10).await;
+            let _ = context.write(RESOURCE, fence).await;
+            context.exit(RESOURCE).await;
+            let _ = guard.release().await;
+        }
+        Algorithm::Optimistic => {
+            let counter = Versioned::new(backend, &name).with_policy(options.policy);
+            let increment = context.increment(COUNTER);
+            match counter
+                .update(|old| {
+                    let old: i64 = old
+                        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+                        .unwrap_or(0);
+                    (old + 1).to_string().into_bytes()
+                })
+                .await
+            {
+                Ok(_) => increment.done(),
+                Err(LockError::OutcomeUnknown { .. }) => increment.unknown(),
+                // Versioned's contract: any other error means the write did not run.
+                Err(_) => increment.failed(),
+            }
+        }
+    }
+}

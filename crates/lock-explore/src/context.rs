@@ -1,0 +1,186 @@
+//! [`Context`]: what a workload's cycle gets: its client's connections and clock, and the
+//! markers the checkers read.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::Clock;
+
+use crate::client::ClientView;
+use crate::monitor::{Monitor, StaleWrite};
+
+/// One client's cycle's handle on the run.
+///
+/// Every marker is an await point: a pause or a cancellation aimed at the client can
+/// land there, and other clients run in between.
+#[derive(Clone, Debug)]
+pub struct Context {
+    monitor: Arc<Monitor>,
+    client: usize,
+    cycle: u32,
+    views: Vec<ClientView>,
+}
+
+impl Context {
+    pub(crate) fn new(
+        monitor: Arc<Monitor>,
+        client: usize,
+        cycle: u32,
+        views: Vec<ClientView>,
+    ) -> Self {
+        Self {
+            monitor,
+            client,
+            cycle,
+            views,
+        }
+    }
+
+    /// This client's index.
+    pub fn client(&self) -> usize {
+        self.client
+    }
+
+    /// This cycle's index (cycles after the last planned one are the liveness probe's).
+    pub fn cycle(&self) -> u32 {
+        self.cycle
+    }
+
+    /// The client's connection: a [`KvBackend`](lock_core::KvBackend) for any lock. On
+    /// the Redlock topology, its connection to node 0 ([`Context::nodes`] has them all).
+    pub fn backend(&self) -> ClientView {
+        self.views[0].clone()
+    }
+
+    /// The client's connection to each node: one per Redlock node, else one.
+    pub fn nodes(&self) -> Vec<ClientView> {
+        self.views.clone()
+    }
+
+    /// The client's own clock (what [`Fault::Skew`](crate::Fault::Skew) moves); the same
+    /// as its backend's.
+    pub fn clock(&self) -> Clock {
+        self.monitor.client_clock(self.client)
+    }
+
+    /// Lets `duration` of virtual time pass: work the client does.
+    pub async fn work(&self, duration: Duration) {
+        self.marker().await;
+        self.monitor.clock.sleep(duration).await;
+    }
+
+    /// Pauses and cancellations aimed at this client land here; others run meanwhile.
+    async fn marker(&self) {
+        let before = self.monitor.before(self.client, false);
+        if before.delay_ms > 0 {
+            self.monitor
+                .clock
+                .sleep(Duration::from_millis(before.delay_ms))
+                .await;
+        }
+        if before.cancel {
+            self.monitor.cancellation(self.client).notify_one();
+            std::future::pending::<()>().await;
+        }
+        tokio::task::yield_now().await;
+    }
+
+    /// The client enters `resource`'s critical section, believing it holds the lock.
+    /// Another client inside the same resource without a fence is a mutual-exclusion
+    /// violation.
+    pub async fn enter(&self, resource: &str) {
+        self.marker().await;
+        self.monitor.enter(self.client, resource, None);
+        self.monitor.finish_marker(self.client);
+    }
+
+    /// The client enters `resource` holding a lock that handed it `fence`. The same fence
+    /// entered by two clients is a fence-went-back violation; fenced sections may
+    /// overlap (a paused holder enters late), since the resource refuses stale writes.
+    pub async fn enter_fenced(&self, resource: &str, fence: i64) {
+        self.marker().await;
+        self.monitor.enter(self.client, resource, Some(fence));
+        self.monitor.finish_marker(self.client);
+    }
+
+    /// The client leaves `resource`.
+    pub async fn exit(&self, resource: &str) {
+        self.marker().await;
+        self.monitor.exit(self.client, resource);
+        self.monitor.finish_marker(self.client);
+    }
+
+    /// Writes to the fenced `resource` with `fence`, judged by the explorer's
+    /// [`Fencing`](crate::Fencing): refused when stale. Accepting a fence not newer than
+    /// another client's accepted one is a stale-fence violation.
+    pub async fn write(&self, resource: &str, fence: i64) -> Result<(), StaleWrite> {
+        self.marker().await;
+        let written = self.monitor.write(self.client, resource, fence);
+        self.monitor.finish_marker(self.client);
+        written
+    }
+
+    /// Reads the explorer's `counter` (0 before any write).
+    pub async fn read_counter(&self, counter: &str) -> i64 {
+        self.marker().await;
+        let value = self.monitor.counter_read(self.client, counter);
+        self.monitor.finish_marker(self.client);
+        value
+    }
+
+    /// Writes the explorer's `counter`.
+    pub async fn write_counter(&self, counter: &str, value: i64) {
+        self.marker().await;
+        self.monitor.counter_write(self.client, counter, value);
+        self.monitor.finish_marker(self.client);
+    }
+
+    /// Starts one increment of `counter`: say how it ended with [`Increment::done`] or
+    /// [`Increment::failed`]. One dropped without either (its cycle was cancelled, or
+    /// an error left the outcome unknown) may or may not have been applied. At the end
+    /// the counter must equal the increments done, give or take the unknown ones: fewer
+    /// is a lost update, more is an update applied twice.
+    pub fn increment(&self, counter: &str) -> Increment {
+        Increment {
+            monitor: self.monitor.clone(),
+            client: self.client,
+            counter: counter.to_owned(),
+            settled: false,
+        }
+    }
+}
+
+/// One increment of a counter, under way (see [`Context::increment`]).
+#[derive(Debug)]
+#[must_use = "an increment dropped unsettled counts as one of unknown outcome"]
+pub struct Increment {
+    monitor: Arc<Monitor>,
+    client: usize,
+    counter: String,
+    settled: bool,
+}
+
+impl Increment {
+    /// It was applied, and the client knows it.
+    pub fn done(mut self) {
+        self.settled = true;
+        self.monitor.counted(self.client, &self.counter, Some(true));
+    }
+
+    /// It was not applied, and the client knows it (refused before it ran).
+    pub fn failed(mut self) {
+        self.settled = true;
+        self.monitor.counted(self.client, &self.counter, Some(false));
+    }
+
+    /// Whether it ran is unknown (a lost reply); the same as dropping it.
+    pub fn unknown(self) {}
+}
+
+impl Drop for Increment {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.monitor.counted(self.client, &self.counter, None);
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! [`Counterexample`]: a shrunk schedule that breaks a property, readable and saved as a
+//! replay file.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::options::Options;
+use crate::schedule::Schedule;
+use crate::step::Step;
+use crate::trace::{Trace, What};
+use crate::violation::{Violation, ViolationKind};
+
+/// The replay file's format version.
+pub const REPLAY_FORMAT: u32 = 1;
+
+/// A violation, the smallest schedule found that causes it, and the run that shows it.
+#[derive(Clone, Debug)]
+pub struct Counterexample {
+    /// The built-in workload's name (`nxlock explore --algorithm`), if it is one.
+    pub workload: Option<String>,
+    /// The options the run used.
+    pub options: Options,
+    /// The exploration's seed, and the index of the run that found it.
+    pub found_by: (u64, u64),
+    /// The schedule as found.
+    pub original: Schedule,
+    /// The schedule after shrinking.
+    pub schedule: Schedule,
+    /// Runs spent shrinking.
+    pub shrink_runs: u64,
+    /// What broke.
+    pub violation: Violation,
+    /// The shrunk run's trace, up to the violation.
+    pub trace: Trace,
+    /// How many replays of the shrunk schedule gave an identical trace.
+    pub identical_replays: u32,
+}
+
+/// What a replay file holds: enough to run the schedule again on the same workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplayFile {
+    /// [`REPLAY_FORMAT`].
+    pub format: u32,
+    /// The built-in workload's name, if it is one.
+    pub workload: Option<String>,
+    /// The violation it showed.
+    pub violation: ViolationKind,
+    /// The violation in a sentence.
+    pub detail: String,
+    /// The options the run used.
+    pub options: Options,
+    /// Clients.
+    pub clients: usize,
+    /// Cycles per client.
+    pub cycles: u32,
+    /// The lock tokens' seed.
+    pub token_seed: u64,
+    /// The fault steps.
+    pub steps: Vec<Step>,
+}
+
+/// A replay file that could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The file is not a replay file of this format.
+    #[error("{path}: not an nxlock explore replay file: {reason}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl ReplayFile {
+    /// The schedule it holds.
+    pub fn schedule(&self) -> Schedule {
+        Schedule {
+            clients: self.clients,
+            cycles: self.cycles,
+            token_seed: self.token_seed,
+            steps: self.steps.clone(),
+        }
+    }
+
+    /// Reads `path`.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ReplayError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ReplayError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        let file: ReplayFile =
+            serde_json::from_str(&text).map_err(|error| ReplayError::Invalid {
+                path: shown.clone(),
+                reason: error.to_string(),
+            })?;
+        if file.format != REPLAY_FORMAT {
+            return Err(ReplayError::Invalid {
+                path: shown,
+                reason: format!(
+                    "format {} (this nxlock reads format {REPLAY_FORMAT})",
+                    file.format
+                ),
+            });
+        }
+        Ok(file)
+    }
+}
+
+impl Counterexample {
+    /// The replay file's contents.
+    pub fn replay_file(&self) -> ReplayFile {
+        ReplayFile {
+            format: REPLAY_FORMAT,
+            workload: self.workload.clone(),
+            violation: self.violation.kind,
+            detail: self.violation.detail.clone(),
+            options: self.options.clone(),
+            clients: self.schedule.clients,
+            cycles: self.schedule.cycles,
+            token_seed: self.schedule.token_seed,
+            steps: self.schedule.steps.clone(),
+        }
+    }
+
+    /// The replay file as pretty JSON; its fault steps are under `"steps"`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&self.replay_file())
+            .expect("a replay file is plain data and always serialises")
+    }
+
+    /// Writes the replay file to `path`, for [`Explorer::replay`](crate::Explorer::replay).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ReplayError> {
+        let path = path.as_ref();
+        std::fs::write(path, self.to_json() + "\n").map_err(|source| ReplayError::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// A self-contained HTML page with the run's timeline (see [`crate::timeline`]).
+    pub fn timeline_html(&self) -> String {
+        crate::timeline::html(self)
+    }
+}
+
+impl fmt::Display for Counterexample {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = &self.violation;
+        writeln!(f, "VIOLATION {v}")?;
+        writeln!(
+            f,
+            "found by run {} of seed {}; shrunk in {} runs from {} steps, {} clients x {} cycles to {} steps, {} clients x {} cycles",
+            self.found_by.1,
+            self.found_by.0,
+            self.shrink_runs,
+            self.original.steps.len(),
+            self.original.clients,
+            self.original.cycles,
+            self.schedule.steps.len(),
+            self.schedule.clients,
+            self.schedule.cycles,
+        )?;
+        if let Some(workload) = &self.workload {
+            write!(f, "workload {workload}; ")?;
+        }
+        writeln!(
+            f,
+            "topology {}; ttl {} ms; replayed {} times, identical each time",
+            self.options.topology, self.options.ttl_ms, self.identical_replays
+        )?;
+        writeln!(f, "\nSteps:")?;
+        if self.schedule.steps.is_empty() {
+            writeln!(f, "  (none: the workload breaks without faults)")?;
+        }
+        for step in &self.schedule.steps {
+            writeln!(f, "  {step}")?;
+        }
+        writeln!(f, "\nTrace:")?;
+        for event in &self.trace {
+            if matches!(event.what, What::CycleEnd) {
+                continue;
+            }
+            writeln!(f, "  {event}")?;
+        }
+        writeln!(f, "\nKeys when it happened:")?;
+        for (node, dump) in v.dumps.iter().enumerate() {
+            write!(f, "  node {node}: ")?;
+            if dump.keys.is_empty() {
+                writeln!(f, "(empty)")?;
+                continue;
+            }
+            writeln!(f)?;
+            for line in dump.to_string().lines().skip(1) {
+                writeln!(f, "    {}", line.trim_start())?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,148 @@
+//! Seeded schedules: which faults, aimed where, and when. Most steps are anchored to a
+//! client's operation (right after its acquire, its write, its release), where lock bugs
+//! hide; the rest fall at random times of a fault-free run's length.
+
+use fastrand::Rng;
+
+use crate::options::Options;
+use crate::schedule::Schedule;
+use crate::step::{Fault, FaultKind, Step, When};
+
+/// What a fault-free run showed: how many operations each client ran, and how long the
+/// planned cycles took.
+#[derive(Clone, Debug)]
+pub(crate) struct Baseline {
+    pub(crate) ops: Vec<u32>,
+    pub(crate) duration_ms: u64,
+}
+
+/// The fault kinds the search may draw on this topology.
+pub(crate) fn usable(options: &Options) -> Vec<FaultKind> {
+    let mut kinds: Vec<_> = options
+        .faults
+        .iter()
+        .copied()
+        .filter(|k| options.topology.supports(*k))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}
+
+/// The schedule of run `seed`.
+pub(crate) fn schedule(seed: u64, options: &Options, baseline: &Baseline) -> Schedule {
+    let mut rng = Rng::with_seed(seed);
+    let kinds = usable(options);
+    let count = if kinds.is_empty() {
+        0
+    } else {
+        rng.usize(1..=options.max_steps.max(1))
+    };
+    let steps = (0..count)
+        .map(|_| {
+            let kind = kinds[rng.usize(..kinds.len())];
+            Step {
+                when: when(&mut rng, options, baseline),
+                fault: fault(&mut rng, kind, options),
+            }
+        })
+        .collect();
+    Schedule {
+        clients: options.clients,
+        cycles: options.cycles,
+        token_seed: rng.u64(..),
+        steps,
+    }
+}
+
+fn when(rng: &mut Rng, options: &Options, baseline: &Baseline) -> When {
+    let client = rng.usize(..options.clients.max(1));
+    let ops = baseline.ops.get(client).copied().unwrap_or(0);
+    if ops > 0 && rng.u8(..10) < 7 {
+        When::After {
+            client,
+            op: rng.u32(..ops),
+        }
+    } else {
+        When::At {
+            ms: rng.u64(..=baseline.duration_ms.max(1)),
+        }
+    }
+}
+
+/// A length of virtual time around the TTL: a quarter of it up to three times it, with
+/// the TTL itself and just past it likelier, since those are where leases break.
+fn around_ttl(rng: &mut Rng, ttl_ms: u64) -> u64 {
+    let ttl = ttl_ms.max(4);
+    match rng.u8(..6) {
+        0 => ttl / 4,
+        1 => ttl / 2,
+        2 => ttl + ttl / 10,
+        3 => ttl * 2,
+        4 => ttl * 3,
+        _ => rng.u64(1..=ttl * 3),
+    }
+}
+
+fn fault(rng: &mut Rng, kind: FaultKind, options: &Options) -> Fault {
+    let client = rng.usize(..options.clients.max(1));
+    let node = rng.usize(..options.topology.nodes().max(1));
+    let ttl = options.ttl_ms;
+    let signed = |rng: &mut Rng, ms: u64| {
+        let ms = i64::try_from(ms).unwrap_or(i64::MAX / 2);
+        if rng.bool() { ms } else { -ms }
+    };
+    match kind {
+        FaultKind::Pause => Fault::Pause {
+            client,
+            ms: around_ttl(rng, ttl),
+        },
+        FaultKind::Skew => {
+            let ms = around_ttl(rng, ttl);
+            if rng.bool() {
+                Fault::Skew {
+                    client,
+                    ms: signed(rng, ms),
+                }
+            } else {
+                Fault::NodeClock {
+                    node,
+                    ms: signed(rng, ms),
+                }
+            }
+        }
+        FaultKind::LostReply => Fault::LostReply { client },
+        FaultKind::Refuse => Fault::Refuse { client },
+        FaultKind::Latency => {
+            let ms = rng.u64(1..=ttl.max(2));
+            if rng.bool() {
+                Fault::Latency { client, ms }
+            } else {
+                Fault::LateReply { client, ms }
+            }
+        }
+        FaultKind::Interrupt => Fault::Interrupt {
+            node,
+            after: rng.u32(..3),
+        },
+        FaultKind::KillConnection => Fault::KillConnection { client },
+        FaultKind::Failover => match rng.u8(..4) {
+            0 | 1 => Fault::Failover,
+            2 => Fault::SwitchOver,
+            _ => Fault::StallReplication {
+                ms: around_ttl(rng, ttl),
+            },
+        },
+        FaultKind::Restart => Fault::Restart {
+            node,
+            ms: around_ttl(rng, ttl),
+            persistent: rng.bool(),
+        },
+        FaultKind::Blackhole => Fault::Blackhole {
+            node,
+            ms: around_ttl(rng, ttl),
+        },
+        // Refused before a search starts (see `Topology::supports`).
+        FaultKind::Migrate | FaultKind::Cancel => Fault::Cancel { client },
+    }
+}

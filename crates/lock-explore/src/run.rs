@@ -1,0 +1,358 @@
+//! One run: a fresh deployment on a fresh single-threaded runtime with paused time, the
+//! clients' cycles, the schedule's steps, then (faults stopped) the liveness probe and
+//! the end-of-run checks.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{Clock, SeededRandom};
+use tokio::task::{JoinHandle, LocalSet};
+
+use crate::client::ClientView;
+use crate::context::Context;
+use crate::monitor::Monitor;
+use crate::options::Options;
+use crate::schedule::Schedule;
+use crate::step::{Step, When};
+use crate::topology::Deployment;
+use crate::trace::{Trace, What};
+use crate::violation::{Violation, ViolationKind};
+use crate::workload::Workload;
+
+/// Where every run's clock starts: 2026-01-01T00:00:00Z, so that two runs read the
+/// same times.
+const START_UNIX_MS: i64 = 1_767_225_600_000;
+
+/// What one run gave.
+#[derive(Clone, Debug)]
+pub(crate) struct Outcome {
+    pub(crate) trace: Trace,
+    pub(crate) violation: Option<Violation>,
+    /// Operations each client ran.
+    pub(crate) ops: Vec<u32>,
+    /// Virtual microseconds the planned cycles took.
+    pub(crate) main_us: i64,
+}
+
+/// Runs `schedule` once.
+pub(crate) fn run(workload: &Arc<dyn Workload>, options: &Options, schedule: &Schedule) -> Outcome {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime without I/O builds");
+    let _tokens = SeededRandom::install(schedule.token_seed);
+    let local = LocalSet::new();
+    let outcome = local.block_on(&runtime, run_local(workload.clone(), options, schedule));
+    drop(local);
+    drop(runtime);
+    outcome
+}
+
+async fn run_local(
+    workload: Arc<dyn Workload>,
+    options: &Options,
+    schedule: &Schedule,
+) -> Outcome {
+    let clock = Clock::simulated(START_UNIX_MS);
+    let deployment = Deployment::new(options.topology, &clock);
+    let monitor = Arc::new(Monitor::new(
+        clock.clone(),
+        deployment,
+        schedule.clients,
+        &schedule.steps,
+        options.fencing,
+    ));
+    let ttl = options.ttl();
+    let bound = ttl * u32::try_from(options.liveness_ttls.unwrap_or(8)).unwrap_or(u32::MAX);
+
+    let driver = tokio::task::spawn_local(drive(monitor.clone(), timed(&schedule.steps)));
+    let clients: Vec<_> = (0..schedule.clients)
+        .map(|client| {
+            tokio::task::spawn_local(cycles(
+                workload.clone(),
+                monitor.clone(),
+                client,
+                0..schedule.cycles,
+            ))
+        })
+        .collect();
+
+    // The planned cycles run until done, a violation, or a horizon long enough for
+    // every fault to have ended and every cycle to have had its bound.
+    let faults_ms: u64 = schedule.steps.iter().map(step_span_ms).sum();
+    let horizon = Duration::from_millis(faults_ms) + bound * (schedule.cycles + 1);
+    let finished = wait_all(&monitor, &clock, clients, horizon).await;
+    let main_us = monitor.now_us();
+    if let Err(unfinished) = finished {
+        monitor.report(
+            ViolationKind::Liveness,
+            format!(
+                "client {unfinished} had not finished its {} cycles {} ms into the run",
+                schedule.cycles,
+                horizon.as_millis()
+            ),
+            vec![unfinished],
+        );
+    }
+    driver.abort();
+
+    if !monitor.has_violation() && options.liveness_ttls.is_some() {
+        probe(&workload, &monitor, &clock, schedule, bound).await;
+    }
+    if !monitor.has_violation() {
+        check_end(&monitor, options);
+    }
+    Outcome {
+        violation: monitor.violation(),
+        ops: monitor.ops(),
+        trace: monitor.take_trace(),
+        main_us,
+    }
+}
+
+/// How much virtual time a step may add to a run.
+fn step_span_ms(step: &Step) -> u64 {
+    use crate::step::Fault::*;
+    let at = match step.when {
+        When::At { ms } => ms,
+        When::After { .. } => 0,
+    };
+    at + match step.fault {
+        Pause { ms, .. } | Latency { ms, .. } | LateReply { ms, .. } => ms,
+        StallReplication { ms } | Restart { ms, .. } | Blackhole { ms, .. } => ms,
+        _ => 0,
+    }
+}
+
+/// The steps placed at times, sorted.
+fn timed(steps: &[Step]) -> Vec<(u64, Step)> {
+    let mut timed: Vec<_> = steps
+        .iter()
+        .filter_map(|s| match s.when {
+            When::At { ms } => Some((ms, *s)),
+            When::After { .. } => None,
+        })
+        .collect();
+    timed.sort_by_key(|(ms, _)| *ms);
+    timed
+}
+
+/// Applies timed steps when their time comes, and ends timed node faults when due.
+async fn drive(monitor: Arc<Monitor>, steps: Vec<(u64, Step)>) {
+    let mut steps = steps.into_iter().peekable();
+    loop {
+        let next_step = steps.peek().map(|(ms, _)| i64::try_from(*ms).unwrap_or(i64::MAX / 4) * 1000);
+        let next_recovery = monitor.next_recovery();
+        let next = match (next_step, next_recovery) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => {
+                monitor.recovery_armed.notified().await;
+                continue;
+            }
+        };
+        let wait = u64::try_from(next - monitor.now_us()).unwrap_or(0);
+        tokio::select! {
+            biased;
+            () = monitor.clock.sleep(Duration::from_micros(wait)) => {}
+            () = monitor.recovery_armed.notified() => continue,
+        }
+        let now = monitor.now_us();
+        while let Some((ms, step)) = steps.peek() {
+            if i64::try_from(*ms).unwrap_or(i64::MAX / 4) * 1000 > now {
+                break;
+            }
+            monitor.apply(step);
+            steps.next();
+        }
+        monitor.recover_due();
+    }
+}
+
+/// One client's cycles, each cancellable at its await points.
+async fn cycles(
+    workload: Arc<dyn Workload>,
+    monitor: Arc<Monitor>,
+    client: usize,
+    range: std::ops::Range<u32>,
+) {
+    for cycle in range {
+        if !one_cycle(&workload, &monitor, client, cycle).await {
+            return;
+        }
+    }
+}
+
+/// Runs one cycle; false once the run has a violation (the client stops).
+async fn one_cycle(workload: &Arc<dyn Workload>, monitor: &Arc<Monitor>, client: usize, cycle: u32) -> bool {
+    if monitor.has_violation() {
+        return false;
+    }
+    monitor.record(Some(client), What::CycleStart { cycle });
+    let views = views(monitor, client);
+    let context = Context::new(monitor.clone(), client, cycle, views);
+    let cancelled = monitor.cancellation(client);
+    let body = workload.cycle(context);
+    tokio::select! {
+        biased;
+        () = cancelled.notified() => monitor.cancelled(client),
+        () = body => monitor.record(Some(client), What::CycleEnd),
+    }
+    true
+}
+
+fn views(monitor: &Arc<Monitor>, client: usize) -> Vec<ClientView> {
+    let backends = monitor.deployment.client_backends();
+    let several = backends.len() > 1;
+    backends
+        .into_iter()
+        .enumerate()
+        .map(|(node, backend)| {
+            ClientView::new(backend, monitor.clone(), client, several.then_some(node))
+        })
+        .collect()
+}
+
+/// Waits for every client (a panic is a violation), a violation, or the horizon: the
+/// first client still running then.
+async fn wait_all(
+    monitor: &Arc<Monitor>,
+    clock: &Clock,
+    clients: Vec<JoinHandle<()>>,
+    horizon: Duration,
+) -> Result<(), usize> {
+    let aborts: Vec<_> = clients.iter().map(JoinHandle::abort_handle).collect();
+    let all = async {
+        for (client, handle) in clients.into_iter().enumerate() {
+            if let Err(error) = handle.await
+                && error.is_panic()
+            {
+                monitor.report(
+                    ViolationKind::Panic,
+                    format!("client {client}'s cycle panicked: {}", panic_text(error)),
+                    vec![client],
+                );
+                return;
+            }
+        }
+    };
+    let result = tokio::select! {
+        biased;
+        () = monitor.stop.notified() => Ok(()),
+        () = all => Ok(()),
+        () = clock.sleep(horizon) => Err(aborts.iter().position(|a| !a.is_finished()).unwrap_or(0)),
+    };
+    for abort in aborts {
+        abort.abort();
+    }
+    result
+}
+
+fn panic_text(error: tokio::task::JoinError) -> String {
+    let payload = error.into_panic();
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned())
+}
+
+/// Faults stop; every client runs cycles until it makes progress, within `bound`.
+async fn probe(
+    workload: &Arc<dyn Workload>,
+    monitor: &Arc<Monitor>,
+    clock: &Clock,
+    schedule: &Schedule,
+    bound: Duration,
+) {
+    monitor.heal();
+    let probes: Vec<_> = (0..schedule.clients)
+        .map(|client| {
+            let workload = workload.clone();
+            let monitor = monitor.clone();
+            let first = schedule.cycles;
+            tokio::task::spawn_local(async move {
+                let mut cycle = first;
+                while !monitor.progressed(client) {
+                    if !one_cycle(&workload, &monitor, client, cycle).await {
+                        return;
+                    }
+                    cycle += 1;
+                }
+            })
+        })
+        .collect();
+    if let Err(client) = wait_all(monitor, clock, probes, bound).await
+        && !monitor.has_violation()
+    {
+        monitor.report(
+            ViolationKind::Liveness,
+            format!(
+                "faults stopped, and client {client} made no progress within {} ms ({} TTLs)",
+                bound.as_millis(),
+                bound.as_millis() / 1000
+            ),
+            vec![client],
+        );
+    }
+}
+
+/// Counters, and keys left without a TTL.
+fn check_end(monitor: &Monitor, options: &Options) {
+    for (name, model, sure, unsure) in monitor.counters() {
+        let value = match options.counter_keys.iter().find(|(c, _)| *c == name) {
+            Some((_, key)) => monitor
+                .deployment
+                .read(key.as_bytes())
+                .and_then(|v| counter_value(&v))
+                .unwrap_or(0),
+            None => model,
+        };
+        let (sure, unsure) = (sure as i64, unsure as i64);
+        if value < sure {
+            monitor.report(
+                ViolationKind::LostUpdate,
+                format!("{name:?} ends at {value}, but {sure} increments were acknowledged"),
+                Vec::new(),
+            );
+            return;
+        }
+        if value > sure + unsure {
+            monitor.report(
+                ViolationKind::AppliedTwice,
+                format!(
+                    "{name:?} ends at {value}, but only {sure} increments were acknowledged and {unsure} were of unknown outcome"
+                ),
+                Vec::new(),
+            );
+            return;
+        }
+    }
+    for dump in monitor.deployment.dumps() {
+        for key in &dump.keys {
+            let name = String::from_utf8_lossy(&key.key);
+            let permanent = options.permanent_keys.iter().any(|p| name.starts_with(p.as_str()))
+                || options.counter_keys.iter().any(|(_, k)| *k == name);
+            if key.pttl < 0 && !permanent {
+                monitor.report(
+                    ViolationKind::KeyWithoutTtl,
+                    format!("{name:?} has no TTL once every client is done"),
+                    Vec::new(),
+                );
+                return;
+            }
+        }
+    }
+}
+
+/// A counter kept in a key: a decimal integer, or a [`Versioned`](lock_core::Versioned)
+/// value (`<version>:<payload>`) whose payload is one.
+fn counter_value(stored: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(stored).ok()?;
+    let payload = match text.split_once(':') {
+        Some((version, payload)) if version.bytes().all(|b| b.is_ascii_digit()) => payload,
+        _ => text,
+    };
+    payload.parse().ok()
+}

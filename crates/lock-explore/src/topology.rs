@@ -1,0 +1,271 @@
+//! What the clients talk to: one server, a replicated set, Redlock's independent nodes,
+//! or one server under Redis Cluster's rules; built fresh for every run.
+
+use std::fmt;
+use std::str::FromStr;
+
+use lock_core::{Clock, DynBackend, SlotLayout};
+use lock_memory::{Dump, MemoryBackend, MemoryInstances, MemoryReplicaSet, Persistence};
+use serde::{Deserialize, Serialize};
+
+use crate::step::{Fault, FaultKind};
+
+/// The deployment a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "topology")]
+pub enum Topology {
+    /// One server.
+    Single,
+    /// A primary and `replicas` replicas, with failover (Sentinel's, on the double). A
+    /// failed primary rejoins as a replica of the new one.
+    Replicated {
+        /// Replicas beside the primary.
+        replicas: usize,
+    },
+    /// `nodes` independent servers, for Redlock.
+    Redlock {
+        /// How many.
+        nodes: usize,
+    },
+    /// One server that refuses what a three-shard Redis Cluster refuses (`CROSSSLOT`,
+    /// scripts reaching into another shard's slots).
+    Cluster,
+}
+
+impl Topology {
+    /// The faults that make sense on this topology: client faults everywhere, node
+    /// faults where the nodes exist.
+    pub fn supports(&self, kind: FaultKind) -> bool {
+        match kind {
+            FaultKind::Failover => matches!(self, Topology::Replicated { .. }),
+            FaultKind::Restart | FaultKind::Blackhole => matches!(self, Topology::Redlock { .. }),
+            FaultKind::Migrate => false,
+            _ => true,
+        }
+    }
+
+    /// How many nodes a node fault may name.
+    pub fn nodes(&self) -> usize {
+        match *self {
+            Topology::Redlock { nodes } => nodes,
+            _ => 1,
+        }
+    }
+
+    /// The name `--topology` uses.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Topology::Single => "single",
+            Topology::Replicated { .. } => "replicated",
+            Topology::Redlock { .. } => "redlock",
+            Topology::Cluster => "cluster",
+        }
+    }
+}
+
+impl fmt::Display for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Topology::Replicated { replicas } => write!(f, "replicated (1 + {replicas})"),
+            Topology::Redlock { nodes } => write!(f, "redlock ({nodes} nodes)"),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+/// A name that is not a topology.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown topology {0:?}; the topologies are single, replicated, redlock and cluster")]
+pub struct UnknownTopology(pub String);
+
+impl FromStr for Topology {
+    type Err = UnknownTopology;
+    /// `single`, `replicated` (1 + 2), `redlock` (3 nodes) or `cluster`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "single" => Ok(Topology::Single),
+            "replicated" => Ok(Topology::Replicated { replicas: 2 }),
+            "redlock" => Ok(Topology::Redlock { nodes: 3 }),
+            "cluster" => Ok(Topology::Cluster),
+            other => Err(UnknownTopology(other.to_owned())),
+        }
+    }
+}
+
+/// One run's servers.
+#[derive(Debug)]
+pub(crate) enum Deployment {
+    Single {
+        backend: MemoryBackend,
+        /// The server's own clock view, which [`Fault::NodeClock`] jumps.
+        clock: Clock,
+    },
+    Replicated(MemoryReplicaSet),
+    Redlock(MemoryInstances),
+}
+
+impl Deployment {
+    pub(crate) fn new(topology: Topology, clock: &Clock) -> Self {
+        match topology {
+            Topology::Single | Topology::Cluster => {
+                let node_clock = clock.detached();
+                let mut backend = MemoryBackend::with_clock(node_clock.clone());
+                if topology == Topology::Cluster {
+                    backend = backend.with_cluster_rules(SlotLayout::even(3));
+                }
+                Deployment::Single {
+                    backend,
+                    clock: node_clock,
+                }
+            }
+            Topology::Replicated { replicas } => {
+                Deployment::Replicated(MemoryReplicaSet::with_clock(replicas, clock.clone()))
+            }
+            Topology::Redlock { nodes } => {
+                Deployment::Redlock(MemoryInstances::with_clock(nodes, clock.clone()))
+            }
+        }
+    }
+
+    /// What one client's commands go to: one backend, or one per Redlock node.
+    pub(crate) fn client_backends(&self) -> Vec<DynBackend> {
+        match self {
+            Deployment::Single { backend, .. } => vec![DynBackend::new(backend.clone())],
+            Deployment::Replicated(set) => vec![DynBackend::new(set.client())],
+            Deployment::Redlock(nodes) => nodes.nodes().into_iter().map(DynBackend::new).collect(),
+        }
+    }
+
+    /// Every node's live keys, for a counterexample.
+    pub(crate) fn dumps(&self) -> Vec<Dump> {
+        match self {
+            Deployment::Single { backend, .. } => vec![backend.dump()],
+            Deployment::Replicated(set) => (0..set.len()).map(|i| set.node(i).dump()).collect(),
+            Deployment::Redlock(nodes) => nodes.nodes().iter().map(MemoryBackend::dump).collect(),
+        }
+    }
+
+    /// The value of `key` where clients read it (the primary, or node 0), if live.
+    pub(crate) fn read(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let node = match self {
+            Deployment::Single { backend, .. } => backend.clone(),
+            Deployment::Replicated(set) => set.primary_node()?,
+            Deployment::Redlock(nodes) => nodes.node(0).ok()?,
+        };
+        node.peek(key).map(|k| k.value)
+    }
+
+    /// The node a script fault aims at.
+    fn script_node(&self, node: usize) -> Option<MemoryBackend> {
+        match self {
+            Deployment::Single { backend, .. } => Some(backend.clone()),
+            Deployment::Replicated(set) => set.primary_node(),
+            Deployment::Redlock(nodes) => nodes.node(node).ok(),
+        }
+    }
+
+    /// Applies a node fault now. What ends a timed fault (a restart, a heal, replication
+    /// flowing again) is returned, to be applied `ms` later.
+    pub(crate) fn apply(&self, fault: &Fault) -> Option<(u64, Recovery)> {
+        match (*fault, self) {
+            (Fault::NodeClock { ms, .. }, Deployment::Single { clock, .. }) => clock.jump(ms),
+            (Fault::NodeClock { node, ms }, Deployment::Redlock(nodes)) => {
+                let _ = nodes.jump_clock(node, ms);
+            }
+            (Fault::Interrupt { node, after }, _) => {
+                if let Some(backend) = self.script_node(node) {
+                    backend
+                        .faults()
+                        .interrupt_next_script(after, lock_core::ErrorKind::Connection);
+                }
+            }
+            (Fault::StallReplication { ms }, Deployment::Replicated(set)) => {
+                set.pause_all();
+                return Some((ms, Recovery::ResumeReplication));
+            }
+            (Fault::Failover, Deployment::Replicated(set)) => {
+                // The old primary comes back as a replica of the new one (as Sentinel
+                // reconfigures it), so the set keeps its size for the next failover.
+                let old = set.primary();
+                if set.fail_over().is_some()
+                    && let Some(old) = old
+                {
+                    set.restart(old);
+                }
+            }
+            (Fault::SwitchOver, Deployment::Replicated(set)) => {
+                set.switch_over();
+            }
+            (
+                Fault::Restart {
+                    node,
+                    ms,
+                    persistent,
+                },
+                Deployment::Redlock(nodes),
+            ) => {
+                if nodes.kill(node).is_ok() {
+                    return Some((ms, Recovery::Restart { node, persistent }));
+                }
+            }
+            (Fault::Blackhole { node, ms }, Deployment::Redlock(nodes)) => {
+                if nodes.blackhole(node).is_ok() {
+                    return Some((ms, Recovery::Heal { node }));
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    pub(crate) fn recover(&self, recovery: Recovery) {
+        match (recovery, self) {
+            (Recovery::ResumeReplication, Deployment::Replicated(set)) => set.resume_all(),
+            (Recovery::Restart { node, persistent }, Deployment::Redlock(nodes)) => {
+                let persistence = if persistent {
+                    Persistence::AppendFsyncAlways
+                } else {
+                    Persistence::None
+                };
+                let _ = nodes.restart(node, persistence);
+            }
+            (Recovery::Heal { node }, Deployment::Redlock(nodes)) => {
+                let _ = nodes.heal(node);
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends every fault still in force, for the liveness phase: replication flows,
+    /// crashed replicas rejoin, dead nodes restart with their data, black holes heal.
+    /// Clock jumps stay: they are not faults that end.
+    pub(crate) fn heal_all(&self) {
+        match self {
+            Deployment::Single { backend, .. } => backend.faults().clear(),
+            Deployment::Replicated(set) => {
+                set.resume_all();
+                for node in 0..set.len() {
+                    set.restart(node);
+                    set.node(node).faults().clear();
+                }
+            }
+            Deployment::Redlock(nodes) => {
+                for node in 0..nodes.len() {
+                    let _ = nodes.restart(node, Persistence::AppendFsyncAlways);
+                    let _ = nodes.heal(node);
+                    if let Ok(faults) = nodes.faults(node) {
+                        faults.clear();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What ends a timed node fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Recovery {
+    ResumeReplication,
+    Restart { node: usize, persistent: bool },
+    Heal { node: usize },
+}

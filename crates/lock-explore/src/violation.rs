@@ -1,0 +1,84 @@
+//! What the checkers report.
+
+use std::fmt;
+
+use lock_memory::Dump;
+use serde::{Deserialize, Serialize};
+
+/// The property a run broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ViolationKind {
+    /// Two clients inside one resource's unfenced critical section at once.
+    MutualExclusion,
+    /// A fenced resource accepted a write whose fence was not newer than one it had
+    /// already accepted from another client.
+    StaleFence,
+    /// Two clients entered with the same fence: the fence counter went back (a failover
+    /// lost increments) and handed one fence out twice.
+    FenceWentBack,
+    /// A counter ends lower than the increments clients were told succeeded.
+    LostUpdate,
+    /// A counter ends higher than every increment that may have been applied: one was
+    /// applied twice.
+    AppliedTwice,
+    /// A key without a TTL outlived the run.
+    KeyWithoutTtl,
+    /// Once faults stopped, a client did not get the lock within the bound.
+    Liveness,
+    /// The workload panicked.
+    Panic,
+    /// Two runs of one schedule gave different traces: the workload uses something
+    /// outside the explorer's control (a real clock, a thread RNG, real I/O).
+    Nondeterminism,
+}
+
+impl ViolationKind {
+    /// The kebab-case name, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            ViolationKind::MutualExclusion => "mutual-exclusion",
+            ViolationKind::StaleFence => "stale-fence",
+            ViolationKind::FenceWentBack => "fence-went-back",
+            ViolationKind::LostUpdate => "lost-update",
+            ViolationKind::AppliedTwice => "applied-twice",
+            ViolationKind::KeyWithoutTtl => "key-without-ttl",
+            ViolationKind::Liveness => "liveness",
+            ViolationKind::Panic => "panic",
+            ViolationKind::Nondeterminism => "nondeterminism",
+        }
+    }
+}
+
+impl fmt::Display for ViolationKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One broken property, where and when.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violation {
+    /// Which property.
+    pub kind: ViolationKind,
+    /// What exactly, in a sentence.
+    pub detail: String,
+    /// Virtual microseconds since the start, when it was seen.
+    pub at_us: i64,
+    /// The clients involved.
+    pub clients: Vec<usize>,
+    /// Every node's keys at that moment.
+    pub dumps: Vec<Dump>,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at {:.3} ms: {}",
+            self.kind,
+            self.at_us as f64 / 1000.0,
+            self.detail
+        )
+    }
+}

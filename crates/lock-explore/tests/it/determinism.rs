@@ -1,0 +1,102 @@
+//! The same seed gives the same runs; a workload that reaches outside its context is
+//! reported as nondeterministic, not left as a flaky result.
+
+use std::time::{Duration, Instant};
+
+use lock_explore::{Algorithm, Context, Explorer, FaultKind, Topology, ViolationKind};
+
+use crate::support::{TTL, explorer};
+
+#[test]
+fn one_seed_finds_the_same_counterexample_twice() {
+    let explore = || {
+        explorer(Algorithm::Token.explorer(Topology::Single, TTL))
+            .faults(&[FaultKind::Pause, FaultKind::LostReply])
+            .runs(500)
+            .explore()
+            .unwrap()
+            .counterexample
+            .expect("a pause breaks the token lock")
+    };
+    let (first, second) = (explore(), explore());
+    assert_eq!(first.schedule, second.schedule);
+    assert_eq!(first.trace, second.trace);
+    assert_eq!(first.found_by, second.found_by);
+}
+
+#[test]
+fn the_counterexample_does_not_depend_on_the_thread_count() {
+    let explore = |threads| {
+        Algorithm::Token
+            .explorer(Topology::Single, TTL)
+            .faults(&[FaultKind::Pause])
+            .seed(3)
+            .runs(500)
+            .threads(threads)
+            .explore()
+            .unwrap()
+            .counterexample
+            .expect("found")
+    };
+    let (one, two) = (explore(1), explore(2));
+    assert_eq!(one.found_by, two.found_by);
+    assert_eq!(one.schedule, two.schedule);
+}
+
+#[test]
+fn a_seeded_run_replays_to_an_identical_trace() {
+    let explorer = explorer(Algorithm::Fair.explorer(Topology::Single, TTL))
+        .faults(&[FaultKind::Pause, FaultKind::LostReply, FaultKind::Cancel]);
+    let schedule = lock_explore::Schedule {
+        clients: 3,
+        cycles: 3,
+        token_seed: 42,
+        steps: vec![lock_explore::Step {
+            when: lock_explore::When::After { client: 1, op: 2 },
+            fault: lock_explore::Fault::Pause {
+                client: 1,
+                ms: 1_500,
+            },
+        }],
+    };
+    let (first, _) = explorer.run_schedule(&schedule);
+    assert!(first.len() > 20);
+    for _ in 0..10 {
+        assert_eq!(explorer.run_schedule(&schedule).0, first);
+    }
+}
+
+#[test]
+fn a_workload_reading_the_real_clock_is_reported_as_nondeterministic() {
+    let report = explorer(Explorer::new(|ctx: Context| async move {
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_micros(50));
+        let ms = started.elapsed().as_micros() as u64 % 7;
+        ctx.enter("r").await;
+        ctx.work(Duration::from_millis(ms)).await;
+        ctx.exit("r").await;
+    }))
+    .clients(1)
+    .runs(5)
+    .explore()
+    .unwrap();
+    let found = report.counterexample.expect("reported");
+    assert_eq!(found.violation.kind, ViolationKind::Nondeterminism, "{found}");
+}
+
+#[test]
+fn a_workload_using_a_thread_rng_is_reported_as_nondeterministic() {
+    let report = explorer(Explorer::new(|ctx: Context| async move {
+        let ms = fastrand::u64(0..1_000);
+        ctx.enter("r").await;
+        ctx.work(Duration::from_millis(ms)).await;
+        ctx.exit("r").await;
+    }))
+    .clients(1)
+    .runs(5)
+    .explore()
+    .unwrap();
+    let found = report.counterexample.expect("reported");
+    assert_eq!(found.violation.kind, ViolationKind::Nondeterminism, "{found}");
+    assert!(found.violation.detail.contains("diverged"), "{found}");
+}

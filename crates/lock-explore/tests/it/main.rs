@@ -1,0 +1,9 @@
+//! lock-explore's tests: the known unsafe cases found by search alone, the safe
+//! configurations staying clean, determinism, replay, shrinking, and bad input.
+
+mod determinism;
+mod faults_per_client;
+mod known_unsafe;
+mod replay;
+mod safe;
+mod support;

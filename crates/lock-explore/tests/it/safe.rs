@@ -1,0 +1,70 @@
+//! The configurations nxlock documents as safe stay clean. The test budgets are small;
+//! docs/EXPLORE.md gives the 100,000-run commands and their results.
+
+use std::time::Duration;
+
+use lock_core::Replication;
+use lock_explore::{Algorithm, Context, Explorer, FaultKind, Fencing, Topology};
+
+use crate::support::{TTL, explorer, token_cycle};
+
+fn clean(report: lock_explore::Report) {
+    if let Some(found) = report.counterexample {
+        panic!("a safe configuration broke:\n{found}");
+    }
+    assert!(report.runs > 0);
+}
+
+#[test]
+fn a_fenced_lock_with_a_strict_resource_survives_pauses_skew_and_faults() {
+    clean(
+        explorer(Algorithm::Fenced.explorer(Topology::Single, TTL))
+            .fencing(Fencing::Strict)
+            .faults(&[
+                FaultKind::Pause,
+                FaultKind::Skew,
+                FaultKind::LostReply,
+                FaultKind::Refuse,
+                FaultKind::Latency,
+                FaultKind::KillConnection,
+                FaultKind::Interrupt,
+                FaultKind::Cancel,
+            ])
+            .runs(400)
+            .explore()
+            .unwrap(),
+    );
+}
+
+#[test]
+fn versioned_counters_survive_lost_replies_and_cancellation() {
+    clean(
+        explorer(Algorithm::Optimistic.explorer(Topology::Single, TTL))
+            .faults(&[
+                FaultKind::LostReply,
+                FaultKind::Cancel,
+                FaultKind::Refuse,
+                FaultKind::KillConnection,
+            ])
+            .runs(400)
+            .explore()
+            .unwrap(),
+    );
+}
+
+/// `WAIT` for every replica: a failover promotes a replica that has the lock.
+#[test]
+fn a_token_lock_waiting_for_every_replica_survives_failovers() {
+    let replication = Replication::new(2, Duration::from_millis(50));
+    clean(
+        explorer(Explorer::new(move |ctx: Context| {
+            token_cycle(ctx, Some(replication))
+        }))
+        .topology(Topology::Replicated { replicas: 2 })
+        .ttl(TTL)
+        .faults(&[FaultKind::Failover])
+        .runs(300)
+        .explore()
+        .unwrap(),
+    );
+}
