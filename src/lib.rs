@@ -17,9 +17,10 @@
 //! - The "seeds" cited throughout are the five documents the algorithms come from;
 //!   `docs/SEEDS.md` summarises each and points to its code.
 //! - With features: `RedisBackend` (`redis`), `cluster::ClusterBackend` for Redis Cluster
-//!   (`cluster`), `nxlock serve` as a library (`server`), the contention benchmark
-//!   (`bench`). The default feature `cli` turns all of them on and builds the `nxlock`
-//!   binary; a project that unit-tests its lock code needs none of them:
+//!   (`cluster`), `nxlock serve` as a library (`server`), your own Lua scripts on the
+//!   double (`lua`: serve's sealed Lua 5.1 engine), the contention benchmark (`bench`).
+//!   The default feature `cli` turns all of them on and builds the `nxlock` binary; a
+//!   project that unit-tests its lock code needs none of them:
 //!
 //! ```toml
 //! [dev-dependencies]
@@ -70,7 +71,7 @@ pub use lock_redis::{RedisBackend, RedisOptions};
 /// The traits a test needs in scope to acquire, release and run commands:
 /// `use nxlock::prelude::*;`.
 pub mod prelude {
-    pub use lock_core::{KvBackend, LockAlgorithm, LockGuard};
+    pub use lock_core::{KvBackend, LockAlgorithm, LockGuard, OwnedCommands};
 }
 
 /// What a [`KvBackend`] speaks: the options and replies of its commands, transactions,
@@ -112,12 +113,15 @@ pub mod optimistic {
 
 /// The in-process Redis double and its deployments: one server ([`MemoryBackend`]
 /// (memory::MemoryBackend)), a primary with replicas for failovers, and independent
-/// instances with their own clocks for Redlock; faults, dumps and statistics.
+/// instances with their own clocks for Redlock; faults, dumps and statistics. With
+/// feature `lua`, [`LuaScripts`](memory::LuaScripts) runs your own Lua on the double.
 pub mod memory {
     pub use lock_memory::{
         Dump, Faults, KeyDump, Link, MemoryBackend, MemoryInstances, MemoryReplicaSet, MemoryStats,
-        NoSuchNode, Persistence, ReplicaSetClient, Role,
+        NoSuchNode, Persistence, ReplicaSetClient, Role, ScriptRunner,
     };
+    #[cfg(feature = "lua")]
+    pub use lock_server::LuaScripts;
 }
 
 /// The conformance suite's harnesses: on the double, always; on real `redis-server`

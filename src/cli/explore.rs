@@ -74,6 +74,10 @@ pub struct ExploreArgs {
     /// Replay this file instead of searching; exits 1 if its violation happens again.
     #[arg(long, conflicts_with_all = ["runs", "time", "seed"])]
     replay: Option<PathBuf>,
+    /// Run the whole budget instead of stopping at the first violation, and count the
+    /// runs that break each property (the first is still shrunk and printed).
+    #[arg(long)]
+    keep_going: bool,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -113,7 +117,8 @@ pub fn run(args: ExploreArgs) -> ExitCode {
             FencingArg::Lenient => Fencing::Lenient,
             FencingArg::None => Fencing::None,
         })
-        .seed(args.seed);
+        .seed(args.seed)
+        .keep_going(args.keep_going);
     if let Some(time) = args.time {
         if !(time.is_finite() && time > 0.0) {
             eprintln!("nxlock explore: --time must be a positive number of seconds");
@@ -165,6 +170,24 @@ fn progress(runs: Option<u64>, quiet: bool) -> Option<ProgressBar> {
 
 fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
     let rate = report.runs as f64 / report.elapsed.as_secs_f64().max(1e-9);
+    let counts: serde_json::Map<String, serde_json::Value> = report
+        .violations
+        .iter()
+        .map(|(kind, n)| (kind.name().to_owned(), (*n).into()))
+        .collect();
+    if args.keep_going && !args.json {
+        let listed: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        say!(
+            "{} runs in {:.1} s ({rate:.0} runs/s); runs with a violation: {}",
+            report.runs,
+            report.elapsed.as_secs_f64(),
+            if listed.is_empty() {
+                "none".to_owned()
+            } else {
+                listed.join(", ")
+            }
+        );
+    }
     let Some(found) = &report.counterexample else {
         if args.json {
             let json = serde_json::json!({
@@ -172,6 +195,8 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
                 "seed": report.seed,
                 "runs": report.runs,
                 "seconds": report.elapsed.as_secs_f64(),
+                "runs_per_second": rate,
+                "violations": counts,
                 "violation": null,
             });
             say!("{json:#}");
@@ -202,6 +227,9 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
             serde_json::from_str(&found.to_json()).unwrap_or(serde_json::Value::Null);
         json["seed"] = report.seed.into();
         json["runs"] = report.runs.into();
+        json["seconds"] = report.elapsed.as_secs_f64().into();
+        json["runs_per_second"] = rate.into();
+        json["violations"] = counts.into();
         json["found_by_run"] = found.found_by.1.into();
         json["shrink_runs"] = found.shrink_runs.into();
         json["identical_replays"] = found.identical_replays.into();
@@ -234,7 +262,10 @@ fn replay(path: &std::path::Path, json: bool) -> ExitCode {
             } else if let Some(violation) = &replayed.violation {
                 say!("{violation}");
             } else {
-                say!("no violation: the recorded {} did not happen", replayed.expected);
+                say!(
+                    "no violation: the recorded {} did not happen",
+                    replayed.expected
+                );
             }
             if reproduced {
                 ExitCode::from(1)

@@ -36,6 +36,7 @@ mod keys;
 mod lease;
 mod lock;
 mod outcome;
+mod owned;
 mod policy;
 mod pubsub;
 mod random;
@@ -68,6 +69,7 @@ pub use lock::{
     DEFAULT_BARGING_WINDOW, LockAlgorithm, LockGuard, LockOptions, MAX_TTL, ReleaseError,
 };
 pub use outcome::{Attempt, LockError};
+pub use owned::OwnedCommands;
 pub use policy::{AcquirePolicy, Backoff, Retry};
 pub use pubsub::{Fanout, Message, Missed, Subscription};
 pub use random::{SeededRandom, fresh_token};

@@ -125,7 +125,9 @@ impl AcquirePolicy {
                 let step = initial.saturating_mul(1 << shift).min(max);
                 if jitter {
                     let half = step / 2;
-                    half + step.saturating_sub(half).mul_f64(crate::random::random_f64())
+                    half + step
+                        .saturating_sub(half)
+                        .mul_f64(crate::random::random_f64())
                 } else {
                     step
                 }

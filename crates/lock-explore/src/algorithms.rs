@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, Backoff, FairLock, FencedLock, LegacyLock, LockAlgorithm, LockError,
-    LockGuard, LockName, LockOptions, LockOwner, Redlock, ReentrantLock, Retry, ScriptedLock,
-    TokenLock, Versioned,
+    AcquirePolicy, Backoff, FairLock, FencedLock, LegacyLock, LockAlgorithm, LockError, LockGuard,
+    LockName, LockOptions, LockOwner, Redlock, ReentrantLock, Retry, ScriptedLock, TokenLock,
+    Versioned,
 };
 
 use crate::context::Context;
@@ -108,7 +108,9 @@ impl fmt::Display for Algorithm {
 
 /// A name that is not an algorithm.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown algorithm {0:?}; the algorithms are token, fenced, fair, reentrant, legacy, scripted, redlock and optimistic")]
+#[error(
+    "unknown algorithm {0:?}; the algorithms are token, fenced, fair, reentrant, legacy, scripted, redlock and optimistic"
+)]
 pub struct UnknownAlgorithm(pub String);
 
 impl FromStr for Algorithm {
@@ -133,13 +135,15 @@ impl Workload for Builtin {
 }
 
 fn options(ttl: Duration) -> LockOptions {
-    LockOptions::new().ttl(ttl).policy(
-        AcquirePolicy::retry(Retry::For(ttl * 4)).with_backoff(Backoff::Exponential {
-            initial: Duration::from_millis(1),
-            max: ttl / 4,
-            jitter: true,
-        }),
-    )
+    LockOptions::new()
+        .ttl(ttl)
+        .policy(
+            AcquirePolicy::retry(Retry::For(ttl * 4)).with_backoff(Backoff::Exponential {
+                initial: Duration::from_millis(1),
+                max: ttl / 4,
+                jitter: true,
+            }),
+        )
 }
 
 /// Holds `guard` through a critical section, then releases it.
@@ -150,7 +154,11 @@ async fn hold<G: LockGuard>(context: &Context, ttl: Duration, guard: G) {
     let _ = guard.release().await;
 }
 
-async fn acquire_and_hold<L: LockAlgorithm>(context: &Context, ttl: Duration, lock: Result<L, LockError>) {
+async fn acquire_and_hold<L: LockAlgorithm>(
+    context: &Context,
+    ttl: Duration,
+    lock: Result<L, LockError>,
+) {
     let Ok(lock) = lock else { return };
     if let Ok(guard) = lock.acquire().await {
         hold(context, ttl, guard).await;
@@ -163,20 +171,40 @@ async fn cycle(algorithm: Algorithm, ttl: Duration, context: Context) {
     let options = options(ttl);
     match algorithm {
         Algorithm::Token => {
-            acquire_and_hold(&context, ttl, TokenLock::with_options(backend, &name, options)).await;
+            acquire_and_hold(
+                &context,
+                ttl,
+                TokenLock::with_options(backend, &name, options),
+            )
+            .await;
         }
         Algorithm::Fair => {
-            acquire_and_hold(&context, ttl, FairLock::with_options(backend, &name, options)).await;
+            acquire_and_hold(
+                &context,
+                ttl,
+                FairLock::with_options(backend, &name, options),
+            )
+            .await;
         }
         Algorithm::Reentrant => {
             let lock = ReentrantLock::with_options(backend, &name, LockOwner::new(), options);
             acquire_and_hold(&context, ttl, lock).await;
         }
         Algorithm::Legacy => {
-            acquire_and_hold(&context, ttl, LegacyLock::with_options(backend, &name, options)).await;
+            acquire_and_hold(
+                &context,
+                ttl,
+                LegacyLock::with_options(backend, &name, options),
+            )
+            .await;
         }
         Algorithm::Scripted => {
-            acquire_and_hold(&context, ttl, ScriptedLock::with_options(backend, &name, options)).await;
+            acquire_and_hold(
+                &context,
+                ttl,
+                ScriptedLock::with_options(backend, &name, options),
+            )
+            .await;
         }
         Algorithm::Redlock => {
             let lock = Redlock::with_options(context.nodes(), &name, options);
@@ -186,7 +214,9 @@ async fn cycle(algorithm: Algorithm, ttl: Duration, context: Context) {
             let Ok(lock) = FencedLock::with_options(backend, &name, options) else {
                 return;
             };
-            let Ok(guard) = lock.acquire().await else { return };
+            let Ok(guard) = lock.acquire().await else {
+                return;
+            };
             let fence = guard.fence();
             context.enter_fenced(RESOURCE, fence).await;
             let _ = context.write(RESOURCE, fence).await;

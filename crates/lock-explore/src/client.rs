@@ -85,7 +85,10 @@ impl ClientView {
             if after.lost {
                 Err(Error::injected(ErrorKind::Timeout, "reply lost"))
             } else if after.killed {
-                Err(Error::injected(ErrorKind::Connection, "connection reset by peer"))
+                Err(Error::injected(
+                    ErrorKind::Connection,
+                    "connection reset by peer",
+                ))
             } else {
                 result
             }

@@ -170,7 +170,8 @@ impl Increment {
     /// It was not applied, and the client knows it (refused before it ran).
     pub fn failed(mut self) {
         self.settled = true;
-        self.monitor.counted(self.client, &self.counter, Some(false));
+        self.monitor
+            .counted(self.client, &self.counter, Some(false));
     }
 
     /// Whether it ran is unknown (a lost reply); the same as dropping it.

@@ -1,17 +1,19 @@
 //! [`Explorer`]: seeded search over fault schedules, on all cores, then shrinking and a
 //! determinism check of what it found.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use lock_memory::ScriptRunner;
 use parking_lot::Mutex;
 
 use crate::counterexample::{Counterexample, ReplayError, ReplayFile};
 use crate::generate::{Baseline, schedule};
 use crate::options::{Fencing, Options};
-use crate::run::{Outcome, run};
+use crate::run::{Outcome, Subject, run};
 use crate::schedule::Schedule;
 use crate::shrink::shrink;
 use crate::step::FaultKind;
@@ -44,7 +46,10 @@ pub struct Report {
     pub seed: u64,
     /// Runs made in the search (shrinking and replays not counted).
     pub runs: u64,
-    /// Wall-clock time the search took.
+    /// How many runs broke each property ([`Explorer::keep_going`] counts them all;
+    /// otherwise the search stops at the first).
+    pub violations: BTreeMap<ViolationKind, u64>,
+    /// Wall-clock time the search took (shrinking and replays not counted).
     pub elapsed: Duration,
     /// The first violation, shrunk; `None` when every run passed.
     pub counterexample: Option<Counterexample>,
@@ -70,6 +75,14 @@ impl Replayed {
 
 type Progress = Arc<dyn Fn(u64) + Send + Sync>;
 
+/// What the search made: its runs, the violations it counted, and the first in run
+/// order with its schedule.
+type Searched = (
+    u64,
+    BTreeMap<ViolationKind, u64>,
+    Option<(u64, Schedule, Outcome)>,
+);
+
 /// Searches fault schedules for runs of a [`Workload`] that break a property.
 ///
 /// ```
@@ -93,7 +106,7 @@ type Progress = Arc<dyn Fn(u64) + Send + Sync>;
 /// ```
 #[derive(Clone)]
 pub struct Explorer {
-    workload: Arc<dyn Workload>,
+    subject: Subject,
     name: Option<String>,
     options: Options,
     seed: u64,
@@ -102,6 +115,7 @@ pub struct Explorer {
     threads: usize,
     determinism_runs: u64,
     shrink_budget: u64,
+    keep_going: bool,
     progress: Option<Progress>,
 }
 
@@ -128,7 +142,10 @@ impl Explorer {
     /// An explorer of a shared workload.
     pub fn from_arc(workload: Arc<dyn Workload>) -> Self {
         Explorer {
-            workload,
+            subject: Subject {
+                workload,
+                scripts: None,
+            },
             name: None,
             options: Options::default(),
             seed: 0,
@@ -137,8 +154,18 @@ impl Explorer {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             determinism_runs: 3,
             shrink_budget: 2_000,
+            keep_going: false,
             progress: None,
         }
+    }
+
+    /// Every node runs the scripts that have no native body with `runner`: the
+    /// workload's own Lua, exactly as a server runs it (`nxlock::memory::LuaScripts`,
+    /// feature `lua`). Without one, such a script fails with
+    /// [`ErrorKind::Unsupported`](lock_core::ErrorKind::Unsupported).
+    pub fn script_runner(mut self, runner: Arc<dyn ScriptRunner>) -> Self {
+        self.subject.scripts = Some(runner);
+        self
     }
 
     /// Names the workload in reports and replay files (the CLI's built-in algorithms).
@@ -216,9 +243,7 @@ impl Explorer {
     /// The counter `counter` lives in Redis at `key` (its value a decimal integer): the
     /// checker reads it there at the end.
     pub fn counter_in_key(mut self, counter: impl Into<String>, key: impl Into<String>) -> Self {
-        self.options
-            .counter_keys
-            .push((counter.into(), key.into()));
+        self.options.counter_keys.push((counter.into(), key.into()));
         self
     }
 
@@ -258,6 +283,15 @@ impl Explorer {
         self
     }
 
+    /// Runs the whole budget instead of stopping at the first violation, counting the
+    /// runs that break each property ([`Report::violations`]): how often a bug shows,
+    /// and a steady load for measuring runs per second. The first violation in run
+    /// order is still shrunk and reported.
+    pub fn keep_going(mut self, keep_going: bool) -> Self {
+        self.keep_going = keep_going;
+        self
+    }
+
     /// Calls `progress` with the runs done so far, now and then.
     pub fn on_progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(progress));
@@ -283,7 +317,9 @@ impl Explorer {
             ));
         }
         if o.ttl_ms == 0 {
-            return Err(ExploreError::Invalid("the TTL must be at least 1 ms".to_owned()));
+            return Err(ExploreError::Invalid(
+                "the TTL must be at least 1 ms".to_owned(),
+            ));
         }
         if let Topology::Redlock { nodes: 0 } | Topology::Replicated { replicas: 0 } = o.topology {
             return Err(ExploreError::Invalid(
@@ -295,14 +331,14 @@ impl Explorer {
 
     /// Runs `schedule` once: its trace and violation, if any.
     pub fn run_schedule(&self, schedule: &Schedule) -> (Trace, Option<Violation>) {
-        let outcome = run(&self.workload, &self.options, schedule);
+        let outcome = run(&self.subject, &self.options, schedule);
         (outcome.trace, outcome.violation)
     }
 
     /// Replays the file at `path` on this explorer's workload, with the file's options.
     pub fn replay(&self, path: impl AsRef<Path>) -> Result<Replayed, ExploreError> {
         let file = ReplayFile::load(path)?;
-        let outcome = run(&self.workload, &file.options, &file.schedule());
+        let outcome = run(&self.subject, &file.options, &file.schedule());
         Ok(Replayed {
             expected: file.violation,
             violation: outcome.violation,
@@ -321,20 +357,22 @@ impl Explorer {
             token_seed: run_seed(self.seed, u64::MAX),
             steps: Vec::new(),
         };
-        let first = run(&self.workload, &self.options, &empty);
+        let first = run(&self.subject, &self.options, &empty);
         if let Some(found) = self.diverges(&empty, &first) {
-            return Ok(self.report(started, 1, Some(found)));
+            return Ok(self.report(started, 1, BTreeMap::new(), Some(found)));
         }
         if let Some(violation) = &first.violation {
             let kind = violation.kind;
             let found = self.conclude(empty.clone(), first, kind, u64::MAX);
-            return Ok(self.report(started, 1, Some(found)));
+            return Ok(self.report(started, 1, BTreeMap::new(), Some(found)));
         }
         let baseline = Baseline {
             ops: first.ops.clone(),
             duration_ms: u64::try_from(first.main_us / 1000).unwrap_or(0),
         };
-        let (runs, found) = self.search(&baseline, started);
+        let (runs, violations, found) = self.search(&baseline, started);
+        // The search's time, without shrinking: what runs per second are measured by.
+        let elapsed = started.elapsed();
         let found = found.and_then(|(index, schedule, outcome)| {
             if let Some(nondeterministic) = self.diverges(&schedule, &outcome) {
                 return Some(nondeterministic);
@@ -346,13 +384,22 @@ impl Explorer {
                 self.conclude(schedule, outcome, violation.kind, index)
             })
         });
-        Ok(self.report(started, runs, found))
+        let mut report = self.report(started, runs, violations, found);
+        report.elapsed = elapsed;
+        Ok(report)
     }
 
-    fn report(&self, started: Instant, runs: u64, found: Option<Counterexample>) -> Report {
+    fn report(
+        &self,
+        started: Instant,
+        runs: u64,
+        violations: BTreeMap<ViolationKind, u64>,
+        found: Option<Counterexample>,
+    ) -> Report {
         Report {
             seed: self.seed,
             runs,
+            violations,
             elapsed: started.elapsed(),
             counterexample: found,
         }
@@ -360,8 +407,9 @@ impl Explorer {
 
     /// The search proper: runs in index order across threads; the lowest index that
     /// breaks a property wins.
-    fn search(&self, baseline: &Baseline, started: Instant) -> (u64, Option<(u64, Schedule, Outcome)>) {
+    fn search(&self, baseline: &Baseline, started: Instant) -> Searched {
         let next = AtomicU64::new(0);
+        let counts: Mutex<BTreeMap<ViolationKind, u64>> = Mutex::new(BTreeMap::new());
         let done = AtomicU64::new(0);
         let lowest = AtomicU64::new(u64::MAX);
         let found: Mutex<Option<(u64, Schedule, Outcome)>> = Mutex::new(None);
@@ -369,24 +417,27 @@ impl Explorer {
         let worker = || {
             loop {
                 let index = next.fetch_add(1, Ordering::Relaxed);
-                if index >= limit || index > lowest.load(Ordering::Acquire) {
+                if index >= limit || (!self.keep_going && index > lowest.load(Ordering::Acquire)) {
                     return;
                 }
                 if self.time.is_some_and(|t| started.elapsed() >= t) {
                     return;
                 }
                 let schedule = schedule(run_seed(self.seed, index), &self.options, baseline);
-                let mut outcome = run(&self.workload, &self.options, &schedule);
+                let mut outcome = run(&self.subject, &self.options, &schedule);
                 if outcome.violation.is_none() && index < self.determinism_runs {
-                    let again = run(&self.workload, &self.options, &schedule);
+                    let again = run(&self.subject, &self.options, &schedule);
                     outcome.violation = divergence(&outcome.trace, &again.trace);
                 }
                 let broken = outcome.violation.is_some();
                 let total = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(progress) = &self.progress
-                    && total % 64 == 0
+                    && total.is_multiple_of(64)
                 {
                     progress(total);
+                }
+                if let Some(violation) = &outcome.violation {
+                    *counts.lock().entry(violation.kind).or_default() += 1;
                 }
                 if broken {
                     let mut slot = found.lock();
@@ -410,13 +461,13 @@ impl Explorer {
         if let Some(progress) = &self.progress {
             progress(runs);
         }
-        (runs, found.into_inner())
+        (runs, counts.into_inner(), found.into_inner())
     }
 
     /// A second run of `schedule` that differs from `outcome`: the counterexample
     /// saying the workload is nondeterministic.
     fn diverges(&self, schedule: &Schedule, outcome: &Outcome) -> Option<Counterexample> {
-        let again = run(&self.workload, &self.options, schedule);
+        let again = run(&self.subject, &self.options, schedule);
         let violation = divergence(&outcome.trace, &again.trace)?;
         let mut trace = outcome.trace.clone();
         trace.retain(|e| e.at_us <= violation.at_us);
@@ -424,16 +475,28 @@ impl Explorer {
     }
 
     /// Shrinks what run `index` found, and replays the result.
-    fn conclude(&self, schedule: Schedule, outcome: Outcome, kind: ViolationKind, index: u64) -> Counterexample {
+    fn conclude(
+        &self,
+        schedule: Schedule,
+        outcome: Outcome,
+        kind: ViolationKind,
+        index: u64,
+    ) -> Counterexample {
         let original = schedule.clone();
-        let (shrunk, outcome, shrink_runs) =
-            shrink(&self.workload, &self.options, schedule, outcome, kind, self.shrink_budget);
+        let (shrunk, outcome, shrink_runs) = shrink(
+            &self.subject,
+            &self.options,
+            schedule,
+            outcome,
+            kind,
+            self.shrink_budget,
+        );
         if let Some(nondeterministic) = self.diverges(&shrunk, &outcome) {
             return nondeterministic;
         }
         let mut identical = 1;
         for _ in 1..REPLAYS {
-            if run(&self.workload, &self.options, &shrunk).trace == outcome.trace {
+            if run(&self.subject, &self.options, &shrunk).trace == outcome.trace {
                 identical += 1;
             }
         }
@@ -444,7 +507,14 @@ impl Explorer {
             clients: Vec::new(),
             dumps: Vec::new(),
         });
-        let mut found = self.counterexample(original, shrunk, shrink_runs, violation, outcome.trace, identical);
+        let mut found = self.counterexample(
+            original,
+            shrunk,
+            shrink_runs,
+            violation,
+            outcome.trace,
+            identical,
+        );
         found.found_by = (self.seed, index);
         found
     }
@@ -483,9 +553,10 @@ fn divergence(first: &Trace, second: &Trace) -> Option<Violation> {
         .position(|(x, y)| x != y)
         .unwrap_or(first.len().min(second.len()));
     let show = |trace: &Trace| {
-        trace
-            .get(at)
-            .map_or_else(|| "(the run ended)".to_owned(), |e| e.to_string().trim().to_owned())
+        trace.get(at).map_or_else(
+            || "(the run ended)".to_owned(),
+            |e| e.to_string().trim().to_owned(),
+        )
     };
     Some(Violation {
         kind: ViolationKind::Nondeterminism,

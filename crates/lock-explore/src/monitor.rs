@@ -168,7 +168,11 @@ impl Monitor {
     }
 
     fn push(state: &mut State, at_us: i64, client: Option<usize>, what: What) {
-        state.trace.push(Event { at_us, client, what });
+        state.trace.push(Event {
+            at_us,
+            client,
+            what,
+        });
     }
 
     pub(crate) fn record(&self, client: Option<usize>, what: What) {
@@ -444,7 +448,12 @@ impl Monitor {
         }
     }
 
-    pub(crate) fn write(&self, client: usize, resource: &str, fence: i64) -> Result<(), StaleWrite> {
+    pub(crate) fn write(
+        &self,
+        client: usize,
+        resource: &str,
+        fence: i64,
+    ) -> Result<(), StaleWrite> {
         let at_us = self.now_us();
         let mut state = self.state.lock();
         let state = &mut *state;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{Clock, SeededRandom};
+use lock_memory::ScriptRunner;
 use tokio::task::{JoinHandle, LocalSet};
 
 use crate::client::ClientView;
@@ -34,8 +35,15 @@ pub(crate) struct Outcome {
     pub(crate) main_us: i64,
 }
 
+/// The code under test: the workload, and what runs its Lua scripts on the double.
+#[derive(Clone)]
+pub(crate) struct Subject {
+    pub(crate) workload: Arc<dyn Workload>,
+    pub(crate) scripts: Option<Arc<dyn ScriptRunner>>,
+}
+
 /// Runs `schedule` once.
-pub(crate) fn run(workload: &Arc<dyn Workload>, options: &Options, schedule: &Schedule) -> Outcome {
+pub(crate) fn run(subject: &Subject, options: &Options, schedule: &Schedule) -> Outcome {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -43,19 +51,19 @@ pub(crate) fn run(workload: &Arc<dyn Workload>, options: &Options, schedule: &Sc
         .expect("a current-thread runtime without I/O builds");
     let _tokens = SeededRandom::install(schedule.token_seed);
     let local = LocalSet::new();
-    let outcome = local.block_on(&runtime, run_local(workload.clone(), options, schedule));
+    let outcome = local.block_on(&runtime, run_local(subject.clone(), options, schedule));
     drop(local);
     drop(runtime);
     outcome
 }
 
-async fn run_local(
-    workload: Arc<dyn Workload>,
-    options: &Options,
-    schedule: &Schedule,
-) -> Outcome {
+async fn run_local(subject: Subject, options: &Options, schedule: &Schedule) -> Outcome {
+    let workload = subject.workload;
     let clock = Clock::simulated(START_UNIX_MS);
     let deployment = Deployment::new(options.topology, &clock);
+    if let Some(runner) = &subject.scripts {
+        deployment.install(runner);
+    }
     let monitor = Arc::new(Monitor::new(
         clock.clone(),
         deployment,
@@ -98,7 +106,7 @@ async fn run_local(
     driver.abort();
 
     if !monitor.has_violation() && options.liveness_ttls.is_some() {
-        probe(&workload, &monitor, &clock, schedule, bound).await;
+        probe(&workload, &monitor, &clock, schedule, options, bound).await;
     }
     if !monitor.has_violation() {
         check_end(&monitor, options);
@@ -142,7 +150,9 @@ fn timed(steps: &[Step]) -> Vec<(u64, Step)> {
 async fn drive(monitor: Arc<Monitor>, steps: Vec<(u64, Step)>) {
     let mut steps = steps.into_iter().peekable();
     loop {
-        let next_step = steps.peek().map(|(ms, _)| i64::try_from(*ms).unwrap_or(i64::MAX / 4) * 1000);
+        let next_step = steps
+            .peek()
+            .map(|(ms, _)| i64::try_from(*ms).unwrap_or(i64::MAX / 4) * 1000);
         let next_recovery = monitor.next_recovery();
         let next = match (next_step, next_recovery) {
             (Some(a), Some(b)) => a.min(b),
@@ -185,7 +195,12 @@ async fn cycles(
 }
 
 /// Runs one cycle; false once the run has a violation (the client stops).
-async fn one_cycle(workload: &Arc<dyn Workload>, monitor: &Arc<Monitor>, client: usize, cycle: u32) -> bool {
+async fn one_cycle(
+    workload: &Arc<dyn Workload>,
+    monitor: &Arc<Monitor>,
+    client: usize,
+    cycle: u32,
+) -> bool {
     if monitor.has_violation() {
         return false;
     }
@@ -264,6 +279,7 @@ async fn probe(
     monitor: &Arc<Monitor>,
     clock: &Clock,
     schedule: &Schedule,
+    options: &Options,
     bound: Duration,
 ) {
     monitor.heal();
@@ -286,16 +302,41 @@ async fn probe(
     if let Err(client) = wait_all(monitor, clock, probes, bound).await
         && !monitor.has_violation()
     {
+        let stuck = keys_without_ttl(monitor, options);
+        let hint = if stuck.is_empty() {
+            String::new()
+        } else {
+            format!("; keys without a TTL: {}", stuck.join(", "))
+        };
         monitor.report(
             ViolationKind::Liveness,
             format!(
-                "faults stopped, and client {client} made no progress within {} ms ({} TTLs)",
+                "faults stopped, and client {client} made no progress within {} ms ({} TTLs){hint}",
                 bound.as_millis(),
-                bound.as_millis() / 1000
+                options.liveness_ttls.unwrap_or(0)
             ),
             vec![client],
         );
     }
+}
+
+/// The keys, on the nodes clients use, left without a TTL that the options do not allow.
+fn keys_without_ttl(monitor: &Monitor, options: &Options) -> Vec<String> {
+    let mut found = Vec::new();
+    for dump in monitor.deployment.serving_dumps() {
+        for key in dump.keys.iter().filter(|k| k.pttl < 0) {
+            let name = String::from_utf8_lossy(&key.key).into_owned();
+            let permanent = options
+                .permanent_keys
+                .iter()
+                .any(|p| name.starts_with(p.as_str()))
+                || options.counter_keys.iter().any(|(_, k)| *k == name);
+            if !permanent && !found.contains(&name) {
+                found.push(name);
+            }
+        }
+    }
+    found
 }
 
 /// Counters, and keys left without a TTL.
@@ -329,20 +370,12 @@ fn check_end(monitor: &Monitor, options: &Options) {
             return;
         }
     }
-    for dump in monitor.deployment.dumps() {
-        for key in &dump.keys {
-            let name = String::from_utf8_lossy(&key.key);
-            let permanent = options.permanent_keys.iter().any(|p| name.starts_with(p.as_str()))
-                || options.counter_keys.iter().any(|(_, k)| *k == name);
-            if key.pttl < 0 && !permanent {
-                monitor.report(
-                    ViolationKind::KeyWithoutTtl,
-                    format!("{name:?} has no TTL once every client is done"),
-                    Vec::new(),
-                );
-                return;
-            }
-        }
+    if let Some(name) = keys_without_ttl(monitor, options).first() {
+        monitor.report(
+            ViolationKind::KeyWithoutTtl,
+            format!("{name:?} has no TTL once every client is done"),
+            Vec::new(),
+        );
     }
 }
 

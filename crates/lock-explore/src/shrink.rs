@@ -1,18 +1,15 @@
 //! Shrinking: fewer steps, shorter faults, fewer clients and cycles, for as long as the
 //! same kind of violation persists.
 
-use std::sync::Arc;
-
 use crate::options::Options;
-use crate::run::{Outcome, run};
+use crate::run::{Outcome, Subject, run};
 use crate::schedule::Schedule;
 use crate::step::{Fault, Step, When};
 use crate::violation::ViolationKind;
-use crate::workload::Workload;
 
 /// The smallest schedule found that still breaks `kind`, its outcome, and the runs spent.
 pub(crate) fn shrink(
-    workload: &Arc<dyn Workload>,
+    subject: &Subject,
     options: &Options,
     schedule: Schedule,
     outcome: Outcome,
@@ -28,7 +25,7 @@ pub(crate) fn shrink(
                 return (best.0, best.1, runs);
             }
             runs += 1;
-            let outcome = run(workload, options, &candidate);
+            let outcome = run(subject, options, &candidate);
             if outcome.violation.as_ref().map(|v| v.kind) == Some(kind) {
                 best = (candidate, outcome);
                 improved = true;

@@ -208,11 +208,7 @@ impl fmt::Display for Fault {
             } => write!(
                 f,
                 "node {node} dies for {ms} ms, restarts {}",
-                if persistent {
-                    "with its data"
-                } else {
-                    "empty"
-                }
+                if persistent { "with its data" } else { "empty" }
             ),
             Fault::Blackhole { node, ms } => write!(f, "node {node} stops answering for {ms} ms"),
             Fault::Cancel { client } => write!(f, "client {client}'s cycle is cancelled"),
@@ -301,7 +297,9 @@ impl fmt::Display for FaultKind {
 
 /// A name that is not one of [`FaultKind::ALL`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown fault {0:?}; the faults are pause, skew, lost-reply, refuse, latency, interrupt, kill-connection, failover, restart, blackhole, migrate and cancel")]
+#[error(
+    "unknown fault {0:?}; the faults are pause, skew, lost-reply, refuse, latency, interrupt, kill-connection, failover, restart, blackhole, migrate and cancel"
+)]
 pub struct UnknownFault(pub String);
 
 impl FromStr for FaultKind {

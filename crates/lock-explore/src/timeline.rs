@@ -119,7 +119,11 @@ pub(crate) fn html(found: &Counterexample) -> String {
     // The overlap of two clients' unfenced sections on one resource, in red on both.
     for (i, a) in sections.iter().enumerate() {
         for b in &sections[i + 1..] {
-            if a.client == b.client || a.resource != b.resource || a.fence.is_some() || b.fence.is_some() {
+            if a.client == b.client
+                || a.resource != b.resource
+                || a.fence.is_some()
+                || b.fence.is_some()
+            {
                 continue;
             }
             let (from, to) = (a.from.max(b.from), a.to.min(b.to));
@@ -159,7 +163,11 @@ pub(crate) fn html(found: &Counterexample) -> String {
             }
             (What::Fault { .. } | What::Recovered { .. } | What::Healed, _) => {
                 let at = x(event.at_us);
-                let colour = if matches!(event.what, What::Fault { .. }) { "#f5a623" } else { "#7ed321" };
+                let colour = if matches!(event.what, What::Fault { .. }) {
+                    "#f5a623"
+                } else {
+                    "#7ed321"
+                };
                 let _ = write!(
                     svg,
                     r##"<path d="M{at:.1},{} l-6,12 h12 z" fill="{colour}"><title>{title}</title></path>"##,

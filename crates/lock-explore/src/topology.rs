@@ -3,9 +3,12 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use lock_core::{Clock, DynBackend, SlotLayout};
-use lock_memory::{Dump, MemoryBackend, MemoryInstances, MemoryReplicaSet, Persistence};
+use lock_memory::{
+    Dump, MemoryBackend, MemoryInstances, MemoryReplicaSet, Persistence, ScriptRunner,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::step::{Fault, FaultKind};
@@ -127,6 +130,23 @@ impl Deployment {
         }
     }
 
+    /// Every node runs scripts without a native body with `runner`.
+    pub(crate) fn install(&self, runner: &Arc<dyn ScriptRunner>) {
+        match self {
+            Deployment::Single { backend, .. } => backend.set_script_runner(runner.clone()),
+            Deployment::Replicated(set) => {
+                for node in 0..set.len() {
+                    set.node(node).set_script_runner(runner.clone());
+                }
+            }
+            Deployment::Redlock(nodes) => {
+                for node in nodes.nodes() {
+                    node.set_script_runner(runner.clone());
+                }
+            }
+        }
+    }
+
     /// What one client's commands go to: one backend, or one per Redlock node.
     pub(crate) fn client_backends(&self) -> Vec<DynBackend> {
         match self {
@@ -142,6 +162,17 @@ impl Deployment {
             Deployment::Single { backend, .. } => vec![backend.dump()],
             Deployment::Replicated(set) => (0..set.len()).map(|i| set.node(i).dump()).collect(),
             Deployment::Redlock(nodes) => nodes.nodes().iter().map(MemoryBackend::dump).collect(),
+        }
+    }
+
+    /// The keys of the nodes clients use: the primary alone on a replicated set (its
+    /// replicas copy it, and a crashed node's leftovers are nobody's), every Redlock node.
+    pub(crate) fn serving_dumps(&self) -> Vec<Dump> {
+        match self {
+            Deployment::Replicated(set) => {
+                set.primary_node().map(|n| n.dump()).into_iter().collect()
+            }
+            _ => self.dumps(),
         }
     }
 
@@ -204,14 +235,12 @@ impl Deployment {
                 },
                 Deployment::Redlock(nodes),
             ) => {
-                if nodes.kill(node).is_ok() {
-                    return Some((ms, Recovery::Restart { node, persistent }));
-                }
+                let killed = nodes.kill(node).is_ok();
+                return killed.then_some((ms, Recovery::Restart { node, persistent }));
             }
             (Fault::Blackhole { node, ms }, Deployment::Redlock(nodes)) => {
-                if nodes.blackhole(node).is_ok() {
-                    return Some((ms, Recovery::Heal { node }));
-                }
+                let black_holed = nodes.blackhole(node).is_ok();
+                return black_holed.then_some((ms, Recovery::Heal { node }));
             }
             _ => {}
         }

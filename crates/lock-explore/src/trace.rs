@@ -126,7 +126,11 @@ impl fmt::Display for What {
             } => write!(
                 f,
                 "write {resource} with fence {fence}: {}",
-                if *accepted { "accepted" } else { "refused as stale" }
+                if *accepted {
+                    "accepted"
+                } else {
+                    "refused as stale"
+                }
             ),
             What::CounterRead { counter, value } => write!(f, "read {counter} = {value}"),
             What::CounterWrite { counter, value } => write!(f, "write {counter} = {value}"),

@@ -6,7 +6,7 @@ use lock_memory::Dump;
 use serde::{Deserialize, Serialize};
 
 /// The property a run broke.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ViolationKind {
     /// Two clients inside one resource's unfenced critical section at once.

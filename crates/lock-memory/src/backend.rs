@@ -17,6 +17,7 @@ use crate::interrupted::Interrupted;
 use crate::keyspace::Keyspace;
 use crate::pubsub::InboxAddress;
 use crate::replication::{Effect, Stream, lone_wait, no_waitaof};
+use crate::script_runner::ScriptRunner;
 use crate::store::{Store, Writes};
 use crate::transaction::Watching;
 
@@ -50,6 +51,8 @@ struct Shared {
     /// Commands counted on arrival, while faults or latency were armed; the others are
     /// counted in [`Store::commands`], under the lock they take anyway.
     commands_on_arrival: AtomicU64,
+    /// Runs scripts without a native body, when one is installed.
+    scripts: parking_lot::RwLock<Option<Arc<dyn ScriptRunner>>>,
 }
 
 /// Counters of one [`MemoryBackend`].
@@ -86,6 +89,7 @@ impl MemoryBackend {
                 clock,
                 faults: Faults::default(),
                 commands_on_arrival: AtomicU64::new(0),
+                scripts: parking_lot::RwLock::new(None),
             }),
             last_write: None,
         }
@@ -163,6 +167,20 @@ impl MemoryBackend {
     pub fn with_cluster_rules(self, layout: SlotLayout) -> Self {
         self.shared.store.lock().cluster = Some(layout);
         self
+    }
+
+    /// This backend (and its clones) runs scripts that have no native body with
+    /// `runner`: a user's own Lua, exactly as a server would run it, where the double
+    /// otherwise answers [`ErrorKind::Unsupported`]. Scripts with a native body keep it.
+    pub fn with_script_runner(self, runner: Arc<dyn ScriptRunner>) -> Self {
+        self.set_script_runner(runner);
+        self
+    }
+
+    /// [`MemoryBackend::with_script_runner`] on a backend already shared (a node of a
+    /// replica set, a Redlock instance).
+    pub fn set_script_runner(&self, runner: Arc<dyn ScriptRunner>) {
+        *self.shared.scripts.write() = Some(runner);
     }
 
     /// The slot layout whose rules this backend enforces, if it is in cluster mode.
@@ -404,7 +422,7 @@ fn no_native_body(script: &Script) -> Error {
     Error::new(
         ErrorKind::Unsupported,
         format!(
-            "ERR script '{}' has no native body; the memory backend does not run Lua",
+            "ERR script '{}' has no native body; the memory backend runs Lua only with a script runner (MemoryBackend::with_script_runner, nxlock's `lua` feature)",
             script.name()
         ),
     )
@@ -500,7 +518,15 @@ impl KvBackend for MemoryBackend {
         self.run("INCR", |s| s.incr(key)).await
     }
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
-        let native = script.native().ok_or_else(|| no_native_body(script))?;
+        let Some(native) = script.native() else {
+            let runner = self.shared.scripts.read().clone();
+            let runner = runner.ok_or_else(|| no_native_body(script))?;
+            let cluster = self.cluster_rules().is_some();
+            let ran = Self::atomically_across(std::slice::from_ref(self), 0, |databases| {
+                runner.run(databases, script, keys, args, cluster)
+            });
+            return ran.await?;
+        };
         let interruption = self.shared.faults.take_interruption();
         self.run("EVALSHA", |store| {
             // Cloned: the body borrows the store mutably.

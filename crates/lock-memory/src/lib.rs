@@ -41,6 +41,7 @@ mod keyspace;
 mod pubsub;
 mod replication;
 mod script_context;
+mod script_runner;
 mod store;
 mod transaction;
 
@@ -58,4 +59,5 @@ pub use instances::{MemoryInstances, NoSuchNode, Persistence};
 pub use keyspace::{Keyspace, WatchMark};
 pub use pubsub::{Delivery, Inbox, InboxAddress};
 pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role};
+pub use script_runner::ScriptRunner;
 pub use store::Writes;

@@ -27,6 +27,7 @@
 
 mod commands;
 mod connection;
+mod double;
 mod lua;
 mod protocol;
 mod run;
@@ -34,6 +35,7 @@ mod server;
 mod state;
 mod table;
 
+pub use double::LuaScripts;
 pub use protocol::version::REDIS_VERSION;
 pub use server::Server;
 pub use state::options::{DATABASES, ServerOptions};

@@ -45,8 +45,11 @@ fn the_counterexample_does_not_depend_on_the_thread_count() {
 
 #[test]
 fn a_seeded_run_replays_to_an_identical_trace() {
-    let explorer = explorer(Algorithm::Fair.explorer(Topology::Single, TTL))
-        .faults(&[FaultKind::Pause, FaultKind::LostReply, FaultKind::Cancel]);
+    let explorer = explorer(Algorithm::Fair.explorer(Topology::Single, TTL)).faults(&[
+        FaultKind::Pause,
+        FaultKind::LostReply,
+        FaultKind::Cancel,
+    ]);
     let schedule = lock_explore::Schedule {
         clients: 3,
         cycles: 3,
@@ -81,7 +84,11 @@ fn a_workload_reading_the_real_clock_is_reported_as_nondeterministic() {
     .explore()
     .unwrap();
     let found = report.counterexample.expect("reported");
-    assert_eq!(found.violation.kind, ViolationKind::Nondeterminism, "{found}");
+    assert_eq!(
+        found.violation.kind,
+        ViolationKind::Nondeterminism,
+        "{found}"
+    );
 }
 
 #[test]
@@ -97,6 +104,10 @@ fn a_workload_using_a_thread_rng_is_reported_as_nondeterministic() {
     .explore()
     .unwrap();
     let found = report.counterexample.expect("reported");
-    assert_eq!(found.violation.kind, ViolationKind::Nondeterminism, "{found}");
+    assert_eq!(
+        found.violation.kind,
+        ViolationKind::Nondeterminism,
+        "{found}"
+    );
     assert!(found.violation.detail.contains("diverged"), "{found}");
 }

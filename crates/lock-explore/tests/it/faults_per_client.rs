@@ -18,7 +18,10 @@ fn schedule(steps: Vec<Step>) -> Schedule {
 fn explorer() -> Explorer {
     Explorer::new(|ctx: Context| async move {
         let key = format!("k{}", ctx.client());
-        let _ = ctx.backend().set(key.as_bytes(), b"v", SetOptions::new()).await;
+        let _ = ctx
+            .backend()
+            .set(key.as_bytes(), b"v", SetOptions::new())
+            .await;
         let _ = ctx.backend().get(key.as_bytes()).await;
     })
     .clients(2)
@@ -93,7 +96,10 @@ fn a_late_reply_arrives_after_the_command_ran_on_time() {
     }]));
     let (zero, one) = (commands(&trace, 0), commands(&trace, 1));
     assert_eq!(zero[0].0, 50_000, "the reply came 50 ms late: {zero:?}");
-    assert_eq!(one[0].2, "\"zero\"", "the write was there at 10 ms: {one:?}");
+    assert_eq!(
+        one[0].2, "\"zero\"",
+        "the write was there at 10 ms: {one:?}"
+    );
 }
 
 #[test]
@@ -102,7 +108,10 @@ fn a_skew_moves_only_its_clients_clock() {
         ctx.work(Duration::from_millis(1)).await;
         let key = format!("now{}", ctx.client());
         let now = ctx.clock().now_ms().to_string();
-        let _ = ctx.backend().set(key.as_bytes(), now.as_bytes(), SetOptions::new()).await;
+        let _ = ctx
+            .backend()
+            .set(key.as_bytes(), now.as_bytes(), SetOptions::new())
+            .await;
     })
     .clients(2)
     .cycles(1)
@@ -143,9 +152,22 @@ fn a_cancelled_cycle_stops_at_its_next_operation() {
         }],
     });
     let whats: Vec<_> = trace.iter().map(|e| e.what.to_string()).collect();
-    let cancelled = whats.iter().position(|w| w == "cycle cancelled").expect("cancelled");
-    assert!(whats[..cancelled].iter().filter(|w| w.starts_with("SET")).count() == 1, "{whats:#?}");
-    assert!(whats[cancelled + 1].contains("cycle 1 starts"), "{whats:#?}");
+    let cancelled = whats
+        .iter()
+        .position(|w| w == "cycle cancelled")
+        .expect("cancelled");
+    assert!(
+        whats[..cancelled]
+            .iter()
+            .filter(|w| w.starts_with("SET"))
+            .count()
+            == 1,
+        "{whats:#?}"
+    );
+    assert!(
+        whats[cancelled + 1].contains("cycle 1 starts"),
+        "{whats:#?}"
+    );
 }
 
 #[test]
@@ -170,5 +192,9 @@ fn a_cancelled_increment_counts_as_unknown() {
         }],
     });
     assert_eq!(violation, None, "{trace:#?}");
-    assert!(trace.iter().any(|e| matches!(e.what, What::Counted { applied: None, .. })));
+    assert!(
+        trace
+            .iter()
+            .any(|e| matches!(e.what, What::Counted { applied: None, .. }))
+    );
 }

@@ -16,7 +16,13 @@ fn the_legacy_lock_races_under_clock_skew() {
         .explore()
         .unwrap();
     let found = found(report, ViolationKind::MutualExclusion);
-    assert!(found.schedule.steps.iter().any(|s| s.fault.kind() == FaultKind::Skew));
+    assert!(
+        found
+            .schedule
+            .steps
+            .iter()
+            .any(|s| s.fault.kind() == FaultKind::Skew)
+    );
 }
 
 #[test]
@@ -132,6 +138,10 @@ fn a_users_redlock_workload_sees_every_node() {
     let report = explorer.explore().unwrap();
     // A pause can land inside the section: found or not, the run must be consistent.
     if let Some(found) = report.counterexample {
-        assert_eq!(found.violation.kind, ViolationKind::MutualExclusion, "{found}");
+        assert_eq!(
+            found.violation.kind,
+            ViolationKind::MutualExclusion,
+            "{found}"
+        );
     }
 }

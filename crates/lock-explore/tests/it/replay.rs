@@ -25,7 +25,10 @@ fn a_saved_counterexample_replays() {
     found.save(&path).unwrap();
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(json["steps"].as_array().unwrap().len(), found.schedule.steps.len());
+    assert_eq!(
+        json["steps"].as_array().unwrap().len(),
+        found.schedule.steps.len()
+    );
     assert_eq!(json["violation"], "mutual-exclusion");
     assert_eq!(json["workload"], "token");
     for _ in 0..3 {
@@ -37,7 +40,10 @@ fn a_saved_counterexample_replays() {
         .explorer(Topology::Single, TTL)
         .replay(&path)
         .unwrap();
-    assert_eq!(on_the_explorer.violation.unwrap().kind, ViolationKind::MutualExclusion);
+    assert_eq!(
+        on_the_explorer.violation.unwrap().kind,
+        ViolationKind::MutualExclusion
+    );
 }
 
 #[test]
@@ -50,7 +56,10 @@ fn a_counterexample_prints_steps_trace_and_keys_and_draws_a_timeline() {
     assert!(text.contains("{explored}:lock"), "{text}");
     let html = found.timeline_html();
     assert!(html.starts_with("<!doctype html>"));
-    assert!(html.contains("<svg") && html.contains("#d0021b"), "the overlap is drawn in red");
+    assert!(
+        html.contains("<svg") && html.contains("#d0021b"),
+        "the overlap is drawn in red"
+    );
 }
 
 #[test]
@@ -78,7 +87,11 @@ fn options_the_double_cannot_honour_are_refused() {
             .explorer(Topology::Single, TTL)
             .faults(&[FaultKind::Failover]),
     );
-    assert!(failover.to_string().contains("does not apply to the single topology"));
+    assert!(
+        failover
+            .to_string()
+            .contains("does not apply to the single topology")
+    );
     let nobody = refused(Algorithm::Token.explorer(Topology::Single, TTL).clients(0));
     assert!(matches!(nobody, ExploreError::Invalid(_)));
 }
@@ -90,7 +103,10 @@ fn a_bad_replay_file_is_a_typed_error() {
     assert!(matches!(missing, ReplayError::Io { .. }));
     let garbage = dir.path().join("garbage.json");
     std::fs::write(&garbage, "{\"format\": 1, \"steps\": 7}").unwrap();
-    assert!(matches!(ReplayFile::load(&garbage).unwrap_err(), ReplayError::Invalid { .. }));
+    assert!(matches!(
+        ReplayFile::load(&garbage).unwrap_err(),
+        ReplayError::Invalid { .. }
+    ));
     let mut file = found().replay_file();
     file.format = 99;
     let future = dir.path().join("future.json");

@@ -149,3 +149,32 @@ async fn a_lease_renews_every_period_asked_for() {
     assert_eq!(backend.commands() - before, 5, "one renewal a second");
     assert!(lease.release().await.unwrap());
 }
+
+/// Owned-argument commands give `'static` futures: stored, sent to another task, and cut
+/// short by a timeout, with their arguments written inline.
+#[tokio::test(start_paused = true)]
+async fn owned_command_futures_can_be_stored_and_timed_out() {
+    use lock_core::{OwnedCommands, Script, SetOptions, SetReply, Value};
+    let backend = MemoryBackend::new();
+    let token = String::from("tok");
+    let stored = backend.set_owned("lock", token.as_bytes(), SetOptions::new().nx().px(1_000));
+    let spawned = tokio::spawn(stored);
+    assert_eq!(spawned.await.unwrap().unwrap(), SetReply::Applied);
+    assert_eq!(
+        backend.get_owned("lock").await.unwrap(),
+        Some(b"tok".to_vec())
+    );
+    let holds = Script::new("holds", "…").with_native(|store, keys, args| {
+        Ok(Value::Int(i64::from(store.value_is(keys[0], args[0])?)))
+    });
+    let pending = backend.eval_owned(&holds, ["lock"], [token.as_bytes()]);
+    assert_eq!(pending.await.unwrap(), Value::Int(1));
+    backend
+        .faults()
+        .set_latency(std::time::Duration::from_secs(5));
+    let slow = backend.del_owned(["lock"]);
+    let cut = tokio::time::timeout(std::time::Duration::from_secs(1), slow).await;
+    assert!(cut.is_err(), "the timeout dropped the stored future");
+    backend.faults().clear();
+    assert_eq!(backend.del_owned(vec![b"lock".to_vec()]).await.unwrap(), 1);
+}

@@ -87,18 +87,18 @@ pub(crate) async fn run(
 }
 
 /// What a running script's commands share.
-struct ScriptState<'a, 'd> {
+pub(crate) struct ScriptState<'a, 'd> {
     /// Every database: a script may SELECT another.
-    databases: &'a mut Databases<'d>,
+    pub(crate) databases: &'a mut Databases<'d>,
     /// Its `db` is the database the script works in now (`SELECT` changes it).
-    context: Context,
+    pub(crate) context: Context,
     /// Whether a read-only command ran: a tracking caller then tracks the script's KEYS.
-    read: bool,
+    pub(crate) read: bool,
 }
 
 /// One `redis.call` of a script: checked in Redis's order (known, arity, allowed in
 /// scripts, cluster slots, writes), then run on the keyspace.
-fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<'_>) -> Value {
+pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<'_>) -> Value {
     let args = call.args;
     let Some(command) = table::named(&args[0]) else {
         return error("ERR Unknown Redis command called from script");

@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["commands"],
     &["table"],
     &["run"],
-    &["connection", "server"],
+    &["connection", "server", "double"],
     &["lib"],
 ];
 

@@ -5,6 +5,7 @@
 
 mod access_time;
 mod blocking;
+mod double_scripts;
 mod faults;
 mod layers;
 mod limits;

@@ -1,0 +1,99 @@
+//! [`LuaScripts`]: serve's Lua engine and command table for the in-process double, so
+//! that a user's own scripts run on `MemoryBackend` exactly as `nxlock serve` runs them
+//! (the same sealed Lua 5.1, the same `redis.call` checks and error texts).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::{Error, Result, Script, Value};
+use lock_memory::{Databases, ScriptRunner};
+
+use crate::lua::Engine;
+use crate::protocol::reply::Protocol;
+use crate::run::scripting::{ScriptState, script_command};
+use crate::state::config::Limits;
+use crate::state::context::Context;
+use crate::state::scripts::{RunLimits, ScriptEngine};
+use crate::table;
+
+/// How long a script may run before it is stopped, as Redis's `busy-reply-threshold`.
+const TIME_LIMIT: Duration = Duration::from_secs(5);
+
+/// A [`ScriptRunner`] for `MemoryBackend::with_script_runner`: runs any script's Lua on
+/// the double. Each runner has its own interpreter and script cache; share one (it is
+/// `Send + Sync`) among backends.
+///
+/// ```
+/// use lock_core::{KvBackend, Script, Value};
+/// use lock_memory::MemoryBackend;
+/// use lock_server::LuaScripts;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let redis = MemoryBackend::new().with_script_runner(LuaScripts::shared());
+/// // A script with no native body: the double runs its Lua.
+/// let incr_by = Script::new("incr-by", "return redis.call('INCRBY', KEYS[1], ARGV[1])");
+/// assert_eq!(redis.eval(&incr_by, &[b"hits"], &[b"5"]).await.unwrap(), Value::Int(5));
+/// let bad = Script::new("bad", "return redis.call('NOSUCH')");
+/// let error = redis.eval(&bad, &[], &[]).await.unwrap_err();
+/// assert!(error.message().starts_with("ERR Unknown Redis command called from script"));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct LuaScripts {
+    engine: Engine,
+}
+
+impl LuaScripts {
+    /// A runner with a fresh interpreter.
+    pub fn new() -> std::io::Result<Self> {
+        let engine = Engine::new(table::knows).map_err(std::io::Error::other)?;
+        Ok(Self { engine })
+    }
+
+    /// A fresh runner, ready to install.
+    ///
+    /// # Panics
+    ///
+    /// If the vendored Lua interpreter cannot start, which only running out of memory
+    /// causes.
+    pub fn shared() -> Arc<dyn ScriptRunner> {
+        Arc::new(Self::new().expect("the vendored Lua interpreter starts"))
+    }
+}
+
+impl ScriptRunner for LuaScripts {
+    fn run(
+        &self,
+        databases: &mut Databases<'_>,
+        script: &Script,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        cluster: bool,
+    ) -> Result<Value> {
+        let sha = self
+            .engine
+            .load(script.lua().as_bytes())
+            .map_err(Error::from_reply)?;
+        let mut state = ScriptState {
+            databases,
+            context: Context {
+                protocol: Protocol::Resp2,
+                limits: Limits::default(),
+                db: 0,
+                cluster,
+            },
+            read: false,
+        };
+        let limits = RunLimits {
+            read_only: false,
+            time_limit: TIME_LIMIT,
+        };
+        match self.engine.run(&sha, keys, args, limits, &mut |call| {
+            script_command(&mut state, call)
+        }) {
+            Value::Error(text) => Err(Error::from_reply(text)),
+            reply => Ok(reply),
+        }
+    }
+}
