@@ -18,7 +18,7 @@ use crate::keyspace::Keyspace;
 use crate::pubsub::InboxAddress;
 use crate::replication::{Effect, Stream, lone_wait, no_waitaof};
 use crate::script_runner::ScriptRunner;
-use crate::store::{Store, Writes};
+use crate::store::{KeyWrite, Store, Writes};
 use crate::transaction::Watching;
 
 /// An in-process Redis double with exact Redis 7 semantics for the lock command set.
@@ -358,6 +358,27 @@ impl MemoryBackend {
             Some(recorded) => std::mem::take(recorded),
             None => Writes::default(),
         }
+    }
+
+    /// Starts logging every write this store grants, in order, keeping the last
+    /// `capacity` (bounded, so a long test cannot grow it without limit); `0` stops and
+    /// discards the log. For checkers that ask who got a key when: the order the server
+    /// granted writes in, which no client-side view shows.
+    pub fn log_writes(&self, capacity: usize) {
+        let mut store = self.shared.store.lock();
+        store.write_log = (capacity > 0).then(|| crate::store::WriteLog {
+            entries: std::collections::VecDeque::with_capacity(capacity.min(1024)),
+            capacity,
+            seq: 0,
+        });
+    }
+
+    /// The logged writes to `key`, in the order granted (see [`MemoryBackend::log_writes`]).
+    pub fn writes_to(&self, key: &[u8]) -> Vec<KeyWrite> {
+        let store = self.shared.store.lock();
+        store.write_log.as_ref().map_or_else(Vec::new, |log| {
+            log.entries.iter().filter(|w| w.key == key).cloned().collect()
+        })
     }
 
     /// Removes every key (FLUSHALL).

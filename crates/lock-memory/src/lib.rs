@@ -60,4 +60,4 @@ pub use keyspace::{Keyspace, WatchMark};
 pub use pubsub::{Delivery, Inbox, InboxAddress};
 pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role};
 pub use script_runner::ScriptRunner;
-pub use store::Writes;
+pub use store::{KeyWrite, Writes};

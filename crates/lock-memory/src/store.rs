@@ -58,6 +58,30 @@ pub(crate) struct Store {
     /// The keys written, expired or flushed since a server last took them, while it
     /// asks for them (client-side caching's invalidations).
     pub(crate) recorded: Option<Writes>,
+    /// Every write, in the order granted, while a test asks for it.
+    pub(crate) write_log: Option<WriteLog>,
+}
+
+/// One write the store granted to a key (see
+/// [`MemoryBackend::log_writes`](crate::MemoryBackend::log_writes)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyWrite {
+    /// Its place in the store's order of writes, from 1.
+    pub seq: u64,
+    /// The store's clock when it was made (Unix ms).
+    pub at_ms: i64,
+    /// The key.
+    pub key: Vec<u8>,
+    /// The key's string value after it, `None` once deleted (or for another type).
+    pub value: Option<Vec<u8>>,
+}
+
+/// The last writes a store granted, oldest first, at most `capacity` of them.
+#[derive(Debug)]
+pub(crate) struct WriteLog {
+    pub(crate) entries: std::collections::VecDeque<KeyWrite>,
+    pub(crate) capacity: usize,
+    pub(crate) seq: u64,
 }
 
 /// Keys a store changed: written, deleted or found expired, and whether it was flushed.
@@ -85,6 +109,7 @@ impl Default for Store {
             written: Vec::new(),
             cluster: None,
             recorded: None,
+            write_log: None,
         }
     }
 }
@@ -173,6 +198,9 @@ impl Store {
         if let Some(recorded) = &mut self.recorded {
             recorded.keys.push(key.to_vec());
         }
+        if self.write_log.is_some() {
+            self.log_write(key);
+        }
         if self.watched.is_empty() {
             return;
         }
@@ -180,6 +208,25 @@ impl Store {
             self.stamp += 1;
             watched.stamp = self.stamp;
         }
+    }
+
+    fn log_write(&mut self, key: &[u8]) {
+        let value = match self.map.get(key).map(|e| &e.value) {
+            Some(crate::Data::String(bytes)) => Some(bytes.clone()),
+            _ => None,
+        };
+        let now = self.now;
+        let Some(log) = &mut self.write_log else { return };
+        log.seq += 1;
+        if log.entries.len() == log.capacity {
+            log.entries.pop_front();
+        }
+        log.entries.push_back(KeyWrite {
+            seq: log.seq,
+            at_ms: now,
+            key: key.to_vec(),
+            value,
+        });
     }
 
     /// Live keys matching the glob `pattern` (a lone `*` takes every key, as in Redis).

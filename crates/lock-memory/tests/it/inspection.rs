@@ -92,3 +92,24 @@ fn a_guard_dropped_without_a_runtime_leaves_the_lock_to_its_ttl() {
     backend.advance(Duration::from_secs(6));
     assert!(backend.dump().get(b"{k}:lock").is_none());
 }
+
+/// The write log keeps the order in which the store granted writes to a key, with the
+/// value after each, deletions included; it is bounded, and off by default.
+#[tokio::test(start_paused = true)]
+async fn the_write_log_keeps_the_order_writes_were_granted() {
+    let backend = MemoryBackend::new();
+    backend.set(b"lock", b"before", SetOptions::new()).await.unwrap();
+    assert!(backend.writes_to(b"lock").is_empty(), "off by default");
+    backend.log_writes(3);
+    backend.set(b"lock", b"a", SetOptions::new().px(1_000)).await.unwrap();
+    backend.set(b"other", b"x", SetOptions::new()).await.unwrap();
+    assert!(backend.set(b"lock", b"b", SetOptions::new().nx()).await.is_ok());
+    backend.del(&[b"lock"]).await.unwrap();
+    backend.set(b"lock", b"c", SetOptions::new()).await.unwrap();
+    let writes = backend.writes_to(b"lock");
+    let seen: Vec<_> = writes.iter().map(|w| (w.seq, w.value.clone())).collect();
+    // Refused NX writes nothing; the log holds the last 3 writes of all keys.
+    assert_eq!(seen, vec![(3, None), (4, Some(b"c".to_vec()))]);
+    backend.log_writes(0);
+    assert!(backend.writes_to(b"lock").is_empty());
+}
