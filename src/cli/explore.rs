@@ -30,6 +30,10 @@ pub struct ExploreArgs {
     /// Redlock nodes (--topology redlock) or replicas (--topology replicated).
     #[arg(long)]
     nodes: Option<usize>,
+    /// The lock waits for this many replicas to acknowledge every acquire and extend
+    /// (WAIT, within a tenth of the TTL): token, fenced and reentrant locks.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    wait_replicas: Option<u32>,
     /// Comma-separated faults in play: pause, skew, lost-reply, refuse, latency,
     /// interrupt, kill-connection, failover, restart, blackhole, migrate, cancel.
     /// Default: every one the topology supports.
@@ -107,7 +111,11 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     });
     let mut explorer = args
         .algorithm
-        .explorer(topology, Duration::from_millis(args.ttl_ms))
+        .explorer_waiting(
+            topology,
+            Duration::from_millis(args.ttl_ms),
+            args.wait_replicas,
+        )
         .clients(args.clients as usize)
         .cycles(args.cycles)
         .max_steps(args.max_steps as usize)

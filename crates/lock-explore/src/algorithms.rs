@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, Backoff, FairLock, FencedLock, LegacyLock, LockAlgorithm, LockError, LockGuard,
-    LockName, LockOptions, LockOwner, Redlock, ReentrantLock, Retry, ScriptedLock, TokenLock,
-    Versioned,
+    LockName, LockOptions, LockOwner, Redlock, ReentrantLock, Replication, Retry, ScriptedLock,
+    TokenLock, Versioned,
 };
 
 use crate::context::Context;
@@ -76,14 +76,32 @@ impl Algorithm {
     /// An explorer of this algorithm on `topology`, with what the checkers must know
     /// about it: the keys it keeps without a TTL by design, where its counter lives.
     pub fn explorer(self, topology: Topology, ttl: Duration) -> Explorer {
+        self.explorer_waiting(topology, ttl, None)
+    }
+
+    /// Like [`Algorithm::explorer`], with the lock waiting for `replicas` replicas to
+    /// acknowledge every acquire and extend ([`LockOptions::replication`]; the token,
+    /// fenced and reentrant locks accept it) within a tenth of the TTL.
+    pub fn explorer_waiting(
+        self,
+        topology: Topology,
+        ttl: Duration,
+        replicas: Option<u32>,
+    ) -> Explorer {
+        let replication = replicas.map(|n| Replication::new(n, ttl / 10));
         let workload: Arc<dyn Workload> = Arc::new(Builtin {
             algorithm: self,
             ttl,
+            replication,
         });
         let name = LockName::new(LOCK).expect("a valid name");
         let key = |suffix: &str| String::from_utf8_lossy(&name.key(suffix)).into_owned();
+        let label = match replicas {
+            Some(n) => format!("{}+wait{n}", self.name()),
+            None => self.name().to_owned(),
+        };
         let mut explorer = Explorer::from_arc(workload)
-            .named(self.name())
+            .named(label)
             .topology(topology)
             .ttl(ttl);
         explorer = match self {
@@ -123,14 +141,29 @@ impl FromStr for Algorithm {
     }
 }
 
+/// A built-in workload's name as a replay file records it (`token`, `token+wait2`):
+/// the algorithm, and the replicas it waits for.
+pub(crate) fn parse_label(label: &str) -> Result<(Algorithm, Option<u32>), UnknownAlgorithm> {
+    let unknown = || UnknownAlgorithm(label.to_owned());
+    match label.split_once("+wait") {
+        Some((name, n)) => Ok((name.parse()?, Some(n.parse().map_err(|_| unknown())?))),
+        None => Ok((label.parse()?, None)),
+    }
+}
+
 struct Builtin {
     algorithm: Algorithm,
     ttl: Duration,
+    replication: Option<Replication>,
 }
 
 impl Workload for Builtin {
     fn cycle(&self, context: Context) -> crate::workload::Cycle {
-        Box::pin(cycle(self.algorithm, self.ttl, context))
+        let mut options = options(self.ttl);
+        if let Some(replication) = self.replication {
+            options = options.replication(replication);
+        }
+        Box::pin(cycle(self.algorithm, self.ttl, options, context))
     }
 }
 
@@ -165,10 +198,9 @@ async fn acquire_and_hold<L: LockAlgorithm>(
     }
 }
 
-async fn cycle(algorithm: Algorithm, ttl: Duration, context: Context) {
+async fn cycle(algorithm: Algorithm, ttl: Duration, options: LockOptions, context: Context) {
     let name = LockName::new(LOCK).expect("a valid name");
     let backend = context.backend();
-    let options = options(ttl);
     match algorithm {
         Algorithm::Token => {
             acquire_and_hold(

@@ -95,10 +95,9 @@ pub fn replay(path: impl AsRef<std::path::Path>) -> Result<Replayed, ExploreErro
             path.display()
         ))
     })?;
-    let algorithm: Algorithm = name
-        .parse()
-        .map_err(|e: UnknownAlgorithm| ExploreError::Invalid(e.to_string()))?;
+    let (algorithm, replicas) =
+        algorithms::parse_label(&name).map_err(|e| ExploreError::Invalid(e.to_string()))?;
     algorithm
-        .explorer(file.options.topology, file.options.ttl())
+        .explorer_waiting(file.options.topology, file.options.ttl(), replicas)
         .replay(path)
 }

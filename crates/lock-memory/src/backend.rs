@@ -377,7 +377,11 @@ impl MemoryBackend {
     pub fn writes_to(&self, key: &[u8]) -> Vec<KeyWrite> {
         let store = self.shared.store.lock();
         store.write_log.as_ref().map_or_else(Vec::new, |log| {
-            log.entries.iter().filter(|w| w.key == key).cloned().collect()
+            log.entries
+                .iter()
+                .filter(|w| w.key == key)
+                .cloned()
+                .collect()
         })
     }
 

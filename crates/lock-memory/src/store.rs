@@ -216,7 +216,9 @@ impl Store {
             _ => None,
         };
         let now = self.now;
-        let Some(log) = &mut self.write_log else { return };
+        let Some(log) = &mut self.write_log else {
+            return;
+        };
         log.seq += 1;
         if log.entries.len() == log.capacity {
             log.entries.pop_front();

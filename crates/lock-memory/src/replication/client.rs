@@ -110,16 +110,18 @@ impl KvBackend for ReplicaSetClient {
         if replication.fsync {
             return Err(no_waitaof(replication));
         }
+        let stream = self.set.stream();
         let connection = self.primary()?.connection();
         let reply = connection.eval(script, keys, args).await?;
         let acknowledged = self
             .set
             .wait(
+                &stream,
                 connection.last_write(),
                 i64::from(replication.replicas),
                 replication.timeout,
             )
-            .await;
+            .await?;
         Ok(Replicated {
             reply,
             acknowledged,

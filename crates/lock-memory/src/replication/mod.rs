@@ -38,7 +38,7 @@ pub(crate) use stream::{Effect, Stream};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lock_core::Clock;
+use lock_core::{Clock, Error, ErrorKind};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -385,20 +385,41 @@ impl MemoryReplicaSet {
             .count() as i64
     }
 
-    /// `WAIT replicas timeout` for a connection whose last write is at `offset`: returns
-    /// once `replicas` replicas have applied it, or when `timeout` has passed on the
-    /// clock (0: never), with how many had.
-    pub(crate) async fn wait(&self, offset: u64, replicas: i64, timeout: Duration) -> i64 {
+    /// The primary's replication stream now: a promotion replaces it, which is how a
+    /// connection opened before a failover knows it no longer reaches the primary.
+    pub(crate) fn stream(&self) -> Arc<Stream> {
+        self.inner.state.lock().stream.clone()
+    }
+
+    /// `WAIT replicas timeout` for a connection whose last write is at `offset` on
+    /// `stream`: returns once `replicas` replicas have applied it, or when `timeout` has
+    /// passed on the clock (0: never), with how many had. A failover while it blocks
+    /// ends it with a connection error, as the old primary's death (or Redis's
+    /// `FAILOVER`, which disconnects its clients) ends a real `WAIT`: offsets on the new
+    /// primary's stream are not this connection's writes.
+    pub(crate) async fn wait(
+        &self,
+        stream: &Arc<Stream>,
+        offset: u64,
+        replicas: i64,
+        timeout: Duration,
+    ) -> Result<i64, Error> {
         let clock = &self.inner.clock;
         let deadline =
             (!timeout.is_zero()).then(|| clock.now_ms().saturating_add(timeout.as_millis() as i64));
         loop {
             let changed = self.inner.changed.notified();
             self.deliver();
+            if !Arc::ptr_eq(stream, &self.inner.state.lock().stream) {
+                return Err(Error::new(
+                    ErrorKind::Connection,
+                    "Connection reset by peer: the primary failed over while WAIT blocked",
+                ));
+            }
             let acknowledged = self.acknowledged(offset);
             let now = clock.now_ms();
             if acknowledged >= replicas || deadline.is_some_and(|d| now >= d) {
-                return acknowledged;
+                return Ok(acknowledged);
             }
             let wake = match (self.next_arrival(offset), deadline) {
                 (Some(a), Some(d)) => Some(a.min(d)),

@@ -175,18 +175,43 @@ async fn an_acquire_whose_reply_was_lost_finds_its_own_lock_on_retry() {
     assert!(guard.release().await.unwrap());
 }
 
+/// A retried fenced acquire holds the lock once and takes a fresh fence: the first
+/// send's fence was never delivered, so it is spent (fences skip, never repeat).
 #[tokio::test(start_paused = true)]
-async fn a_fenced_acquire_whose_reply_was_lost_takes_no_second_fence() {
+async fn a_fenced_acquire_whose_reply_was_lost_takes_a_fresh_fence() {
     let backend = MemoryBackend::new();
     let lock = FencedLock::with_options(backend.clone(), &name(), patient()).unwrap();
     backend.faults().lose_replies(Some("EVALSHA"), 1);
     let guard = lock.acquire().await.unwrap();
-    assert_eq!(guard.fence(), 1);
+    assert_eq!(guard.fence(), 2);
     assert_eq!(
         backend.get(b"{k}:fence").await.unwrap().as_deref(),
-        Some(&b"1"[..])
+        Some(&b"2"[..])
     );
     assert!(guard.release().await.unwrap());
+}
+
+/// An acquire script cut short after its SET (the INCR never ran), whose reply is then
+/// lost, leaves the counter at the previous holder's fence and the lock under the
+/// retrying client's token; the retry must not hand that fence out again.
+#[tokio::test(start_paused = true)]
+async fn a_fenced_acquire_cut_short_after_its_set_never_repeats_a_fence() {
+    let backend = MemoryBackend::new();
+    let lock = FencedLock::with_options(backend.clone(), &name(), patient()).unwrap();
+    let first = lock.acquire().await.unwrap();
+    let previous = first.fence();
+    assert!(first.release().await.unwrap());
+    backend
+        .faults()
+        .interrupt_next_script(1, ErrorKind::Connection);
+    backend.faults().lose_replies(Some("EVALSHA"), 1);
+    let second = lock.acquire().await.unwrap();
+    assert!(
+        second.fence() > previous,
+        "{} after {previous}",
+        second.fence()
+    );
+    assert!(second.release().await.unwrap());
 }
 
 #[tokio::test]

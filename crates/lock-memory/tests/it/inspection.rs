@@ -98,12 +98,26 @@ fn a_guard_dropped_without_a_runtime_leaves_the_lock_to_its_ttl() {
 #[tokio::test(start_paused = true)]
 async fn the_write_log_keeps_the_order_writes_were_granted() {
     let backend = MemoryBackend::new();
-    backend.set(b"lock", b"before", SetOptions::new()).await.unwrap();
+    backend
+        .set(b"lock", b"before", SetOptions::new())
+        .await
+        .unwrap();
     assert!(backend.writes_to(b"lock").is_empty(), "off by default");
     backend.log_writes(3);
-    backend.set(b"lock", b"a", SetOptions::new().px(1_000)).await.unwrap();
-    backend.set(b"other", b"x", SetOptions::new()).await.unwrap();
-    assert!(backend.set(b"lock", b"b", SetOptions::new().nx()).await.is_ok());
+    backend
+        .set(b"lock", b"a", SetOptions::new().px(1_000))
+        .await
+        .unwrap();
+    backend
+        .set(b"other", b"x", SetOptions::new())
+        .await
+        .unwrap();
+    assert!(
+        backend
+            .set(b"lock", b"b", SetOptions::new().nx())
+            .await
+            .is_ok()
+    );
     backend.del(&[b"lock"]).await.unwrap();
     backend.set(b"lock", b"c", SetOptions::new()).await.unwrap();
     let writes = backend.writes_to(b"lock");

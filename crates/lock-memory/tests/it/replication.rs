@@ -351,3 +351,35 @@ async fn a_lease_rides_out_a_short_replication_stall() {
     assert!(set.node(1).pttl(&name().lock_key()).await.unwrap() > 0);
     assert!(lease.release().await.unwrap());
 }
+
+/// A `WAIT` still blocked when the primary fails over ends with a connection error: the
+/// new primary's replication offsets are not this connection's writes, so counting them
+/// as acknowledgements (as the double once did) would let a lock the failover lost be
+/// held twice.
+#[tokio::test(start_paused = true)]
+async fn a_wait_blocked_across_a_failover_is_a_connection_error() {
+    let set = MemoryReplicaSet::new(2);
+    let client = set.client();
+    client.set(b"k", b"v", SetOptions::new()).await.unwrap();
+    set.pause_all();
+    // The delete below is a write the replicas never get.
+    let waiting = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .eval_replicated(
+                    &COMPARE_AND_DELETE,
+                    &[b"k"],
+                    &[b"v"],
+                    &Replication::new(2, Duration::from_millis(100)),
+                )
+                .await
+        })
+    };
+    tokio::task::yield_now().await;
+    set.fail_over();
+    // The new primary's stream moves on and its replicas apply it.
+    client.set(b"other", b"x", SetOptions::new()).await.unwrap();
+    let ended = waiting.await.unwrap().unwrap_err();
+    assert_eq!(ended.kind(), lock_core::ErrorKind::Connection, "{ended}");
+}
