@@ -238,7 +238,7 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
         json["seconds"] = report.elapsed.as_secs_f64().into();
         json["runs_per_second"] = rate.into();
         json["violations"] = counts.into();
-        json["found_by_run"] = found.found_by.1.into();
+        json["found_by_run"] = found.run.into();
         json["shrink_runs"] = found.shrink_runs.into();
         json["identical_replays"] = found.identical_replays.into();
         say!("{json:#}");

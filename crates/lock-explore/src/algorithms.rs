@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, Backoff, FairLock, FencedLock, LegacyLock, LockAlgorithm, LockError, LockGuard,
-    LockName, LockOptions, LockOwner, Redlock, ReentrantLock, Replication, Retry, ScriptedLock,
-    TokenLock, Versioned,
+    AcquirePolicy, Backoff, FairLock, FencedLock, KvBackend, LegacyLock, LockAlgorithm, LockError,
+    LockGuard, LockName, LockOptions, LockOwner, Redlock, ReentrantLock, Replication, Retry,
+    ScriptedLock, SetOptions, TokenLock, Versioned,
 };
 
 use crate::context::Context;
@@ -44,11 +44,14 @@ pub enum Algorithm {
     Redlock,
     /// [`Versioned`]: a counter incremented by compare-and-set, no lock at all.
     Optimistic,
+    /// No protection: a counter incremented by `GET`, then `SET` of the value plus one.
+    /// The baseline every lock is meant to beat; it loses updates.
+    Unprotected,
 }
 
 impl Algorithm {
     /// Every algorithm, in `--algorithm` order.
-    pub const ALL: [Algorithm; 8] = [
+    pub const ALL: [Algorithm; 9] = [
         Algorithm::Token,
         Algorithm::Fenced,
         Algorithm::Fair,
@@ -57,6 +60,7 @@ impl Algorithm {
         Algorithm::Scripted,
         Algorithm::Redlock,
         Algorithm::Optimistic,
+        Algorithm::Unprotected,
     ];
 
     /// The name `--algorithm` uses.
@@ -70,6 +74,7 @@ impl Algorithm {
             Algorithm::Scripted => "scripted",
             Algorithm::Redlock => "redlock",
             Algorithm::Optimistic => "optimistic",
+            Algorithm::Unprotected => "unprotected",
         }
     }
 
@@ -112,6 +117,9 @@ impl Algorithm {
             Algorithm::Optimistic => explorer
                 .counter_in_key(COUNTER, key("versioned"))
                 .permanent_keys(key("versioned")),
+            Algorithm::Unprotected => explorer
+                .counter_in_key(COUNTER, key("counter"))
+                .permanent_keys(key("counter")),
             _ => explorer,
         };
         explorer
@@ -127,7 +135,7 @@ impl fmt::Display for Algorithm {
 /// A name that is not an algorithm.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown algorithm {0:?}; the algorithms are token, fenced, fair, reentrant, legacy, scripted, redlock and optimistic"
+    "unknown algorithm {0:?}; the algorithms are token, fenced, fair, reentrant, legacy, scripted, redlock, optimistic and unprotected"
 )]
 pub struct UnknownAlgorithm(pub String);
 
@@ -273,6 +281,23 @@ async fn cycle(algorithm: Algorithm, ttl: Duration, options: LockOptions, contex
                 Err(LockError::OutcomeUnknown { .. }) => increment.unknown(),
                 // Versioned's contract: any other error means the write did not run.
                 Err(_) => increment.failed(),
+            }
+        }
+        Algorithm::Unprotected => {
+            let key = name.key("counter");
+            let increment = context.increment(COUNTER);
+            let Ok(old) = backend.get(&key).await else {
+                return increment.failed();
+            };
+            let old: i64 = old
+                .and_then(|v| std::str::from_utf8(&v).ok()?.parse().ok())
+                .unwrap_or(0);
+            context.work(ttl / 100).await;
+            let new = (old + 1).to_string();
+            match backend.set(&key, new.as_bytes(), SetOptions::new()).await {
+                Ok(_) => increment.done(),
+                // A connection error or a timeout may come after the SET ran.
+                Err(_) => increment.unknown(),
             }
         }
     }

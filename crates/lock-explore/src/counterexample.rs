@@ -22,8 +22,10 @@ pub struct Counterexample {
     pub workload: Option<String>,
     /// The options the run used.
     pub options: Options,
-    /// The exploration's seed, and the index of the run that found it.
-    pub found_by: (u64, u64),
+    /// The exploration's seed.
+    pub seed: u64,
+    /// The search run that found it; `None` when the fault-free run already broke.
+    pub run: Option<u64>,
     /// The schedule as found.
     pub original: Schedule,
     /// The schedule after shrinking.
@@ -150,7 +152,9 @@ impl Counterexample {
         })
     }
 
-    /// A self-contained HTML page with the run's timeline (see [`crate::timeline`]).
+    /// A self-contained HTML page with the run's timeline: one lane per client with its
+    /// critical sections as bars and its commands as ticks, two clients' overlap in red,
+    /// and a lane of faults and node events.
     pub fn timeline_html(&self) -> String {
         crate::timeline::html(self)
     }
@@ -160,11 +164,14 @@ impl fmt::Display for Counterexample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = &self.violation;
         writeln!(f, "VIOLATION {v}")?;
+        let by = match self.run {
+            Some(run) => format!("run {run}"),
+            None => "the fault-free run".to_owned(),
+        };
         writeln!(
             f,
-            "found by run {} of seed {}; shrunk in {} runs from {} steps, {} clients x {} cycles to {} steps, {} clients x {} cycles",
-            self.found_by.1,
-            self.found_by.0,
+            "found by {by} of seed {}; shrunk in {} runs from {} steps, {} clients x {} cycles to {} steps, {} clients x {} cycles",
+            self.seed,
             self.shrink_runs,
             self.original.steps.len(),
             self.original.clients,

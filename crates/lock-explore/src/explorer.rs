@@ -515,7 +515,7 @@ impl Explorer {
             outcome.trace,
             identical,
         );
-        found.found_by = (self.seed, index);
+        found.run = (index != u64::MAX).then_some(index);
         found
     }
 
@@ -531,7 +531,8 @@ impl Explorer {
         Counterexample {
             workload: self.name.clone(),
             options: self.options.clone(),
-            found_by: (self.seed, 0),
+            seed: self.seed,
+            run: None,
             original,
             schedule,
             shrink_runs,

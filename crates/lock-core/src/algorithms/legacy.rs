@@ -20,8 +20,10 @@ use crate::{
 ///    lock only if the old value had passed too (or was gone). Otherwise another client
 ///    recovered it first.
 ///
-/// Release deletes the key only if our own stamp has not passed (seed 004's IMPORTANT
-/// NOTE); otherwise it touches nothing and reports `false`. The key never gets a TTL.
+/// Release deletes the key only if it still holds our stamp and the stamp has not passed
+/// (seed 004's IMPORTANT NOTE, plus a `GET`: a release retried after an error must not
+/// delete the same client's next hold); otherwise it touches nothing and reports
+/// `false`. The key never gets a TTL.
 ///
 /// Remaining hazards, by design of the seeds:
 /// - **Clock skew**: every client compares stamps against its own clock; a client whose
@@ -29,8 +31,9 @@ use crate::{
 /// - **GETSET clobbering**: a client that loses the GETSET race has still overwritten the
 ///   winner's stamp with its own, so the winner's lock may look expired earlier or later
 ///   than the winner thinks.
-/// - **Unchecked release**: the time check in release and the DEL are two steps; a holder
-///   paused between them can still delete a successor's lock.
+/// - **Unchecked release**: the checks in release and the DEL are separate steps; a
+///   holder paused between them can still delete a successor's lock, and two holds
+///   stamped in the same millisecond look alike.
 /// - Values that are not stamps (another algorithm's lock) count as held, never stolen.
 ///
 /// `extend` is [`LockError::Unsupported`]: without a script it cannot be made safe.
@@ -139,6 +142,10 @@ impl<B: KvBackend + Clone + 'static> LegacyGuard<B> {
     }
 }
 
+/// Deletes the key if it still holds our stamp and the stamp has not passed. Checking the
+/// value matters when a release is retried (in the background, after an error): by then
+/// the same client may hold the lock again under a newer stamp, and a bare `DEL` would
+/// delete that hold while its holder works.
 async fn checked_delete<B: KvBackend>(
     backend: &B,
     key: &[u8],
@@ -146,6 +153,10 @@ async fn checked_delete<B: KvBackend>(
     expires_at_ms: i64,
 ) -> Result<bool, LockError> {
     if clock.now_ms() >= expires_at_ms {
+        return Ok(false);
+    }
+    let ours = expires_at_ms.to_string();
+    if backend.get(key).await?.as_deref() != Some(ours.as_bytes()) {
         return Ok(false);
     }
     Ok(backend.del(&[key]).await? == 1)

@@ -21,7 +21,7 @@ fn one_seed_finds_the_same_counterexample_twice() {
     let (first, second) = (explore(), explore());
     assert_eq!(first.schedule, second.schedule);
     assert_eq!(first.trace, second.trace);
-    assert_eq!(first.found_by, second.found_by);
+    assert_eq!(first.run, second.run);
 }
 
 #[test]
@@ -39,7 +39,7 @@ fn the_counterexample_does_not_depend_on_the_thread_count() {
             .expect("found")
     };
     let (one, two) = (explore(1), explore(2));
-    assert_eq!(one.found_by, two.found_by);
+    assert_eq!(one.run, two.run);
     assert_eq!(one.schedule, two.schedule);
 }
 

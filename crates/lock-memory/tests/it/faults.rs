@@ -465,3 +465,27 @@ async fn the_scripted_acquire_cut_short_at_any_point_leaves_no_lock_without_a_tt
         }
     }
 }
+
+/// A legacy release whose reply was lost is retried in the background when its error is
+/// dropped; by then the same client holds the lock again under a newer stamp, which the
+/// retry must leave alone (the explorer found a bare `DEL` deleting it).
+#[tokio::test(start_paused = true)]
+async fn a_legacy_release_retried_late_leaves_the_next_hold_alone() {
+    let backend = MemoryBackend::new();
+    let lock = lock_core::LegacyLock::with_options(backend.clone(), &name(), patient()).unwrap();
+    let first = lock.acquire().await.unwrap();
+    backend.faults().lose_replies(Some("DEL"), 1);
+    drop(first.release().await.unwrap_err());
+    // No await point until the next hold is taken: the background retry runs after it.
+    backend.advance(Duration::from_millis(10));
+    let second = lock.acquire().await.unwrap();
+    // The background retry runs now.
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let stamp = second.expires_at_ms().to_string();
+    assert_eq!(
+        backend.get(b"{k}:lock").await.unwrap(),
+        Some(stamp.into_bytes()),
+        "the retried release deleted the next hold"
+    );
+    assert!(second.release().await.unwrap());
+}
