@@ -59,19 +59,8 @@ impl ClientView {
         brief: impl FnOnce(&T) -> String,
         run: impl Future<Output = Result<T>>,
     ) -> Result<T> {
-        let before = self.monitor.before(self.client, true);
-        if before.delay_ms > 0 {
-            self.monitor
-                .clock
-                .sleep(Duration::from_millis(before.delay_ms))
-                .await;
-        }
-        if before.cancel {
-            // The runner drops the cycle's future at this await point.
-            self.monitor.cancellation(self.client).notify_one();
-            std::future::pending::<()>().await;
-        }
-        let result = if before.refuse {
+        let refuse = self.monitor.start_op(self.client, true).await;
+        let result = if refuse {
             Err(Error::injected(ErrorKind::Connection, "connection refused"))
         } else {
             let result = run.await;

@@ -71,17 +71,7 @@ impl Context {
 
     /// Pauses and cancellations aimed at this client land here; others run meanwhile.
     async fn marker(&self) {
-        let before = self.monitor.before(self.client, false);
-        if before.delay_ms > 0 {
-            self.monitor
-                .clock
-                .sleep(Duration::from_millis(before.delay_ms))
-                .await;
-        }
-        if before.cancel {
-            self.monitor.cancellation(self.client).notify_one();
-            std::future::pending::<()>().await;
-        }
+        self.monitor.start_op(self.client, false).await;
         tokio::task::yield_now().await;
     }
 

@@ -30,10 +30,10 @@ struct ClientFaults {
 
 /// What a client's next operation must do before it starts.
 #[derive(Debug, Default)]
-pub(crate) struct Before {
-    pub(crate) delay_ms: u64,
-    pub(crate) cancel: bool,
-    pub(crate) refuse: bool,
+struct Before {
+    delay_ms: u64,
+    cancel: bool,
+    refuse: bool,
 }
 
 /// What happens to a command's reply.
@@ -261,7 +261,7 @@ impl Monitor {
 
     /// What `client`'s next operation waits for, or whether it is cancelled. Commands
     /// also take a refusal.
-    pub(crate) fn before(&self, client: usize, command: bool) -> Before {
+    fn before(&self, client: usize, command: bool) -> Before {
         let mut state = self.state.lock();
         let faults = &mut state.clients[client].faults;
         let mut before = Before {
@@ -277,6 +277,24 @@ impl Monitor {
             }
         }
         before
+    }
+
+    /// Waits out what `client`'s next operation must wait for (a pause, a command's
+    /// latency), and never returns when the client's cycle is cancelled there: the
+    /// runner drops the cycle's future at this await point. Whether a command must be
+    /// refused.
+    pub(crate) async fn start_op(&self, client: usize, command: bool) -> bool {
+        let before = self.before(client, command);
+        if before.delay_ms > 0 {
+            self.clock
+                .sleep(std::time::Duration::from_millis(before.delay_ms))
+                .await;
+        }
+        if before.cancel {
+            self.cancellation(client).notify_one();
+            std::future::pending::<()>().await;
+        }
+        before.refuse
     }
 
     /// What happens to the reply of `client`'s command that just ran.

@@ -69,32 +69,10 @@ fn a_seeded_run_replays_to_an_identical_trace() {
     }
 }
 
-#[test]
-fn a_workload_reading_the_real_clock_is_reported_as_nondeterministic() {
-    let report = explorer(Explorer::new(|ctx: Context| async move {
-        let started = Instant::now();
-        std::thread::sleep(Duration::from_micros(50));
-        let ms = started.elapsed().as_micros() as u64 % 7;
-        ctx.enter("r").await;
-        ctx.work(Duration::from_millis(ms)).await;
-        ctx.exit("r").await;
-    }))
-    .clients(1)
-    .runs(5)
-    .explore()
-    .unwrap();
-    let found = report.counterexample.expect("reported");
-    assert_eq!(
-        found.violation.kind,
-        ViolationKind::Nondeterminism,
-        "{found}"
-    );
-}
-
-#[test]
-fn a_workload_using_a_thread_rng_is_reported_as_nondeterministic() {
-    let report = explorer(Explorer::new(|ctx: Context| async move {
-        let ms = fastrand::u64(0..1_000);
+/// What the explorer says of a workload whose work time comes from `outside`.
+fn verdict(outside: fn() -> u64) -> lock_explore::Counterexample {
+    let report = explorer(Explorer::new(move |ctx: Context| async move {
+        let ms = outside();
         ctx.enter("r").await;
         ctx.work(Duration::from_millis(ms)).await;
         ctx.exit("r").await;
@@ -110,4 +88,19 @@ fn a_workload_using_a_thread_rng_is_reported_as_nondeterministic() {
         "{found}"
     );
     assert!(found.violation.detail.contains("diverged"), "{found}");
+    found
+}
+
+#[test]
+fn a_workload_reading_the_real_clock_is_reported_as_nondeterministic() {
+    verdict(|| {
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_micros(50));
+        started.elapsed().as_micros() as u64 % 7
+    });
+}
+
+#[test]
+fn a_workload_using_a_thread_rng_is_reported_as_nondeterministic() {
+    verdict(|| fastrand::u64(0..1_000));
 }

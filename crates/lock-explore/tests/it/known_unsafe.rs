@@ -8,14 +8,31 @@ use lock_explore::{Algorithm, Context, Explorer, FaultKind, Topology, ViolationK
 
 use crate::support::{TTL, explorer, found, token_cycle};
 
-#[test]
-fn the_legacy_lock_races_under_clock_skew() {
-    let report = explorer(Algorithm::Legacy.explorer(Topology::Single, TTL))
-        .faults(&[FaultKind::Skew])
-        .runs(500)
+/// Searches nxlock's `algorithm` on `topology` with `faults` alone: what it found.
+fn search(
+    algorithm: Algorithm,
+    topology: Topology,
+    faults: &[FaultKind],
+    runs: u64,
+    kind: ViolationKind,
+) -> lock_explore::Counterexample {
+    let report = explorer(algorithm.explorer(topology, TTL))
+        .faults(faults)
+        .runs(runs)
         .explore()
         .unwrap();
-    let found = found(report, ViolationKind::MutualExclusion);
+    found(report, kind)
+}
+
+#[test]
+fn the_legacy_lock_races_under_clock_skew() {
+    let found = search(
+        Algorithm::Legacy,
+        Topology::Single,
+        &[FaultKind::Skew],
+        500,
+        ViolationKind::MutualExclusion,
+    );
     assert!(
         found
             .schedule
@@ -27,32 +44,35 @@ fn the_legacy_lock_races_under_clock_skew() {
 
 #[test]
 fn a_token_lock_without_wait_is_lost_on_failover() {
-    let report = explorer(Algorithm::Token.explorer(Topology::Replicated { replicas: 2 }, TTL))
-        .faults(&[FaultKind::Failover])
-        .runs(2_000)
-        .explore()
-        .unwrap();
-    found(report, ViolationKind::MutualExclusion);
+    search(
+        Algorithm::Token,
+        Topology::Replicated { replicas: 2 },
+        &[FaultKind::Failover],
+        2_000,
+        ViolationKind::MutualExclusion,
+    );
 }
 
 #[test]
 fn a_fence_counter_goes_back_after_a_failover() {
-    let report = explorer(Algorithm::Fenced.explorer(Topology::Replicated { replicas: 2 }, TTL))
-        .faults(&[FaultKind::Failover])
-        .runs(2_000)
-        .explore()
-        .unwrap();
-    found(report, ViolationKind::FenceWentBack);
+    search(
+        Algorithm::Fenced,
+        Topology::Replicated { replicas: 2 },
+        &[FaultKind::Failover],
+        2_000,
+        ViolationKind::FenceWentBack,
+    );
 }
 
 #[test]
 fn redlock_breaks_when_a_node_restarts_without_persistence() {
-    let report = explorer(Algorithm::Redlock.explorer(Topology::Redlock { nodes: 3 }, TTL))
-        .faults(&[FaultKind::Restart])
-        .runs(2_000)
-        .explore()
-        .unwrap();
-    let found = found(report, ViolationKind::MutualExclusion);
+    let found = search(
+        Algorithm::Redlock,
+        Topology::Redlock { nodes: 3 },
+        &[FaultKind::Restart],
+        2_000,
+        ViolationKind::MutualExclusion,
+    );
     assert!(
         found.schedule.steps.iter().any(|s| matches!(
             s.fault,
@@ -67,12 +87,13 @@ fn redlock_breaks_when_a_node_restarts_without_persistence() {
 
 #[test]
 fn redlock_breaks_when_a_bare_majority_node_jumps_its_clock() {
-    let report = explorer(Algorithm::Redlock.explorer(Topology::Redlock { nodes: 3 }, TTL))
-        .faults(&[FaultKind::Skew])
-        .runs(2_000)
-        .explore()
-        .unwrap();
-    let found = found(report, ViolationKind::MutualExclusion);
+    let found = search(
+        Algorithm::Redlock,
+        Topology::Redlock { nodes: 3 },
+        &[FaultKind::Skew],
+        2_000,
+        ViolationKind::MutualExclusion,
+    );
     assert!(
         found
             .schedule
