@@ -112,13 +112,15 @@ pub mod optimistic {
 }
 
 /// The in-process Redis double and its deployments: one server ([`MemoryBackend`]
-/// (memory::MemoryBackend)), a primary with replicas for failovers, and independent
-/// instances with their own clocks for Redlock; faults, dumps and statistics. With
+/// (memory::MemoryBackend)), a primary with replicas for failovers, independent
+/// instances with their own clocks for Redlock, and a sharded cluster whose slots
+/// migrate; faults, dumps and statistics. With
 /// feature `lua`, [`LuaScripts`](memory::LuaScripts) runs your own Lua on the double.
 pub mod memory {
     pub use lock_memory::{
-        Dump, Faults, KeyDump, Link, MemoryBackend, MemoryInstances, MemoryReplicaSet, MemoryStats,
-        NoSuchNode, Persistence, ReplicaSetClient, Role, ScriptRunner,
+        ClusterClient, Dump, Faults, KeyDump, KeyWrite, Link, MemoryBackend, MemoryCluster,
+        MemoryInstances, MemoryReplicaSet, MemoryStats, NoSuchNode, Persistence, ReplicaSetClient,
+        Role, ScriptRunner,
     };
     #[cfg(feature = "lua")]
     pub use lock_server::LuaScripts;

@@ -24,10 +24,12 @@ pub struct ExploreArgs {
     #[arg(long, default_value = "token")]
     algorithm: Algorithm,
     /// What the clients talk to: single, replicated (1 primary + 2 replicas), redlock
-    /// (3 nodes, see --nodes) or cluster (one node under Redis Cluster's rules).
+    /// (3 nodes, see --nodes) or cluster (3 shards of a primary and a replica, see
+    /// --nodes).
     #[arg(long, default_value = "single")]
     topology: Topology,
-    /// Redlock nodes (--topology redlock) or replicas (--topology replicated).
+    /// Redlock nodes (--topology redlock), replicas (--topology replicated) or shards
+    /// (--topology cluster).
     #[arg(long)]
     nodes: Option<usize>,
     /// The lock waits for this many replicas to acknowledge every acquire and extend
@@ -101,6 +103,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     let topology = match (args.topology, args.nodes) {
         (Topology::Redlock { .. }, Some(nodes)) => Topology::Redlock { nodes },
         (Topology::Replicated { .. }, Some(replicas)) => Topology::Replicated { replicas },
+        (Topology::Cluster { .. }, Some(shards)) => Topology::Cluster { shards },
         (topology, _) => topology,
     };
     let faults = args.faults.clone().unwrap_or_else(|| {

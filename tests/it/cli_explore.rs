@@ -106,10 +106,10 @@ fn keep_going_counts_every_violating_run() {
 
 #[test]
 fn what_the_double_cannot_do_is_refused_with_exit_2() {
-    let migrate = nxlock(&["explore", "--topology", "cluster", "--faults", "migrate"]);
+    let migrate = nxlock(&["explore", "--topology", "redlock", "--faults", "migrate"]);
     assert_eq!(migrate.status.code(), Some(2));
     assert!(
-        text(&migrate).contains("slot migration"),
+        text(&migrate).contains("'migrate' does not apply to the redlock topology"),
         "{}",
         text(&migrate)
     );

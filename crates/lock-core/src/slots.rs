@@ -44,9 +44,14 @@ pub fn common_slot(keys: &[&[u8]]) -> Result<Option<u16>> {
 
 /// Which primary serves which slots: the contiguous, even split `redis-cli --cluster
 /// create` makes (3 primaries: 0-5460, 5461-10922, 10923-16383).
+///
+/// Single slots can then move to another primary ([`SlotLayout::move_slot`]), as
+/// `CLUSTER SETSLOT … NODE` moves them after a migration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SlotLayout {
     ranges: Vec<RangeInclusive<u16>>,
+    /// Slots served by another primary than their range's: (slot, primary).
+    moved: Vec<(u16, usize)>,
 }
 
 impl SlotLayout {
@@ -66,7 +71,20 @@ impl SlotLayout {
             first = last + 1;
             cursor += per_node;
         }
-        Self { ranges }
+        Self {
+            ranges,
+            moved: Vec::new(),
+        }
+    }
+
+    /// Moves `slot` to primary `node` (clamped to the last primary).
+    pub fn move_slot(&mut self, slot: u16, node: usize) {
+        let node = node.min(self.ranges.len() - 1);
+        self.moved.retain(|(moved, _)| *moved != slot);
+        let home = self.ranges.iter().position(|range| range.contains(&slot));
+        if home != Some(node) {
+            self.moved.push((slot, node));
+        }
     }
 
     /// How many primaries serve slots.
@@ -74,13 +92,17 @@ impl SlotLayout {
         self.ranges.len()
     }
 
-    /// The slots primary `node` serves (`None` past the last primary).
+    /// The range of slots primary `node` was given (`None` past the last primary);
+    /// slots moved since ([`SlotLayout::move_slot`]) are not subtracted or added.
     pub fn slots_of(&self, node: usize) -> Option<RangeInclusive<u16>> {
         self.ranges.get(node).cloned()
     }
 
     /// The primary (0-based) that serves `slot`.
     pub fn node_of(&self, slot: u16) -> usize {
+        if let Some((_, node)) = self.moved.iter().find(|(moved, _)| *moved == slot) {
+            return *node;
+        }
         self.ranges
             .iter()
             .position(|range| range.contains(&slot))
@@ -99,6 +121,18 @@ impl Default for SlotLayout {
 mod tests {
     use super::*;
     use crate::ErrorKind;
+
+    #[test]
+    fn a_moved_slot_is_served_by_its_new_primary_alone() {
+        let mut layout = SlotLayout::even(3);
+        layout.move_slot(100, 2);
+        assert_eq!(layout.node_of(100), 2);
+        assert_eq!(layout.node_of(101), 0);
+        layout.move_slot(100, 0);
+        assert_eq!(layout, SlotLayout::even(3), "back home: nothing recorded");
+        layout.move_slot(5, 99);
+        assert_eq!(layout.node_of(5), 2, "clamped to the last primary");
+    }
 
     #[test]
     fn slots_match_cluster_keyslot() {

@@ -169,6 +169,7 @@ fn eval_line(script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> String {
 
 impl KvBackend for ClientView {
     async fn set(&self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply> {
+        self.monitor.touched(Some(key));
         self.command(
             || set_line(key, value, options),
             |reply| match reply {
@@ -181,6 +182,7 @@ impl KvBackend for ClientView {
         .await
     }
     async fn setnx(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.monitor.touched(Some(key));
         self.command(
             || line("SETNX", &[key, value]),
             |set| format!("(integer) {}", i32::from(*set)),
@@ -189,10 +191,12 @@ impl KvBackend for ClientView {
         .await
     }
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.monitor.touched(Some(key));
         self.command(|| line("GET", &[key]), bulk, self.inner.get(key))
             .await
     }
     async fn getset(&self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.monitor.touched(Some(key));
         self.command(
             || line("GETSET", &[key, value]),
             bulk,
@@ -201,10 +205,12 @@ impl KvBackend for ClientView {
         .await
     }
     async fn getdel(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.monitor.touched(Some(key));
         self.command(|| line("GETDEL", &[key]), bulk, self.inner.getdel(key))
             .await
     }
     async fn del(&self, keys: &[&[u8]]) -> Result<i64> {
+        self.monitor.touched(keys.first().copied());
         self.command(
             || line("DEL", keys),
             |n| format!("(integer) {n}"),
@@ -213,6 +219,7 @@ impl KvBackend for ClientView {
         .await
     }
     async fn exists(&self, keys: &[&[u8]]) -> Result<i64> {
+        self.monitor.touched(keys.first().copied());
         self.command(
             || line("EXISTS", keys),
             |n| format!("(integer) {n}"),
@@ -221,6 +228,7 @@ impl KvBackend for ClientView {
         .await
     }
     async fn pexpire(&self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool> {
+        self.monitor.touched(Some(key));
         self.command(
             || format!("{} {ms} {condition:?}", line("PEXPIRE", &[key])),
             |set| format!("(integer) {}", i32::from(*set)),
@@ -234,6 +242,7 @@ impl KvBackend for ClientView {
         unix_ms: i64,
         condition: ExpireCondition,
     ) -> Result<bool> {
+        self.monitor.touched(Some(key));
         self.command(
             || format!("{} {unix_ms} {condition:?}", line("PEXPIREAT", &[key])),
             |set| format!("(integer) {}", i32::from(*set)),
@@ -242,6 +251,7 @@ impl KvBackend for ClientView {
         .await
     }
     async fn pttl(&self, key: &[u8]) -> Result<i64> {
+        self.monitor.touched(Some(key));
         self.command(
             || line("PTTL", &[key]),
             |n| format!("(integer) {n}"),
@@ -250,6 +260,7 @@ impl KvBackend for ClientView {
         .await
     }
     async fn ttl(&self, key: &[u8]) -> Result<i64> {
+        self.monitor.touched(Some(key));
         self.command(
             || line("TTL", &[key]),
             |n| format!("(integer) {n}"),
@@ -258,6 +269,7 @@ impl KvBackend for ClientView {
         .await
     }
     async fn persist(&self, key: &[u8]) -> Result<bool> {
+        self.monitor.touched(Some(key));
         self.command(
             || line("PERSIST", &[key]),
             |set| format!("(integer) {}", i32::from(*set)),
@@ -266,6 +278,7 @@ impl KvBackend for ClientView {
         .await
     }
     async fn incr(&self, key: &[u8]) -> Result<i64> {
+        self.monitor.touched(Some(key));
         self.command(
             || line("INCR", &[key]),
             |n| format!("(integer) {n}"),
@@ -274,6 +287,7 @@ impl KvBackend for ClientView {
         .await
     }
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
+        self.monitor.touched(keys.first().copied());
         self.command(
             || eval_line(script, keys, args),
             value,
@@ -288,6 +302,7 @@ impl KvBackend for ClientView {
         args: &[&[u8]],
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
+        self.monitor.touched(keys.first().copied());
         self.command(
             || {
                 format!(
@@ -319,6 +334,7 @@ impl KvBackend for ClientView {
         .await
     }
     async fn watch(&self, keys: &[&[u8]]) -> Result<Transaction> {
+        self.monitor.touched(keys.first().copied());
         self.command(
             || line("WATCH+GET", keys),
             |_| "watching".to_owned(),

@@ -300,11 +300,6 @@ impl Explorer {
 
     fn validate(&self) -> Result<(), ExploreError> {
         let o = &self.options;
-        if o.faults.contains(&FaultKind::Migrate) {
-            return Err(ExploreError::Unsupported(
-                "the fault 'migrate' needs slot migration, which the in-process double does not model; leave it out".to_owned(),
-            ));
-        }
         if let Some(kind) = o.faults.iter().find(|k| !o.topology.supports(**k)) {
             return Err(ExploreError::Unsupported(format!(
                 "the fault '{kind}' does not apply to the {} topology",
@@ -321,9 +316,13 @@ impl Explorer {
                 "the TTL must be at least 1 ms".to_owned(),
             ));
         }
-        if let Topology::Redlock { nodes: 0 } | Topology::Replicated { replicas: 0 } = o.topology {
+        if let Topology::Redlock { nodes: 0 }
+        | Topology::Replicated { replicas: 0 }
+        | Topology::Cluster { shards: 0 } = o.topology
+        {
             return Err(ExploreError::Invalid(
-                "a redlock topology needs a node, a replicated one a replica".to_owned(),
+                "a redlock topology needs a node, a replicated one a replica, a cluster a shard"
+                    .to_owned(),
             ));
         }
         Ok(())

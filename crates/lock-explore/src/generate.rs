@@ -143,6 +143,7 @@ fn fault(rng: &mut Rng, kind: FaultKind, options: &Options) -> Fault {
             ms: around_ttl(rng, ttl),
         },
         // Refused before a search starts (see `Topology::supports`).
-        FaultKind::Migrate | FaultKind::Cancel => Fault::Cancel { client },
+        FaultKind::Migrate => Fault::Migrate { to: node },
+        FaultKind::Cancel => Fault::Cancel { client },
     }
 }

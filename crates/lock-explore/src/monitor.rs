@@ -85,6 +85,9 @@ struct State {
     violation: Option<Violation>,
     /// Faults stopped: steps still due are ignored.
     healed: bool,
+    /// The slot of the last key a client's command named: where a cluster's failover or
+    /// migration strikes.
+    last_slot: Option<u16>,
 }
 
 /// Shared by a run's client views, contexts and driver.
@@ -145,6 +148,7 @@ impl Monitor {
                 recoveries: Vec::new(),
                 violation: None,
                 healed: false,
+                last_slot: None,
             }),
             clock,
             start_us,
@@ -211,10 +215,17 @@ impl Monitor {
                 Fault::Cancel { .. } => faults.cancel = true,
                 _ => {}
             }
-        } else if let Some((ms, recovery)) = self.deployment.apply(&fault) {
+        } else if let Some((ms, recovery)) = self.deployment.apply(&fault, state.last_slot) {
             let due = at_us + i64::try_from(ms).unwrap_or(i64::MAX / 4) * 1000;
             state.recoveries.push((due, recovery));
             self.recovery_armed.notify_one();
+        }
+    }
+
+    /// A client's command names `key` (its first key).
+    pub(crate) fn touched(&self, key: Option<&[u8]>) {
+        if let Some(key) = key {
+            self.state.lock().last_slot = Some(lock_core::hash_slot(key));
         }
     }
 

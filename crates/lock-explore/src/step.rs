@@ -95,7 +95,8 @@ pub enum Fault {
         ms: u64,
     },
     /// The primary dies and the most up-to-date replica is promoted: what it had not
-    /// received is lost. The old primary rejoins as a replica of the new one.
+    /// received is lost. The old primary rejoins as a replica of the new one. On a
+    /// cluster, the shard serving the last key a client used.
     Failover,
     /// A failover that loses nothing (`FAILOVER`).
     SwitchOver,
@@ -114,6 +115,12 @@ pub enum Fault {
         node: usize,
         /// How long.
         ms: u64,
+    },
+    /// On a cluster: the slot of the last key a client used moves to shard `to`, its
+    /// keys with it (`MIGRATE`, in one step).
+    Migrate {
+        /// The shard the slot moves to.
+        to: usize,
     },
     /// The client's current cycle is cancelled (its future dropped) at its next
     /// operation, which never completes.
@@ -164,6 +171,7 @@ impl Fault {
             }
             Fault::Restart { .. } => FaultKind::Restart,
             Fault::Blackhole { .. } => FaultKind::Blackhole,
+            Fault::Migrate { .. } => FaultKind::Migrate,
             Fault::Cancel { .. } => FaultKind::Cancel,
         }
     }
@@ -211,6 +219,7 @@ impl fmt::Display for Fault {
                 if persistent { "with its data" } else { "empty" }
             ),
             Fault::Blackhole { node, ms } => write!(f, "node {node} stops answering for {ms} ms"),
+            Fault::Migrate { to } => write!(f, "the last key's slot migrates to shard {to}"),
             Fault::Cancel { client } => write!(f, "client {client}'s cycle is cancelled"),
         }
     }
@@ -246,8 +255,7 @@ pub enum FaultKind {
     Restart,
     /// [`Fault::Blackhole`].
     Blackhole,
-    /// A cluster slot migrating between shards. The double has no slot migration, so an
-    /// explorer asked for it refuses to start ([`crate::ExploreError::Unsupported`]).
+    /// [`Fault::Migrate`].
     Migrate,
     /// [`Fault::Cancel`].
     Cancel,

@@ -1,13 +1,14 @@
 //! What the clients talk to: one server, a replicated set, Redlock's independent nodes,
-//! or one server under Redis Cluster's rules; built fresh for every run.
+//! or a sharded Redis Cluster; built fresh for every run.
 
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use lock_core::{Clock, DynBackend, SlotLayout};
+use lock_core::{Clock, DynBackend};
 use lock_memory::{
-    Dump, MemoryBackend, MemoryInstances, MemoryReplicaSet, Persistence, ScriptRunner,
+    Dump, MemoryBackend, MemoryCluster, MemoryInstances, MemoryReplicaSet, Persistence,
+    ScriptRunner,
 };
 use serde::{Deserialize, Serialize};
 
@@ -30,9 +31,14 @@ pub enum Topology {
         /// How many.
         nodes: usize,
     },
-    /// One server that refuses what a three-shard Redis Cluster refuses (`CROSSSLOT`,
-    /// scripts reaching into another shard's slots).
-    Cluster,
+    /// A Redis Cluster of `shards` shards, each a primary with one replica, under the
+    /// cluster's key rules (`CROSSSLOT`, scripts reaching into another shard's slots);
+    /// each client routes commands by slot. Shards fail over on their own, and slots
+    /// migrate between them.
+    Cluster {
+        /// How many shards.
+        shards: usize,
+    },
 }
 
 impl Topology {
@@ -40,17 +46,20 @@ impl Topology {
     /// faults where the nodes exist.
     pub fn supports(&self, kind: FaultKind) -> bool {
         match kind {
-            FaultKind::Failover => matches!(self, Topology::Replicated { .. }),
+            FaultKind::Failover => {
+                matches!(self, Topology::Replicated { .. } | Topology::Cluster { .. })
+            }
             FaultKind::Restart | FaultKind::Blackhole => matches!(self, Topology::Redlock { .. }),
-            FaultKind::Migrate => false,
+            FaultKind::Migrate => matches!(self, Topology::Cluster { .. }),
             _ => true,
         }
     }
 
-    /// How many nodes a node fault may name.
+    /// How many nodes (Redlock) or shards (cluster) a fault may name.
     pub fn nodes(&self) -> usize {
         match *self {
             Topology::Redlock { nodes } => nodes,
+            Topology::Cluster { shards } => shards,
             _ => 1,
         }
     }
@@ -61,7 +70,7 @@ impl Topology {
             Topology::Single => "single",
             Topology::Replicated { .. } => "replicated",
             Topology::Redlock { .. } => "redlock",
-            Topology::Cluster => "cluster",
+            Topology::Cluster { .. } => "cluster",
         }
     }
 }
@@ -71,6 +80,7 @@ impl fmt::Display for Topology {
         match self {
             Topology::Replicated { replicas } => write!(f, "replicated (1 + {replicas})"),
             Topology::Redlock { nodes } => write!(f, "redlock ({nodes} nodes)"),
+            Topology::Cluster { shards } => write!(f, "cluster ({shards} shards of 1 + 1)"),
             other => f.write_str(other.name()),
         }
     }
@@ -83,13 +93,13 @@ pub struct UnknownTopology(pub String);
 
 impl FromStr for Topology {
     type Err = UnknownTopology;
-    /// `single`, `replicated` (1 + 2), `redlock` (3 nodes) or `cluster`.
+    /// `single`, `replicated` (1 + 2), `redlock` (3 nodes) or `cluster` (3 shards).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "single" => Ok(Topology::Single),
             "replicated" => Ok(Topology::Replicated { replicas: 2 }),
             "redlock" => Ok(Topology::Redlock { nodes: 3 }),
-            "cluster" => Ok(Topology::Cluster),
+            "cluster" => Ok(Topology::Cluster { shards: 3 }),
             other => Err(UnknownTopology(other.to_owned())),
         }
     }
@@ -105,21 +115,21 @@ pub(crate) enum Deployment {
     },
     Replicated(MemoryReplicaSet),
     Redlock(MemoryInstances),
+    Cluster(MemoryCluster),
 }
 
 impl Deployment {
     pub(crate) fn new(topology: Topology, clock: &Clock) -> Self {
         match topology {
-            Topology::Single | Topology::Cluster => {
+            Topology::Single => {
                 let node_clock = clock.detached();
-                let mut backend = MemoryBackend::with_clock(node_clock.clone());
-                if topology == Topology::Cluster {
-                    backend = backend.with_cluster_rules(SlotLayout::even(3));
-                }
                 Deployment::Single {
-                    backend,
+                    backend: MemoryBackend::with_clock(node_clock.clone()),
                     clock: node_clock,
                 }
+            }
+            Topology::Cluster { shards } => {
+                Deployment::Cluster(MemoryCluster::with_clock(shards, 1, clock.clone()))
             }
             Topology::Replicated { replicas } => {
                 Deployment::Replicated(MemoryReplicaSet::with_clock(replicas, clock.clone()))
@@ -144,6 +154,13 @@ impl Deployment {
                     node.set_script_runner(runner.clone());
                 }
             }
+            Deployment::Cluster(cluster) => {
+                for set in cluster_sets(cluster) {
+                    for node in 0..set.len() {
+                        set.node(node).set_script_runner(runner.clone());
+                    }
+                }
+            }
         }
     }
 
@@ -153,6 +170,7 @@ impl Deployment {
             Deployment::Single { backend, .. } => vec![DynBackend::new(backend.clone())],
             Deployment::Replicated(set) => vec![DynBackend::new(set.client())],
             Deployment::Redlock(nodes) => nodes.nodes().into_iter().map(DynBackend::new).collect(),
+            Deployment::Cluster(cluster) => vec![DynBackend::new(cluster.client())],
         }
     }
 
@@ -162,6 +180,9 @@ impl Deployment {
             Deployment::Single { backend, .. } => vec![backend.dump()],
             Deployment::Replicated(set) => (0..set.len()).map(|i| set.node(i).dump()).collect(),
             Deployment::Redlock(nodes) => nodes.nodes().iter().map(MemoryBackend::dump).collect(),
+            Deployment::Cluster(cluster) => cluster_sets(cluster)
+                .flat_map(|set| (0..set.len()).map(|i| set.node(i).dump()))
+                .collect(),
         }
     }
 
@@ -172,6 +193,9 @@ impl Deployment {
             Deployment::Replicated(set) => {
                 set.primary_node().map(|n| n.dump()).into_iter().collect()
             }
+            Deployment::Cluster(cluster) => cluster_sets(cluster)
+                .filter_map(|set| set.primary_node().map(|n| n.dump()))
+                .collect(),
             _ => self.dumps(),
         }
     }
@@ -182,6 +206,7 @@ impl Deployment {
             Deployment::Single { backend, .. } => backend.clone(),
             Deployment::Replicated(set) => set.primary_node()?,
             Deployment::Redlock(nodes) => nodes.node(0).ok()?,
+            Deployment::Cluster(cluster) => cluster.primary_for(key)?,
         };
         node.peek(key).map(|k| k.value)
     }
@@ -192,12 +217,34 @@ impl Deployment {
             Deployment::Single { backend, .. } => Some(backend.clone()),
             Deployment::Replicated(set) => set.primary_node(),
             Deployment::Redlock(nodes) => nodes.node(node).ok(),
+            Deployment::Cluster(cluster) => cluster.shard(node)?.primary_node(),
         }
     }
 
-    /// Applies a node fault now. What ends a timed fault (a restart, a heal, replication
-    /// flowing again) is returned, to be applied `ms` later.
-    pub(crate) fn apply(&self, fault: &Fault) -> Option<(u64, Recovery)> {
+    /// Applies a node fault now; on a cluster, failovers and migrations hit the shard and
+    /// slot of `last_slot`, the last key a client used. What ends a timed fault (a
+    /// restart, a heal, replication flowing again) is returned, to be applied `ms` later.
+    pub(crate) fn apply(&self, fault: &Fault, last_slot: Option<u16>) -> Option<(u64, Recovery)> {
+        if let Deployment::Cluster(cluster) = self {
+            let slot = last_slot.unwrap_or(0);
+            let shard = cluster.shard(cluster.shard_of(slot))?;
+            match *fault {
+                Fault::Migrate { to } => {
+                    cluster.migrate(slot, to);
+                }
+                Fault::StallReplication { ms } => {
+                    cluster_sets(cluster).for_each(MemoryReplicaSet::pause_all);
+                    return Some((ms, Recovery::ResumeReplication));
+                }
+                Fault::Failover | Fault::SwitchOver => fail_over(shard, *fault),
+                _ => return self.apply_common(fault),
+            }
+            return None;
+        }
+        self.apply_common(fault)
+    }
+
+    fn apply_common(&self, fault: &Fault) -> Option<(u64, Recovery)> {
         match (*fault, self) {
             (Fault::NodeClock { ms, .. }, Deployment::Single { clock, .. }) => clock.jump(ms),
             (Fault::NodeClock { node, ms }, Deployment::Redlock(nodes)) => {
@@ -214,18 +261,8 @@ impl Deployment {
                 set.pause_all();
                 return Some((ms, Recovery::ResumeReplication));
             }
-            (Fault::Failover, Deployment::Replicated(set)) => {
-                // The old primary comes back as a replica of the new one (as Sentinel
-                // reconfigures it), so the set keeps its size for the next failover.
-                let old = set.primary();
-                if set.fail_over().is_some()
-                    && let Some(old) = old
-                {
-                    set.restart(old);
-                }
-            }
-            (Fault::SwitchOver, Deployment::Replicated(set)) => {
-                set.switch_over();
+            (Fault::Failover | Fault::SwitchOver, Deployment::Replicated(set)) => {
+                fail_over(set, *fault);
             }
             (
                 Fault::Restart {
@@ -250,6 +287,9 @@ impl Deployment {
     pub(crate) fn recover(&self, recovery: Recovery) {
         match (recovery, self) {
             (Recovery::ResumeReplication, Deployment::Replicated(set)) => set.resume_all(),
+            (Recovery::ResumeReplication, Deployment::Cluster(cluster)) => {
+                cluster_sets(cluster).for_each(MemoryReplicaSet::resume_all);
+            }
             (Recovery::Restart { node, persistent }, Deployment::Redlock(nodes)) => {
                 let persistence = if persistent {
                     Persistence::AppendFsyncAlways
@@ -271,13 +311,8 @@ impl Deployment {
     pub(crate) fn heal_all(&self) {
         match self {
             Deployment::Single { backend, .. } => backend.faults().clear(),
-            Deployment::Replicated(set) => {
-                set.resume_all();
-                for node in 0..set.len() {
-                    set.restart(node);
-                    set.node(node).faults().clear();
-                }
-            }
+            Deployment::Replicated(set) => heal_set(set),
+            Deployment::Cluster(cluster) => cluster_sets(cluster).for_each(heal_set),
             Deployment::Redlock(nodes) => {
                 for node in 0..nodes.len() {
                     let _ = nodes.restart(node, Persistence::AppendFsyncAlways);
@@ -297,4 +332,33 @@ pub(crate) enum Recovery {
     ResumeReplication,
     Restart { node: usize, persistent: bool },
     Heal { node: usize },
+}
+
+/// A cluster's shards.
+fn cluster_sets(cluster: &MemoryCluster) -> impl Iterator<Item = &MemoryReplicaSet> {
+    (0..cluster.shards()).filter_map(|shard| cluster.shard(shard))
+}
+
+/// A failover of `set`: the old primary comes back as a replica of the new one (as
+/// Sentinel, or the cluster, reconfigures it), so the set keeps its size for the next.
+fn fail_over(set: &MemoryReplicaSet, fault: Fault) {
+    if fault == Fault::SwitchOver {
+        set.switch_over();
+        return;
+    }
+    let old = set.primary();
+    if set.fail_over().is_some()
+        && let Some(old) = old
+    {
+        set.restart(old);
+    }
+}
+
+/// Replication flows, crashed nodes rejoin, injected faults go.
+fn heal_set(set: &MemoryReplicaSet) {
+    set.resume_all();
+    for node in 0..set.len() {
+        set.restart(node);
+        set.node(node).faults().clear();
+    }
 }

@@ -385,6 +385,36 @@ impl MemoryBackend {
         })
     }
 
+    /// Moves every live key of `slot` to `target` with its value and expiry, in one
+    /// step, as `MIGRATE` moves a slot's keys between cluster nodes; both stores ship
+    /// the change to their replicas. For [`MemoryCluster`](crate::MemoryCluster), which
+    /// runs one migration at a time (two in opposite directions would lock the stores in
+    /// opposite orders).
+    pub(crate) fn migrate_slot(&self, slot: u16, target: &MemoryBackend) -> usize {
+        if Arc::ptr_eq(&self.shared, &target.shared) {
+            return 0;
+        }
+        let now_us = self.shared.clock.now_us();
+        let mut source = self.shared.store.lock();
+        let mut destination = target.shared.store.lock();
+        source.begin(now_us);
+        destination.begin(now_us);
+        let keys: Vec<Vec<u8>> = source
+            .live_entries()
+            .into_iter()
+            .filter(|(key, _)| lock_core::hash_slot(key) == slot)
+            .map(|(key, _)| key.to_vec())
+            .collect();
+        for key in &keys {
+            if let Some(entry) = source.remove(key) {
+                destination.insert(key, entry);
+            }
+        }
+        source.ship();
+        destination.ship();
+        keys.len()
+    }
+
     /// Removes every key (FLUSHALL).
     pub fn flush(&self) {
         let mut store = self.shared.store.lock();

@@ -42,6 +42,7 @@ mod pubsub;
 mod replication;
 mod script_context;
 mod script_runner;
+mod sharded;
 mod store;
 mod transaction;
 
@@ -60,4 +61,5 @@ pub use keyspace::{Keyspace, WatchMark};
 pub use pubsub::{Delivery, Inbox, InboxAddress};
 pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role};
 pub use script_runner::ScriptRunner;
+pub use sharded::{ClusterClient, MemoryCluster};
 pub use store::{KeyWrite, Writes};

@@ -166,3 +166,22 @@ fn a_users_redlock_workload_sees_every_node() {
         );
     }
 }
+
+#[test]
+fn a_token_lock_on_a_cluster_is_lost_when_its_shard_fails_over() {
+    let found = search(
+        Algorithm::Token,
+        Topology::Cluster { shards: 3 },
+        &[FaultKind::Failover, FaultKind::Migrate],
+        2_000,
+        ViolationKind::MutualExclusion,
+    );
+    assert!(
+        found
+            .schedule
+            .steps
+            .iter()
+            .any(|s| matches!(s.fault, lock_explore::Fault::Failover)),
+        "{found}"
+    );
+}

@@ -78,10 +78,15 @@ fn options_the_double_cannot_honour_are_refused() {
     };
     let migrate = refused(
         Algorithm::Token
-            .explorer(Topology::Cluster, TTL)
+            .explorer(Topology::Single, TTL)
             .faults(&[FaultKind::Migrate]),
     );
     assert!(matches!(migrate, ExploreError::Unsupported(_)), "{migrate}");
+    assert!(
+        migrate
+            .to_string()
+            .contains("'migrate' does not apply to the single topology")
+    );
     let failover = refused(
         Algorithm::Token
             .explorer(Topology::Single, TTL)

@@ -68,3 +68,16 @@ fn a_token_lock_waiting_for_every_replica_survives_failovers() {
         .unwrap(),
     );
 }
+
+/// A slot migration moves the lock's keys with their TTLs in one step: alone, it never
+/// lets a second holder in.
+#[test]
+fn slot_migrations_alone_never_break_a_token_lock() {
+    clean(
+        explorer(Algorithm::Token.explorer(Topology::Cluster { shards: 3 }, TTL))
+            .faults(&[FaultKind::Migrate, FaultKind::LostReply])
+            .runs(300)
+            .explore()
+            .unwrap(),
+    );
+}

@@ -17,5 +17,6 @@ mod leftovers;
 mod redlock;
 mod redlock_turns;
 mod replication;
+mod sharded_cluster;
 mod versioned;
 mod virtual_time;
