@@ -82,6 +82,10 @@ impl ClientView {
                 result
             }
         };
+        if !self.monitor.recording {
+            self.monitor.finish_marker(self.client);
+            return result;
+        }
         let reply = match &result {
             Ok(value) => brief(value),
             Err(error) => format!("(error) {}", error.message()),

@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use crate::counterexample::{Counterexample, ReplayError, ReplayFile};
 use crate::generate::{Baseline, schedule};
 use crate::options::{Fencing, Options};
-use crate::run::{Outcome, Subject, run};
+use crate::run::{Outcome, Subject, Trace as Record, run};
 use crate::schedule::Schedule;
 use crate::shrink::shrink;
 use crate::step::FaultKind;
@@ -330,14 +330,14 @@ impl Explorer {
 
     /// Runs `schedule` once: its trace and violation, if any.
     pub fn run_schedule(&self, schedule: &Schedule) -> (Trace, Option<Violation>) {
-        let outcome = run(&self.subject, &self.options, schedule);
+        let outcome = run(&self.subject, &self.options, schedule, Record::Kept);
         (outcome.trace, outcome.violation)
     }
 
     /// Replays the file at `path` on this explorer's workload, with the file's options.
     pub fn replay(&self, path: impl AsRef<Path>) -> Result<Replayed, ExploreError> {
         let file = ReplayFile::load(path)?;
-        let outcome = run(&self.subject, &file.options, &file.schedule());
+        let outcome = run(&self.subject, &file.options, &file.schedule(), Record::Kept);
         Ok(Replayed {
             expected: file.violation,
             violation: outcome.violation,
@@ -356,7 +356,7 @@ impl Explorer {
             token_seed: run_seed(self.seed, u64::MAX),
             steps: Vec::new(),
         };
-        let first = run(&self.subject, &self.options, &empty);
+        let first = run(&self.subject, &self.options, &empty, Record::Kept);
         if let Some(found) = self.diverges(&empty, &first) {
             return Ok(self.report(started, 1, BTreeMap::new(), Some(found)));
         }
@@ -373,9 +373,6 @@ impl Explorer {
         // The search's time, without shrinking: what runs per second are measured by.
         let elapsed = started.elapsed();
         let found = found.and_then(|(index, schedule, outcome)| {
-            if let Some(nondeterministic) = self.diverges(&schedule, &outcome) {
-                return Some(nondeterministic);
-            }
             let violation = outcome.violation.clone()?;
             Some(if violation.kind == ViolationKind::Nondeterminism {
                 self.counterexample(schedule.clone(), schedule, 0, violation, outcome.trace, 0)
@@ -423,9 +420,15 @@ impl Explorer {
                     return;
                 }
                 let schedule = schedule(run_seed(self.seed, index), &self.options, baseline);
-                let mut outcome = run(&self.subject, &self.options, &schedule);
-                if outcome.violation.is_none() && index < self.determinism_runs {
-                    let again = run(&self.subject, &self.options, &schedule);
+                let checked = index < self.determinism_runs;
+                let record = if checked {
+                    Record::Kept
+                } else {
+                    Record::Dropped
+                };
+                let mut outcome = run(&self.subject, &self.options, &schedule, record);
+                if outcome.violation.is_none() && checked {
+                    let again = run(&self.subject, &self.options, &schedule, Record::Kept);
                     outcome.violation = divergence(&outcome.trace, &again.trace);
                 }
                 let broken = outcome.violation.is_some();
@@ -466,7 +469,7 @@ impl Explorer {
     /// A second run of `schedule` that differs from `outcome`: the counterexample
     /// saying the workload is nondeterministic.
     fn diverges(&self, schedule: &Schedule, outcome: &Outcome) -> Option<Counterexample> {
-        let again = run(&self.subject, &self.options, schedule);
+        let again = run(&self.subject, &self.options, schedule, Record::Kept);
         let violation = divergence(&outcome.trace, &again.trace)?;
         let mut trace = outcome.trace.clone();
         trace.retain(|e| e.at_us <= violation.at_us);
@@ -490,12 +493,17 @@ impl Explorer {
             kind,
             self.shrink_budget,
         );
+        // The search and the shrinking kept no trace: the first replay is the reference.
+        let outcome = Outcome {
+            trace: run(&self.subject, &self.options, &shrunk, Record::Kept).trace,
+            ..outcome
+        };
         if let Some(nondeterministic) = self.diverges(&shrunk, &outcome) {
             return nondeterministic;
         }
-        let mut identical = 1;
-        for _ in 1..REPLAYS {
-            if run(&self.subject, &self.options, &shrunk).trace == outcome.trace {
+        let mut identical = 2;
+        for _ in 2..REPLAYS {
+            if run(&self.subject, &self.options, &shrunk, Record::Kept).trace == outcome.trace {
                 identical += 1;
             }
         }

@@ -88,6 +88,8 @@ struct State {
     /// The slot of the last key a client's command named: where a cluster's failover or
     /// migration strikes.
     last_slot: Option<u16>,
+    /// Whether events are kept.
+    recording: bool,
 }
 
 /// Shared by a run's client views, contexts and driver.
@@ -98,6 +100,8 @@ pub(crate) struct Monitor {
     start_us: i64,
     pub(crate) deployment: Deployment,
     fencing: Fencing,
+    /// Whether events are kept (see [`crate::run::Trace`]).
+    pub(crate) recording: bool,
     /// Woken on the first violation: the run stops there.
     pub(crate) stop: Notify,
     /// Woken when a timed node fault was armed, so the driver schedules its end.
@@ -121,6 +125,7 @@ impl Monitor {
         clients: usize,
         steps: &[Step],
         fencing: Fencing,
+        recording: bool,
     ) -> Self {
         let start_us = clock.now_us();
         let clients = (0..clients)
@@ -149,11 +154,13 @@ impl Monitor {
                 violation: None,
                 healed: false,
                 last_slot: None,
+                recording,
             }),
             clock,
             start_us,
             deployment,
             fencing,
+            recording,
             stop: Notify::new(),
             recovery_armed: Notify::new(),
         }
@@ -172,6 +179,9 @@ impl Monitor {
     }
 
     fn push(state: &mut State, at_us: i64, client: Option<usize>, what: What) {
+        if !state.recording {
+            return;
+        }
         state.trace.push(Event {
             at_us,
             client,

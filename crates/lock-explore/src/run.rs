@@ -16,7 +16,7 @@ use crate::options::Options;
 use crate::schedule::Schedule;
 use crate::step::{Step, When};
 use crate::topology::Deployment;
-use crate::trace::{Trace, What};
+use crate::trace::What;
 use crate::violation::{Violation, ViolationKind};
 use crate::workload::Workload;
 
@@ -27,7 +27,7 @@ const START_UNIX_MS: i64 = 1_767_225_600_000;
 /// What one run gave.
 #[derive(Clone, Debug)]
 pub(crate) struct Outcome {
-    pub(crate) trace: Trace,
+    pub(crate) trace: crate::trace::Trace,
     pub(crate) violation: Option<Violation>,
     /// Operations each client ran.
     pub(crate) ops: Vec<u32>,
@@ -42,8 +42,22 @@ pub(crate) struct Subject {
     pub(crate) scripts: Option<Arc<dyn ScriptRunner>>,
 }
 
+/// Whether a run keeps its trace: the search's runs do not (only their verdict counts,
+/// and formatting every command is a large part of a run); runs whose trace is compared
+/// or shown do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Trace {
+    Kept,
+    Dropped,
+}
+
 /// Runs `schedule` once.
-pub(crate) fn run(subject: &Subject, options: &Options, schedule: &Schedule) -> Outcome {
+pub(crate) fn run(
+    subject: &Subject,
+    options: &Options,
+    schedule: &Schedule,
+    trace: Trace,
+) -> Outcome {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -51,13 +65,21 @@ pub(crate) fn run(subject: &Subject, options: &Options, schedule: &Schedule) -> 
         .expect("a current-thread runtime without I/O builds");
     let _tokens = SeededRandom::install(schedule.token_seed);
     let local = LocalSet::new();
-    let outcome = local.block_on(&runtime, run_local(subject.clone(), options, schedule));
+    let outcome = local.block_on(
+        &runtime,
+        run_local(subject.clone(), options, schedule, trace == Trace::Kept),
+    );
     drop(local);
     drop(runtime);
     outcome
 }
 
-async fn run_local(subject: Subject, options: &Options, schedule: &Schedule) -> Outcome {
+async fn run_local(
+    subject: Subject,
+    options: &Options,
+    schedule: &Schedule,
+    record: bool,
+) -> Outcome {
     let workload = subject.workload;
     let clock = Clock::simulated(START_UNIX_MS);
     let deployment = Deployment::new(options.topology, &clock);
@@ -70,6 +92,7 @@ async fn run_local(subject: Subject, options: &Options, schedule: &Schedule) -> 
         schedule.clients,
         &schedule.steps,
         options.fencing,
+        record,
     ));
     let ttl = options.ttl();
     let bound = ttl * u32::try_from(options.liveness_ttls.unwrap_or(8)).unwrap_or(u32::MAX);

@@ -2,7 +2,7 @@
 //! same kind of violation persists.
 
 use crate::options::Options;
-use crate::run::{Outcome, Subject, run};
+use crate::run::{Outcome, Subject, Trace, run};
 use crate::schedule::Schedule;
 use crate::step::{Fault, Step, When};
 use crate::violation::ViolationKind;
@@ -25,7 +25,7 @@ pub(crate) fn shrink(
                 return (best.0, best.1, runs);
             }
             runs += 1;
-            let outcome = run(subject, options, &candidate);
+            let outcome = run(subject, options, &candidate, Trace::Dropped);
             if outcome.violation.as_ref().map(|v| v.kind) == Some(kind) {
                 best = (candidate, outcome);
                 improved = true;
