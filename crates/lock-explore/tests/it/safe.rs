@@ -81,3 +81,40 @@ fn slot_migrations_alone_never_break_a_token_lock() {
             .unwrap(),
     );
 }
+
+/// A counter incremented by `WATCH`, `GET`, then `MULTI`/`SET`/`EXEC`, retried on a
+/// conflict: under lost replies, refusals and cancellation no increment is lost or
+/// applied twice.
+#[test]
+fn watch_counters_survive_lost_replies_and_cancellation() {
+    use lock_core::{KvBackend, TxWrite};
+    clean(
+        explorer(Explorer::new(|ctx: Context| async move {
+            let increment = ctx.increment("n");
+            for _ in 0..20 {
+                let Ok(tx) = ctx.backend().watch(&[b"n"]).await else {
+                    continue;
+                };
+                let old: i64 = tx.values()[0]
+                    .as_deref()
+                    .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+                    .unwrap_or(0);
+                match tx
+                    .exec(vec![TxWrite::set("n", (old + 1).to_string())])
+                    .await
+                {
+                    Ok(true) => return increment.done(),
+                    Ok(false) => continue,
+                    // EXEC's outcome is unknown: the increment may have landed.
+                    Err(_) => return increment.unknown(),
+                }
+            }
+            increment.failed();
+        }))
+        .counter_in_key("n", "n")
+        .faults(&[FaultKind::LostReply, FaultKind::Refuse, FaultKind::Cancel])
+        .runs(400)
+        .explore()
+        .unwrap(),
+    );
+}
