@@ -145,6 +145,11 @@ impl Clock {
             .fetch_add(by_ms.saturating_mul(1000), Ordering::AcqRel);
     }
 
+    /// [`Clock::jump`] in microseconds: the small steps a drifting clock takes.
+    pub fn jump_us(&self, by_us: i64) {
+        self.jumped_us.fetch_add(by_us, Ordering::AcqRel);
+    }
+
     /// How far this view reads ahead of the clock it was made from, in milliseconds.
     pub fn skew_ms(&self) -> i64 {
         self.skew_us / 1000

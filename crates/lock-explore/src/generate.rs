@@ -7,6 +7,7 @@ use fastrand::Rng;
 use crate::options::Options;
 use crate::schedule::Schedule;
 use crate::step::{Fault, FaultKind, Step, When};
+use crate::topology::Topology;
 
 /// What a fault-free run showed: how many operations each client ran, and how long the
 /// planned cycles took.
@@ -99,16 +100,29 @@ fn fault(rng: &mut Rng, kind: FaultKind, options: &Options) -> Fault {
         },
         FaultKind::Skew => {
             let ms = around_ttl(rng, ttl);
-            if rng.bool() {
-                Fault::Skew {
+            // Nodes have clocks of their own on one server and on Redlock's nodes.
+            let node_clocks = matches!(
+                options.topology,
+                Topology::Single | Topology::Redlock { .. }
+            );
+            match rng.u8(..4) {
+                0 | 1 => Fault::Skew {
                     client,
                     ms: signed(rng, ms),
-                }
-            } else {
-                Fault::NodeClock {
+                },
+                2 if node_clocks => Fault::NodeClock {
                     node,
                     ms: signed(rng, ms),
-                }
+                },
+                3 if node_clocks => Fault::NodeDrift {
+                    node,
+                    permille: [-500, -100, -20, 20, 100, 500][rng.usize(..6)],
+                    ms: around_ttl(rng, ttl),
+                },
+                _ => Fault::Skew {
+                    client,
+                    ms: signed(rng, ms),
+                },
             }
         }
         FaultKind::LostReply => Fault::LostReply { client },

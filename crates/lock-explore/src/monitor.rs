@@ -253,15 +253,21 @@ impl Monitor {
             state.recoveries.drain(..).partition(|(at, _)| *at <= now);
         state.recoveries = later;
         for (_, recovery) in due {
-            self.deployment.recover(recovery);
-            Self::push(
-                &mut state,
-                now,
-                None,
-                What::Recovered {
-                    what: format!("{recovery:?}"),
-                },
-            );
+            match self.deployment.recover(recovery) {
+                // A drift goes on: its next step is due later, and is no event.
+                Some((ms, next)) => {
+                    let at = now + i64::try_from(ms).unwrap_or(i64::MAX / 4) * 1000;
+                    state.recoveries.push((at, next));
+                }
+                None => Self::push(
+                    &mut state,
+                    now,
+                    None,
+                    What::Recovered {
+                        what: format!("{recovery:?}"),
+                    },
+                ),
+            }
         }
     }
 

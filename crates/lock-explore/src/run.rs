@@ -150,7 +150,7 @@ fn step_span_ms(step: &Step) -> u64 {
         When::After { .. } => 0,
     };
     at + match step.fault {
-        Pause { ms, .. } | Latency { ms, .. } | LateReply { ms, .. } => ms,
+        Pause { ms, .. } | Latency { ms, .. } | LateReply { ms, .. } | NodeDrift { ms, .. } => ms,
         StallReplication { ms } | Restart { ms, .. } | Blackhole { ms, .. } => ms,
         _ => 0,
     }

@@ -114,6 +114,16 @@ fn smaller_steps(step: &Step) -> Vec<Step> {
                 })
             }));
         }
+        Fault::NodeDrift { node, permille, ms } => {
+            out.extend(halve(ms).map(|ms| with(Fault::NodeDrift { node, permille, ms })));
+            if permille.abs() > 1 {
+                out.push(with(Fault::NodeDrift {
+                    node,
+                    permille: permille / 2,
+                    ms,
+                }));
+            }
+        }
         Fault::Latency { client, ms } => {
             out.extend(halve(ms).map(|ms| with(Fault::Latency { client, ms })));
         }

@@ -52,6 +52,16 @@ pub enum Fault {
         /// The jump.
         ms: i64,
     },
+    /// A node's clock runs `permille` per thousand fast (negative: slow) for `ms` of
+    /// virtual time: its keys expire early (or late) by that share of the time.
+    NodeDrift {
+        /// The node (0 on a single server).
+        node: usize,
+        /// How much faster, per thousand.
+        permille: i32,
+        /// For how long.
+        ms: u64,
+    },
     /// The client's next command runs, and its reply is lost (a timeout).
     LostReply {
         /// The client.
@@ -160,7 +170,9 @@ impl Fault {
     pub fn kind(&self) -> FaultKind {
         match self {
             Fault::Pause { .. } => FaultKind::Pause,
-            Fault::Skew { .. } | Fault::NodeClock { .. } => FaultKind::Skew,
+            Fault::Skew { .. } | Fault::NodeClock { .. } | Fault::NodeDrift { .. } => {
+                FaultKind::Skew
+            }
             Fault::LostReply { .. } => FaultKind::LostReply,
             Fault::Refuse { .. } => FaultKind::Refuse,
             Fault::Latency { .. } | Fault::LateReply { .. } => FaultKind::Latency,
@@ -192,6 +204,9 @@ impl fmt::Display for Fault {
             Fault::Pause { client, ms } => write!(f, "client {client} pauses {ms} ms"),
             Fault::Skew { client, ms } => write!(f, "client {client}'s clock jumps {ms:+} ms"),
             Fault::NodeClock { node, ms } => write!(f, "node {node}'s clock jumps {ms:+} ms"),
+            Fault::NodeDrift { node, permille, ms } => {
+                write!(f, "node {node}'s clock drifts {permille:+}‰ for {ms} ms")
+            }
             Fault::LostReply { client } => write!(f, "client {client}'s next reply is lost"),
             Fault::Refuse { client } => write!(f, "client {client}'s next command is refused"),
             Fault::Latency { client, ms } => {
@@ -237,7 +252,7 @@ impl fmt::Display for Step {
 pub enum FaultKind {
     /// [`Fault::Pause`].
     Pause,
-    /// [`Fault::Skew`] and [`Fault::NodeClock`].
+    /// [`Fault::Skew`], [`Fault::NodeClock`] and [`Fault::NodeDrift`].
     Skew,
     /// [`Fault::LostReply`].
     LostReply,

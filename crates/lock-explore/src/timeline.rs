@@ -1,6 +1,7 @@
 //! A counterexample's timeline as a self-contained HTML page with one SVG: a lane per
 //! client with its critical sections as bars and its commands as ticks, the overlap of
-//! two clients' sections in red, and a lane of faults and node events.
+//! two clients' sections in red, each client's faults as markers on its lane, and a lane
+//! of node events (failovers, restarts, migrations, clock jumps, recoveries).
 
 use std::fmt::Write as _;
 
@@ -96,11 +97,7 @@ pub(crate) fn html(found: &Counterexample) -> String {
         );
     }
     let faults_y = 20.0 + LANE * clients as f64;
-    let _ = write!(
-        svg,
-        r#"<text x="8" y="{}">faults, nodes</text>"#,
-        faults_y + 20.0
-    );
+    let _ = write!(svg, r#"<text x="8" y="{}">nodes</text>"#, faults_y + 20.0);
     let sections = sections(trace, end);
     for s in &sections {
         let y = 20.0 + LANE * s.client as f64 + 8.0;
@@ -163,15 +160,17 @@ pub(crate) fn html(found: &Counterexample) -> String {
             }
             (What::Fault { .. } | What::Recovered { .. } | What::Healed, _) => {
                 let at = x(event.at_us);
-                let colour = if matches!(event.what, What::Fault { .. }) {
-                    "#f5a623"
-                } else {
-                    "#7ed321"
+                let (colour, lane_y) = match &event.what {
+                    // A fault aimed at a client sits on that client's lane.
+                    What::Fault { step } => match step.fault.client() {
+                        Some(client) => ("#f5a623", 20.0 + LANE * client as f64 - 4.0),
+                        None => ("#f5a623", faults_y + 8.0),
+                    },
+                    _ => ("#7ed321", faults_y + 8.0),
                 };
                 let _ = write!(
                     svg,
-                    r##"<path d="M{at:.1},{} l-6,12 h12 z" fill="{colour}"><title>{title}</title></path>"##,
-                    faults_y + 8.0
+                    r##"<path d="M{at:.1},{lane_y:.1} l-6,12 h12 z" fill="{colour}"><title>{title}</title></path>"##
                 );
             }
             _ => {}
@@ -198,7 +197,7 @@ pub(crate) fn html(found: &Counterexample) -> String {
 <html><head><meta charset="utf-8"><title>nxlock explore: {kind}</title>
 <style>body{{font-family:sans-serif;margin:2em}} pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style></head>
 <body><h1>{kind}</h1><p>{detail}</p>
-<p>Blue bars: critical sections. Red: two clients inside at once. Grey ticks: commands (hover for command and reply). Orange: faults; green: recoveries. The dashed line: the violation.</p>
+<p>Blue bars: critical sections. Red: two clients inside at once. Grey ticks: commands (hover for command and reply). Orange: faults, on the lane of the client they hit, or on the nodes' lane; green: recoveries. The dashed line: the violation.</p>
 {svg}
 <h2>Steps</h2><ol>{steps}</ol>
 <h2>Counterexample</h2><pre>{text}</pre></body></html>

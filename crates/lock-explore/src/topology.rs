@@ -250,6 +250,14 @@ impl Deployment {
             (Fault::NodeClock { node, ms }, Deployment::Redlock(nodes)) => {
                 let _ = nodes.jump_clock(node, ms);
             }
+            (Fault::NodeDrift { node, permille, ms }, _) => {
+                let drift = Recovery::Drift {
+                    node,
+                    permille,
+                    left_ms: ms,
+                };
+                return self.node_clock(node).map(|_| (0, drift));
+            }
             (Fault::Interrupt { node, after }, _) => {
                 if let Some(backend) = self.script_node(node) {
                     backend
@@ -284,7 +292,37 @@ impl Deployment {
         None
     }
 
-    pub(crate) fn recover(&self, recovery: Recovery) {
+    /// A node's own clock, where nodes have one: the single server's, a Redlock node's.
+    fn node_clock(&self, node: usize) -> Option<Clock> {
+        match self {
+            Deployment::Single { clock, .. } => Some(clock.clone()),
+            Deployment::Redlock(nodes) => nodes.node_clock(node).ok(),
+            _ => None,
+        }
+    }
+
+    /// Ends (or, for a drift, continues) a timed node fault; what must follow, and when.
+    pub(crate) fn recover(&self, recovery: Recovery) -> Option<(u64, Recovery)> {
+        if let Recovery::Drift {
+            node,
+            permille,
+            left_ms,
+        } = recovery
+        {
+            // A drift is steps of DRIFT_TICK_MS, each moving the node's clock by its share.
+            let clock = self.node_clock(node)?;
+            let step = left_ms.min(DRIFT_TICK_MS);
+            clock.jump_us(i64::from(permille) * i64::try_from(step).unwrap_or(0));
+            let left_ms = left_ms - step;
+            return (left_ms > 0).then_some((
+                step,
+                Recovery::Drift {
+                    node,
+                    permille,
+                    left_ms,
+                },
+            ));
+        }
         match (recovery, self) {
             (Recovery::ResumeReplication, Deployment::Replicated(set)) => set.resume_all(),
             (Recovery::ResumeReplication, Deployment::Cluster(cluster)) => {
@@ -303,6 +341,7 @@ impl Deployment {
             }
             _ => {}
         }
+        None
     }
 
     /// Ends every fault still in force, for the liveness phase: replication flows,
@@ -330,9 +369,23 @@ impl Deployment {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Recovery {
     ResumeReplication,
-    Restart { node: usize, persistent: bool },
-    Heal { node: usize },
+    Restart {
+        node: usize,
+        persistent: bool,
+    },
+    Heal {
+        node: usize,
+    },
+    /// A drifting node clock: `left_ms` more of drift to apply.
+    Drift {
+        node: usize,
+        permille: i32,
+        left_ms: u64,
+    },
 }
+
+/// How often a drifting clock steps: every 10 ms of virtual time.
+const DRIFT_TICK_MS: u64 = 10;
 
 /// A cluster's shards.
 fn cluster_sets(cluster: &MemoryCluster) -> impl Iterator<Item = &MemoryReplicaSet> {
