@@ -80,8 +80,8 @@ pub mod prelude {
 pub mod backend {
     pub use lock_core::{
         CountingBackend, DynBackend, Either, Error, ErrorKind, ExpireCondition, KvBackend,
-        Replicated, Replication, Result, Session, SetCondition, SetExpiry, SetOptions, SetReply,
-        Transaction, TxWrite, Value, publish_command,
+        RedisVersion, Replicated, Replication, Result, Session, SetCondition, SetExpiry,
+        SetOptions, SetReply, Transaction, TxWrite, UnknownVersion, Value, publish_command,
     };
 }
 

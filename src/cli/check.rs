@@ -3,13 +3,15 @@
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+use nxlock::backend::RedisVersion;
 use nxlock::conformance::check_instance_count;
-use nxlock::conformance::{Harness, Report, run_matching};
+use nxlock::conformance::{Harness, JudgedAs, Report, run_matching};
 use nxlock::harness::{
     MemoryClusterHarness, MemoryHarness, MemoryRedlockHarness, MemoryReplicaSetHarness,
     RedisClusterHarness, RedisHarness, RedisRedlockHarness, RedisReplicatedHarness,
     RedisSentinelHarness,
 };
+use nxlock::{RedisBackend, RedisOptions};
 
 /// How the checked backend is deployed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -63,7 +65,13 @@ pub struct CheckArgs {
     /// The master name the sentinels watch.
     #[arg(long, value_name = "NAME", requires = "sentinel")]
     master: Option<String>,
-    /// Print `{"target", "topology", "passed", "failed", "skipped", "xfail", "cases": […]}`.
+    /// Judge the answers against this Redis version (7.0, 7.2 or 7.4) instead of the one
+    /// the server reports in `INFO server` (`valkey_version`, then `redis_version`). The
+    /// double answers as this version; without the option it answers as the newest.
+    #[arg(long, value_name = "VERSION")]
+    redis_version: Option<RedisVersion>,
+    /// Print `{"target", "topology", "redis_version", "passed", "failed", "skipped",
+    /// "xfail", "cases": […]}`.
     #[arg(long)]
     json: bool,
     /// Run only the cases whose names (`group::case`) contain PATTERN, as `cargo test
@@ -138,19 +146,67 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
+/// The version to judge against: `--redis-version`, else what the server reports, else
+/// (the double) the newest. A server that does not say (no `INFO`, or a version nxlock
+/// has no profile for) is judged as the newest, with a note on stderr.
+async fn judged_version(args: &CheckArgs) -> RedisVersion {
+    if let Some(version) = args.redis_version {
+        return version;
+    }
+    let server = if let Some(master) = &args.master {
+        let sentinels: Vec<&str> = args.sentinel.iter().map(String::as_str).collect();
+        Some(RedisBackend::connect_sentinel(&sentinels, master, RedisOptions::default()).await)
+    } else if let Some(url) = args
+        .url
+        .as_deref()
+        .or(args.cluster.first().map(String::as_str))
+    {
+        Some(RedisBackend::connect(url).await)
+    } else {
+        None
+    };
+    let Some(server) = server else {
+        return match args.spawn {
+            true => nxlock::testing::installed_version().unwrap_or_default(),
+            false => RedisVersion::default(),
+        };
+    };
+    let reported = match server {
+        Ok(server) => server
+            .query::<String>(nxlock::redis::cmd("INFO").arg("server"))
+            .await
+            .map_err(|e| format!("INFO server failed: {}", e.message()))
+            .and_then(|info| {
+                RedisVersion::from_info(&info)
+                    .ok_or_else(|| "INFO server names no version from 7.0 on".to_owned())
+            }),
+        Err(e) => Err(format!("cannot reach the server: {}", e.message())),
+    };
+    reported.unwrap_or_else(|why| {
+        let newest = RedisVersion::default();
+        eprintln!(
+            "nxlock check: the server's version is unknown ({why}); judged as Redis {newest} (--redis-version sets it)"
+        );
+        newest
+    })
+}
+
+/// Runs the selected cases on `harness`, judged against `version`.
+async fn judged<H: Harness>(harness: H, version: RedisVersion, args: &CheckArgs) -> Report {
+    run_matching(&JudgedAs::new(harness, version), &|name| args.wanted(name)).await
+}
+
 async fn check(args: &CheckArgs) -> Result<Report, String> {
-    let wanted = |name: &str| args.wanted(name);
+    // Read only once the arguments are known to fit together.
+    let version = || judged_version(args);
     if let Some(master) = &args.master {
         if args.topology != Topology::Single || args.spawn {
             return Err(
                 "--sentinel checks an existing deployment: no --spawn or --topology".into(),
             );
         }
-        return Ok(run_matching(
-            &RedisSentinelHarness::new(args.sentinel.clone(), master.clone()),
-            &wanted,
-        )
-        .await);
+        let harness = RedisSentinelHarness::new(args.sentinel.clone(), master.clone());
+        return Ok(judged(harness, version().await, args).await);
     }
     if args.topology == Topology::Redlock {
         check_instance_count(args.instances)?;
@@ -161,10 +217,13 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
         if !matches!(args.topology, Topology::Single | Topology::Cluster) {
             return Err("--cluster checks a Redis Cluster: --topology cluster or none".into());
         }
-        return Ok(run_matching(&RedisClusterHarness::at(args.cluster.clone()), &wanted).await);
+        let harness = RedisClusterHarness::at(args.cluster.clone());
+        return Ok(judged(harness, version().await, args).await);
     }
     match (&args.url, args.spawn, args.topology) {
-        (Some(url), _, Topology::Single) => Ok(run_matching(&RedisHarness::at(url), &wanted).await),
+        (Some(url), _, Topology::Single) => {
+            Ok(judged(RedisHarness::at(url), version().await, args).await)
+        }
         (Some(_), _, Topology::Replicated) => Err(
             "--topology replicated needs --spawn (real processes) or neither (the double); \
              an existing deployment is checked with --sentinel"
@@ -175,41 +234,47 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
              restart) or neither (the double)"
                 .into(),
         ),
-        (None, false, Topology::Redlock) => {
-            Ok(run_matching(&MemoryRedlockHarness::new(args.instances), &wanted).await)
-        }
+        (None, false, Topology::Redlock) => Ok(judged(
+            MemoryRedlockHarness::new(args.instances),
+            version().await,
+            args,
+        )
+        .await),
         (None, true, Topology::Redlock) => {
             let harness = RedisRedlockHarness::spawn(args.instances);
             match harness.skip_reason() {
                 Some(why) => Err(why),
-                None => Ok(run_matching(&harness, &wanted).await),
+                None => Ok(judged(harness, version().await, args).await),
             }
         }
         (Some(_), _, Topology::Cluster) => {
             Err("a cluster is checked with --cluster URL[,URL...], not --url".into())
         }
         (None, false, Topology::Cluster) => {
-            Ok(run_matching(&MemoryClusterHarness::default(), &wanted).await)
+            // The double answers as the version it is judged against.
+            let version = version().await;
+            let harness = MemoryClusterHarness::default().with_redis_version(version);
+            Ok(judged(harness, version, args).await)
         }
         (None, true, Topology::Cluster) => {
             // Building a cluster blocks on the nodes' answers; keep it off the runtime.
             let harness = tokio::task::spawn_blocking(|| RedisClusterHarness::spawn(3, 1))
                 .await
                 .map_err(|e| format!("spawning the cluster panicked: {e}"))??;
-            Ok(run_matching(&harness, &wanted).await)
+            Ok(judged(harness, version().await, args).await)
         }
-        (None, false, Topology::Single) => Ok(run_matching(&MemoryHarness, &wanted).await),
+        (None, false, Topology::Single) => Ok(judged(MemoryHarness, version().await, args).await),
         (None, false, Topology::Replicated) => {
-            Ok(run_matching(&MemoryReplicaSetHarness, &wanted).await)
+            Ok(judged(MemoryReplicaSetHarness, version().await, args).await)
         }
         (None, true, Topology::Single) => {
-            Ok(run_matching(&RedisHarness::spawned()?, &wanted).await)
+            Ok(judged(RedisHarness::spawned()?, version().await, args).await)
         }
         (None, true, Topology::Replicated) => {
             let harness = RedisReplicatedHarness::spawn().await;
             match harness.skip_reason() {
                 Some(why) => Err(why),
-                None => Ok(run_matching(&harness, &wanted).await),
+                None => Ok(judged(harness, version().await, args).await),
             }
         }
     }

@@ -42,7 +42,14 @@ fn check_json_has_exactly_the_documented_fields() {
     assert_eq!(
         fields,
         [
-            "cases", "failed", "passed", "skipped", "target", "topology", "xfail"
+            "cases",
+            "failed",
+            "passed",
+            "redis_version",
+            "skipped",
+            "target",
+            "topology",
+            "xfail"
         ]
     );
     assert_eq!(json["topology"], "single");
@@ -602,4 +609,49 @@ fn check_list_names_the_cases_case_selects() {
     let none = nxlock(&["check", "--case", "no-such-case"]);
     assert_eq!(none.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&none.stderr).contains("no case matches"));
+}
+
+/// `check` judges a server against the version it reports in `INFO server`, unless
+/// `--redis-version` says otherwise; the double answers as the version asked for.
+#[test]
+fn check_judges_the_reported_version_unless_told_another() {
+    let json = passing_check(
+        &[
+            "check",
+            "--topology",
+            "cluster",
+            "--redis-version",
+            "7.0",
+            "--json",
+        ],
+        "cluster",
+    );
+    assert_eq!(json["redis_version"], "7.0");
+    let server = match nxlock::testing::RedisServer::spawn() {
+        Ok(server) => server,
+        Err(why) => return nxlock::testing::skip_or_fail("check's version on redis-server", &why),
+    };
+    let url = server.url();
+    let installed = nxlock::testing::installed_version().expect("the spawned server's version");
+    let json = passing_check(
+        &["check", "--url", &url, "--case", "token::", "--json"],
+        "single",
+    );
+    assert_eq!(json["redis_version"], installed.name());
+    let json = passing_check(
+        &[
+            "check",
+            "--url",
+            &url,
+            "--case",
+            "token::",
+            "--redis-version",
+            "7.2",
+            "--json",
+        ],
+        "single",
+    );
+    assert_eq!(json["redis_version"], "7.2");
+    let bad = nxlock(&["check", "--redis-version", "6.2"]);
+    assert_eq!(bad.status.code(), Some(2));
 }

@@ -38,3 +38,4 @@ mod suite_detects_broken_backends;
 mod suite_on_every_backend;
 mod suite_verdicts_are_stable;
 mod support;
+mod versions;

@@ -1,9 +1,9 @@
-//! `Replication::fsync` asks for `WAITAOF`, which Redis 7.0 lacks: every backend refuses
-//! with the server's own text, and none writes the lock first.
+//! `Replication::fsync` asks for `WAITAOF`, which Redis 7.0 lacks: every backend answering
+//! as 7.0 refuses with the server's own text, and none writes the lock first.
 
 use std::time::Duration;
 
-use nxlock::backend::Replication;
+use nxlock::backend::{RedisVersion, Replication};
 use nxlock::memory::MemoryReplicaSet;
 use nxlock::testing::{RedisServer, skip_or_fail};
 use nxlock::{ErrorKind, KvBackend, MemoryBackend, RedisBackend, script};
@@ -26,7 +26,7 @@ async fn refusal<B: KvBackend>(backend: &B) -> (ErrorKind, String, i64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_waitaof_every_backend_refuses_alike_and_writes_nothing() {
-    let double = refusal(&MemoryBackend::new()).await;
+    let double = refusal(&MemoryBackend::new().with_redis_version(RedisVersion::V7_0)).await;
     assert_eq!(
         double,
         (
@@ -35,7 +35,8 @@ async fn without_waitaof_every_backend_refuses_alike_and_writes_nothing() {
             0
         )
     );
-    assert_eq!(refusal(&MemoryReplicaSet::new(1).client()).await, double);
+    let set = MemoryReplicaSet::new(1).with_redis_version(RedisVersion::V7_0);
+    assert_eq!(refusal(&set.client()).await, double);
     let server = match RedisServer::spawn() {
         Ok(server) => server,
         Err(why) => return skip_or_fail("WAITAOF on redis-server", &why),

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use lock_core::{Clock, DynBackend, KvBackend, LockName};
+use lock_core::{Clock, DynBackend, KvBackend, LockName, RedisVersion};
 
 use crate::Capabilities;
 
@@ -61,6 +61,14 @@ pub trait Harness: Send + Sync {
     /// capability missing here are skipped, with the reason. Default: none.
     fn capabilities(&self) -> Capabilities {
         Capabilities::none()
+    }
+
+    /// The Redis version the backend's answers are judged against where versions differ
+    /// ([`RedisVersion`]: `WAITAOF`, a cluster script's cross-slot text). Default: the
+    /// newest. A harness of a real server says which it runs; `nxlock check` reads it
+    /// from `INFO server`.
+    fn redis_version(&self) -> RedisVersion {
+        RedisVersion::default()
     }
 
     /// Why this harness cannot run here (no server available, say); generated tests then
@@ -198,6 +206,7 @@ pub trait Failover: Send + Sync {
 /// compiled once, for [`DynBackend`], whatever backends the suite runs on.
 pub(crate) trait AnyHarness: Send + Sync {
     fn capabilities(&self) -> Capabilities;
+    fn redis_version(&self) -> RedisVersion;
     fn backend(&self) -> Answer<'_, DynBackend>;
     fn advance<'a>(&'a self, backend: &'a DynBackend, by: Duration) -> Step<'a>;
     fn replicated(&self) -> Answer<'_, (DynBackend, Box<dyn Failover>)>;
@@ -208,6 +217,10 @@ pub(crate) trait AnyHarness: Send + Sync {
 impl<H: Harness> AnyHarness for H {
     fn capabilities(&self) -> Capabilities {
         Harness::capabilities(self)
+    }
+
+    fn redis_version(&self) -> RedisVersion {
+        Harness::redis_version(self)
     }
 
     fn backend(&self) -> Answer<'_, DynBackend> {
@@ -254,6 +267,12 @@ pub struct Ctx<'h> {
 }
 
 impl<'h> Ctx<'h> {
+    /// The Redis version this case's answers are judged against
+    /// ([`Harness::redis_version`]).
+    pub fn redis_version(&self) -> RedisVersion {
+        self.harness.redis_version()
+    }
+
     /// A context for the case `case`, with a fresh backend and a unique key prefix.
     pub async fn new<H: Harness>(harness: &'h H, case: &str) -> Result<Self, String> {
         Self::erased(harness, case).await

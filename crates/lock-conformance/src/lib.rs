@@ -42,6 +42,7 @@ mod check;
 mod detector;
 mod fenced_resource;
 mod harness;
+mod judged;
 mod report;
 pub mod runner;
 
@@ -54,6 +55,7 @@ pub use fenced_resource::{FencedResource, StaleFence};
 pub use harness::{
     Answer, Cluster, Ctx, Deployment, Failover, Harness, Instances, Step, check_instance_count,
 };
+pub use judged::JudgedAs;
 pub use report::{CaseReport, Outcome, Report};
 
 /// Calls `$callback! { ($args) group { case [needs(Capability, ...)], ... } ... }` with
@@ -368,6 +370,7 @@ pub async fn run_matching<H: Harness>(harness: &H, wanted: &dyn Fn(&str) -> bool
     let mut report = Report {
         target: harness.name(),
         topology: harness.topology(),
+        redis_version: harness.redis_version(),
         cases: Vec::new(),
     };
     for case in every_case(harness, wanted) {

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use lock_core::RedisVersion;
 use serde::Serialize;
 
 use crate::Capability;
@@ -58,6 +59,9 @@ pub struct Report {
     pub target: String,
     /// How it was deployed ([`Harness::topology`](crate::Harness::topology)).
     pub topology: String,
+    /// The Redis version its answers were judged against
+    /// ([`Harness::redis_version`](crate::Harness::redis_version)).
+    pub redis_version: RedisVersion,
     /// Every case, in suite order.
     pub cases: Vec<CaseReport>,
 }
@@ -77,6 +81,8 @@ struct JsonCase<'a> {
 struct JsonReport<'a> {
     target: &'a str,
     topology: &'a str,
+    /// The version judged against: `7.0`, `7.2` or `7.4`.
+    redis_version: &'static str,
     passed: usize,
     failed: usize,
     skipped: usize,
@@ -127,6 +133,7 @@ impl Report {
         let report = JsonReport {
             target: &self.target,
             topology: &self.topology,
+            redis_version: self.redis_version.name(),
             passed: self.passed(),
             failed: self.failed(),
             skipped: self.skipped(),
@@ -158,8 +165,8 @@ impl fmt::Display for Report {
             .max(4);
         writeln!(
             f,
-            "conformance of {} (topology: {})",
-            self.target, self.topology
+            "conformance of {} (topology: {}; judged as Redis {})",
+            self.target, self.topology, self.redis_version
         )?;
         writeln!(f, "{:<width$}  {:<6}  detail", "case", "result")?;
         writeln!(f, "{:-<width$}  ------  ------", "")?;

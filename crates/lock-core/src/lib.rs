@@ -47,6 +47,7 @@ mod slots;
 mod transaction;
 mod turns;
 mod value;
+mod version;
 mod versioned;
 mod wake;
 
@@ -78,5 +79,6 @@ pub use script::{NativeScript, Script, ScriptContext, integer_arg, nth};
 pub use slots::{SLOTS, SlotLayout, common_slot, hash_slot};
 pub use transaction::{Session, Transaction, TxWrite};
 pub use value::Value;
+pub use version::{RedisVersion, UnknownVersion};
 pub use versioned::{Snapshot, Updated, Versioned};
 pub use wake::Wait;

@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use lock_core::{
-    Clock, Error, ErrorKind, ExpireCondition, KvBackend, Replicated, Replication, Result, Script,
-    ScriptContext, SetOptions, SetReply, SlotLayout, Subscription, Transaction, Value,
+    Clock, Error, ErrorKind, ExpireCondition, KvBackend, RedisVersion, Replicated, Replication,
+    Result, Script, ScriptContext, SetOptions, SetReply, SlotLayout, Subscription, Transaction,
+    Value,
 };
 use parking_lot::Mutex;
 
@@ -181,6 +182,24 @@ impl MemoryBackend {
     /// replica set, a Redlock instance).
     pub fn set_script_runner(&self, runner: Arc<dyn ScriptRunner>) {
         *self.shared.scripts.write() = Some(runner);
+    }
+
+    /// This backend (and its clones) answers as Redis `version` does where versions
+    /// differ ([`RedisVersion`]): `WAITAOF` before 7.2, a cluster script's cross-slot
+    /// error text before 7.4. The default is the newest, [`RedisVersion::V7_4`].
+    pub fn with_redis_version(self, version: RedisVersion) -> Self {
+        self.set_redis_version(version);
+        self
+    }
+
+    /// [`MemoryBackend::with_redis_version`] on a backend already shared.
+    pub fn set_redis_version(&self, version: RedisVersion) {
+        self.shared.store.lock().version = version;
+    }
+
+    /// The Redis version this backend answers as.
+    pub fn redis_version(&self) -> RedisVersion {
+        self.shared.store.lock().version
     }
 
     /// The slot layout whose rules this backend enforces, if it is in cluster mode.
@@ -488,7 +507,7 @@ fn no_native_body(script: &Script) -> Error {
 /// body's error, so it is not a script error either).
 fn run_native(
     store: &mut Store,
-    layout: Option<&SlotLayout>,
+    rules: Option<(&SlotLayout, RedisVersion)>,
     interruption: Option<(u32, Error)>,
     keys: &[&[u8]],
     body: impl FnOnce(&mut dyn ScriptContext) -> Result<Value>,
@@ -501,8 +520,8 @@ fn run_native(
         }
         None => store,
     };
-    match layout {
-        Some(layout) => body(&mut ClusterScope::new(context, layout, keys)?),
+    match rules {
+        Some((layout, version)) => body(&mut ClusterScope::new(context, layout, version, keys)?),
         None => body(context),
     }
     .map_err(raised_in_script)
@@ -586,14 +605,16 @@ impl KvBackend for MemoryBackend {
         self.run("EVALSHA", |store| {
             // Cloned: the body borrows the store mutably.
             let layout = store.cluster.clone();
-            run_native(store, layout.as_ref(), interruption, keys, |context| {
+            let version = store.version;
+            let rules = layout.as_ref().map(|layout| (layout, version));
+            run_native(store, rules, interruption, keys, |context| {
                 native(context, keys, args)
             })
         })
         .await
     }
-    /// A lone double has no replicas: as a lone Redis, `WAIT` answers 0 once its timeout
-    /// has passed.
+    /// A lone double has no replicas: as a lone Redis, `WAIT` (and, from 7.2, `WAITAOF 0
+    /// replicas`) answers 0 once its timeout has passed.
     async fn eval_replicated(
         &self,
         script: &Script,
@@ -601,7 +622,7 @@ impl KvBackend for MemoryBackend {
         args: &[&[u8]],
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
-        if replication.fsync {
+        if replication.fsync && !self.redis_version().has_waitaof() {
             return Err(no_waitaof(replication));
         }
         let reply = self.eval(script, keys, args).await?;

@@ -7,14 +7,16 @@
 //!
 //! - one command (`DEL`, `EXISTS`, a script's `KEYS`) naming keys of two slots:
 //!   `CROSSSLOT Keys in request don't hash to the same slot`;
-//! - a script touching a key its node does not serve, or one command inside it spanning
-//!   slots: `ERR Script attempted to access a non local key in a cluster node`. A script
+//! - a script touching a key its node does not serve: `ERR Script attempted to access a
+//!   non local key in a cluster node`; one command inside it spanning slots: the same
+//!   text before 7.4, ``ERR Command '<name>' in script attempted to access keys that don't
+//!   hash to the same slot`` from 7.4 ([`RedisVersion::cross_slot_in_script`]). A script
 //!   runs on the node of its `KEYS`; one without keys goes to a random node, so the double
 //!   refuses every key it touches.
 
 use lock_core::{
-    Error, ErrorKind, ExpireCondition, Result, ScriptContext, SetOptions, SetReply, SlotLayout,
-    common_slot,
+    Error, ErrorKind, ExpireCondition, RedisVersion, Result, ScriptContext, SetOptions, SetReply,
+    SlotLayout, common_slot,
 };
 
 /// The store as a script on one cluster node sees it.
@@ -23,6 +25,8 @@ pub(crate) struct ClusterScope<'a> {
     layout: &'a SlotLayout,
     /// The node the script runs on: its declared keys' node, `None` without keys.
     node: Option<usize>,
+    /// Whose error text a command spanning slots gets.
+    version: RedisVersion,
 }
 
 impl<'a> ClusterScope<'a> {
@@ -30,6 +34,7 @@ impl<'a> ClusterScope<'a> {
     pub(crate) fn new(
         store: &'a mut dyn ScriptContext,
         layout: &'a SlotLayout,
+        version: RedisVersion,
         keys: &[&[u8]],
     ) -> Result<Self> {
         let node = common_slot(keys)?.map(|slot| layout.node_of(slot));
@@ -37,11 +42,13 @@ impl<'a> ClusterScope<'a> {
             store,
             layout,
             node,
+            version,
         })
     }
 
-    fn local(&self, keys: &[&[u8]]) -> Result<()> {
-        let slot = common_slot(keys).map_err(|_| Error::non_local_key())?;
+    /// `keys`, named by one `command` of the script, must be served by its node.
+    fn local(&self, command: &str, keys: &[&[u8]]) -> Result<()> {
+        let slot = common_slot(keys).map_err(|_| self.version.cross_slot_in_script(command))?;
         match (slot, self.node) {
             (None, _) => Ok(()),
             (Some(slot), Some(node)) if self.layout.node_of(slot) == node => Ok(()),
@@ -55,7 +62,7 @@ macro_rules! local {
     ($(fn $name:ident(&mut self, $keys:ident: $keys_ty:ty $(, $arg:ident: $ty:ty)*) -> $ret:ty => $check:expr;)*) => {
         $(
             fn $name(&mut self, $keys: $keys_ty $(, $arg: $ty)*) -> $ret {
-                self.local($check)?;
+                self.local(command_name(stringify!($name)), $check)?;
                 self.store.$name($keys $(, $arg)*)
             }
         )*
@@ -82,6 +89,14 @@ impl ScriptContext for ClusterScope<'_> {
 
     fn now_ms(&self) -> i64 {
         self.store.now_ms()
+    }
+}
+
+/// The command a [`ScriptContext`] method stands for, as Redis names it in errors.
+fn command_name(method: &str) -> &str {
+    match method {
+        "value_is" => "get",
+        other => other,
     }
 }
 

@@ -7,7 +7,7 @@ use lock_conformance::{
     Answer, Capabilities, Capability, Cluster, Deployment, Failover, Harness, Instances, Step,
     check_instance_count,
 };
-use lock_core::{Clock, SlotLayout};
+use lock_core::{Clock, RedisVersion, SlotLayout};
 
 use crate::{MemoryBackend, MemoryInstances, MemoryReplicaSet, Persistence, ReplicaSetClient};
 
@@ -47,14 +47,23 @@ impl Harness for MemoryHarness {
 #[derive(Clone, Debug)]
 pub struct MemoryClusterHarness {
     layout: SlotLayout,
+    version: RedisVersion,
 }
 
 impl MemoryClusterHarness {
-    /// A cluster of `shards` primaries (at least 1).
+    /// A cluster of `shards` primaries (at least 1), answering as the newest Redis.
     pub fn new(shards: usize) -> Self {
         Self {
             layout: SlotLayout::even(shards),
+            version: RedisVersion::default(),
         }
+    }
+
+    /// Its doubles answer as Redis `version` does ([`MemoryBackend::with_redis_version`]),
+    /// and are judged against it.
+    pub fn with_redis_version(mut self, version: RedisVersion) -> Self {
+        self.version = version;
+        self
     }
 }
 
@@ -80,7 +89,13 @@ impl Harness for MemoryClusterHarness {
     }
 
     async fn backend(&self) -> Result<MemoryBackend, String> {
-        Ok(MemoryBackend::new().with_cluster_rules(self.layout.clone()))
+        Ok(MemoryBackend::new()
+            .with_cluster_rules(self.layout.clone())
+            .with_redis_version(self.version))
+    }
+
+    fn redis_version(&self) -> RedisVersion {
+        self.version
     }
 
     async fn advance(&self, backend: &MemoryBackend, by: Duration) {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use hashbrown::hash_map::EntryRef;
 
-use lock_core::SlotLayout;
+use lock_core::{RedisVersion, SlotLayout};
 
 use crate::entry::Entry;
 use crate::keyspace::WatchMark;
@@ -60,6 +60,8 @@ pub(crate) struct Store {
     pub(crate) recorded: Option<Writes>,
     /// Every write, in the order granted, while a test asks for it.
     pub(crate) write_log: Option<WriteLog>,
+    /// The Redis version the store answers as, where versions differ.
+    pub(crate) version: RedisVersion,
 }
 
 /// One write the store granted to a key (see
@@ -110,6 +112,7 @@ impl Default for Store {
             cluster: None,
             recorded: None,
             write_log: None,
+            version: RedisVersion::default(),
         }
     }
 }

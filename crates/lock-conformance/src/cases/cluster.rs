@@ -5,8 +5,8 @@
 
 use lock_core::{
     ErrorKind, FairLock, FencedLock, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName,
-    LockOwner, ReentrantLock, Script, ScriptedLock, SetOptions, TokenLock, TxWrite, Value,
-    hash_slot,
+    LockOwner, RedisVersion, ReentrantLock, Script, ScriptedLock, SetOptions, TokenLock, TxWrite,
+    Value, hash_slot,
 };
 
 use crate::{CaseResult, Cluster, Ctx, Failure, Verdict, check, check_eq};
@@ -191,20 +191,60 @@ pub async fn a_script_may_touch_only_keys_its_node_serves(ctx: &Ctx<'_>) -> Case
 }
 
 /// One command inside a script naming two slots is refused, even when one node serves
-/// both.
+/// both, with the text of the judged version: Redis 7.0 and 7.2 call it a non-local key,
+/// 7.4 (and Valkey 8) name the command.
 pub async fn one_command_in_a_script_spanning_slots_is_refused(ctx: &Ctx<'_>) -> CaseResult {
     let cluster = ctx.cluster().await?;
     let (declared, _, neighbour) = declared_and_neighbour(ctx, &*cluster).await?;
-    expect_non_local(
-        ctx.backend
-            .eval(
-                &del_two_undeclared(),
-                &[&declared],
-                &[&declared, &neighbour],
-            )
-            .await,
-        "DEL of two slots inside a script",
-    )
+    let reply = ctx
+        .backend
+        .eval(
+            &del_two_undeclared(),
+            &[&declared],
+            &[&declared, &neighbour],
+        )
+        .await;
+    let what = "DEL of two slots inside a script";
+    let error = match reply {
+        Ok(reply) => return Err(Failure(format!("{what}: answered {reply:?}"))),
+        Err(error) => error,
+    };
+    check_eq!(error.kind(), ErrorKind::Script, "{what}: the error's kind");
+    versioned_text(ctx.redis_version(), what, error.message(), |version| {
+        version.cross_slot_in_script("del").message().to_owned()
+    })
+}
+
+/// Whether `got` starts with the text the judged `version` gives; where versions differ,
+/// a failure lists every version's text and says which one `got` matched, if any.
+fn versioned_text(
+    version: RedisVersion,
+    what: &str,
+    got: &str,
+    text_of: impl Fn(RedisVersion) -> String,
+) -> CaseResult {
+    let expected = text_of(version);
+    if got.starts_with(&expected) {
+        return Ok(Verdict::Passed);
+    }
+    let texts: Vec<String> = RedisVersion::ALL
+        .into_iter()
+        .map(|v| format!("{v}: {:?}", text_of(v)))
+        .collect();
+    let matched = RedisVersion::ALL
+        .into_iter()
+        .filter(|v| got.starts_with(&text_of(*v)))
+        .map(RedisVersion::name)
+        .collect::<Vec<_>>();
+    let matched = if matched.is_empty() {
+        "no version's text".to_owned()
+    } else {
+        format!("the text of {}", matched.join(" and "))
+    };
+    Err(Failure(format!(
+        "{what}: judged as Redis {version}, expected {expected:?}, got {got:?}, which is {matched} (by version: {})",
+        texts.join("; ")
+    )))
 }
 
 fn expect_non_local(reply: lock_core::Result<Value>, what: &str) -> CaseResult {

@@ -107,7 +107,7 @@ impl KvBackend for ReplicaSetClient {
         args: &[&[u8]],
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
-        if replication.fsync {
+        if replication.fsync && !self.primary()?.redis_version().has_waitaof() {
             return Err(no_waitaof(replication));
         }
         let stream = self.set.stream();

@@ -439,6 +439,16 @@ impl MemoryReplicaSet {
         }
     }
 
+    /// Every node answers as Redis `version` does where versions differ (see
+    /// [`MemoryBackend::with_redis_version`]). From 7.2, `WAITAOF 0 replicas` counts the
+    /// replicas that applied a write, as if each ran with `appendfsync always`.
+    pub fn with_redis_version(self, version: lock_core::RedisVersion) -> Self {
+        for node in &self.inner.nodes {
+            node.set_redis_version(version);
+        }
+        self
+    }
+
     /// The current primary's backend, if one is up: to inspect or fault the node that
     /// serves writes now (its index is [`MemoryReplicaSet::primary`]).
     pub fn primary_node(&self) -> Option<MemoryBackend> {

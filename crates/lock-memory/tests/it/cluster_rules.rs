@@ -1,7 +1,9 @@
 //! The double in cluster mode refuses what a Redis Cluster refuses, with Redis's texts
 //! (checked against redis-server 7.0.15 in cluster mode).
 
-use lock_core::{ErrorKind, KvBackend, Script, SetOptions, SlotLayout, Value, hash_slot};
+use lock_core::{
+    ErrorKind, KvBackend, RedisVersion, Script, SetOptions, SlotLayout, Value, hash_slot,
+};
 use lock_memory::MemoryBackend;
 
 const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
@@ -81,16 +83,34 @@ async fn a_script_reaching_another_nodes_key_is_refused_and_its_own_nodes_is_not
     assert_eq!(error.message(), NON_LOCAL);
 }
 
+/// One command inside a script naming two slots: Redis 7.0 and 7.2 answer the non-local
+/// text, 7.4 (and Valkey 8) its own, naming the command. The texts are 7.0.15's and
+/// Valkey 8.0.1's replies.
 #[tokio::test]
-async fn one_command_inside_a_script_spanning_slots_is_refused() {
-    let backend = three_primaries();
+async fn one_command_inside_a_script_spanning_slots_is_refused_as_each_version_does() {
     let del = Script::new("del-argv", "return redis.call('DEL', ARGV[1], ARGV[2])")
         .with_native(|store, _, args| Ok(Value::Int(store.del(&args[..2])?)));
-    // k1 and k5 are both node 2's, in two slots.
-    let error = backend
+    let newest =
+        "ERR Command 'del' in script attempted to access keys that don't hash to the same slot";
+    for (version, expected) in [
+        (RedisVersion::V7_0, NON_LOCAL),
+        (RedisVersion::V7_2, NON_LOCAL),
+        (RedisVersion::V7_4, newest),
+    ] {
+        let backend = three_primaries().with_redis_version(version);
+        // k1 and k5 are both node 2's, in two slots.
+        let error = backend
+            .eval(&del, &[b"foo"], &[b"k1", b"k5"])
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Script);
+        assert_eq!(error.message(), expected, "{version}");
+        assert_eq!(backend.cluster_rules(), Some(SlotLayout::even(3)));
+    }
+    // The default is the newest.
+    let error = three_primaries()
         .eval(&del, &[b"foo"], &[b"k1", b"k5"])
         .await
         .unwrap_err();
-    assert_eq!(error.message(), NON_LOCAL);
-    assert_eq!(backend.cluster_rules(), Some(SlotLayout::even(3)));
+    assert_eq!(error.message(), newest);
 }

@@ -65,6 +65,12 @@ impl Harness for RedisRedlockHarness {
         self.single.advance(backend, by).await;
     }
 
+    /// The `redis-server` on PATH's version (`--version`); `nxlock check` reads a
+    /// server's own from `INFO server` instead.
+    fn redis_version(&self) -> lock_core::RedisVersion {
+        crate::spawn::installed_version().unwrap_or_default()
+    }
+
     fn capabilities(&self) -> Capabilities {
         self.single.capabilities().with(Capability::MultiInstance)
     }

@@ -104,6 +104,12 @@ impl Harness for RedisReplicatedHarness {
         tokio::time::sleep(by).await;
     }
 
+    /// The `redis-server` on PATH's version (`--version`); `nxlock check` reads a
+    /// server's own from `INFO server` instead.
+    fn redis_version(&self) -> lock_core::RedisVersion {
+        crate::spawn::installed_version().unwrap_or_default()
+    }
+
     fn capabilities(&self) -> Capabilities {
         // Transactions are checked on one server (RedisHarness); here their sixteen writers
         // would only load the machine the failover cases time.

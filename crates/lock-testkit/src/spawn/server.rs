@@ -13,6 +13,34 @@ pub const URL_VAR: &str = "NXLOCK_REDIS_URL";
 /// when set to `1` (what CI sets); any other value, or none, lets such tests skip loudly.
 pub const REQUIRE_VAR: &str = "NXLOCK_REQUIRE_REDIS";
 
+/// The Redis version the `redis-server` on PATH answers as, from `redis-server
+/// --version` (`Redis server v=7.0.15 …`, or `Valkey server v=8.0.1 …` where Valkey
+/// stands in): what the harnesses of spawned servers are judged against. Read once per
+/// process; `None` without a usable binary.
+pub fn installed_version() -> Option<lock_core::RedisVersion> {
+    static VERSION: OnceLock<Option<lock_core::RedisVersion>> = OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let out = Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .ok()?;
+        version_of(&String::from_utf8_lossy(&out.stdout))
+    })
+}
+
+/// The version a `redis-server --version` line names.
+fn version_of(line: &str) -> Option<lock_core::RedisVersion> {
+    let number = line
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("v="))?;
+    let field = if line.starts_with("Valkey") {
+        "valkey_version"
+    } else {
+        "redis_version"
+    };
+    lock_core::RedisVersion::from_info(&format!("{field}:{number}"))
+}
+
 /// Whether real-Redis tests must run: `NXLOCK_REQUIRE_REDIS=1`. The one place that reads
 /// the variable.
 pub fn redis_required() -> bool {
@@ -307,5 +335,21 @@ impl RedisServer {
 impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::version_of;
+    use lock_core::RedisVersion;
+
+    #[test]
+    fn version_lines_name_their_profile() {
+        let redis =
+            "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=4a8ab2f3";
+        assert_eq!(version_of(redis), Some(RedisVersion::V7_0));
+        let valkey = "Valkey server v=8.0.1 sha=00000000:0 malloc=libc bits=64 build=4b0c1e7d";
+        assert_eq!(version_of(valkey), Some(RedisVersion::V7_4));
+        assert_eq!(version_of("nonsense"), None);
     }
 }
