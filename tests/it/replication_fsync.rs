@@ -31,7 +31,7 @@ async fn without_waitaof_every_backend_refuses_alike_and_writes_nothing() {
         double,
         (
             ErrorKind::Unsupported,
-            "ERR unknown command 'WAITAOF', with args beginning with: '0' '1' '300' ".into(),
+            "ERR unknown command 'WAITAOF', with args beginning with: '0' '0' '0' ".into(),
             0
         )
     );
@@ -51,4 +51,83 @@ async fn without_waitaof_every_backend_refuses_alike_and_writes_nothing() {
         return;
     }
     assert_eq!(refusal(&redis).await, double);
+}
+
+/// Where a Valkey 8 build is: `NXLOCK_VALKEY_BIN`, the directory that
+/// `.ci/valkey/build-valkey.sh` prints (`.ci/run` builds it and sets the variable).
+fn valkey_server() -> Result<std::path::PathBuf, String> {
+    let dir = std::env::var("NXLOCK_VALKEY_BIN").map_err(|_| {
+        "NXLOCK_VALKEY_BIN is not set (the bin directory of a Valkey 8 build; \
+         .ci/valkey/build-valkey.sh makes one)"
+            .to_string()
+    })?;
+    let binary = std::path::Path::new(&dir).join("valkey-server");
+    match binary.is_file() {
+        true => Ok(binary),
+        false => Err(format!("{} does not exist", binary.display())),
+    }
+}
+
+/// From 7.2 `WAITAOF` exists: a lock that asks for it acquires once the replica has the
+/// lock in its append-only file, on a Valkey 8 primary and replica with `appendonly yes`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waitaof_acquires_on_valkey_with_appendonly() {
+    use nxlock::testing::RedisServer;
+    use nxlock::{LockAlgorithm, LockGuard, LockName, LockOptions, TokenLock};
+
+    let binary = match valkey_server() {
+        Ok(binary) => binary,
+        Err(why) => return skip_or_fail("WAITAOF on Valkey", &why),
+    };
+    let aof = |more: &[String]| -> Vec<String> {
+        [
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--repl-diskless-sync-delay",
+            "0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(more.iter().cloned())
+        .collect()
+    };
+    let primary = RedisServer::spawn_from(&binary, &aof(&[])).unwrap();
+    let port = primary.port().to_string();
+    let replica = RedisServer::spawn_from(
+        &binary,
+        &aof(&["--replicaof".into(), "127.0.0.1".into(), port]),
+    )
+    .unwrap();
+    let backend = RedisBackend::connect(&primary.url()).await.unwrap();
+    // Wait (by asking) until the replica is online.
+    let mut online = false;
+    for _ in 0..500 {
+        let info: String = backend
+            .query(nxlock::redis::cmd("INFO").arg("replication"))
+            .await
+            .unwrap();
+        if info.contains("state=online") {
+            online = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(online, "the replica never came online");
+    let options = LockOptions::new()
+        .ttl(Duration::from_secs(30))
+        .replication(Replication::new(1, Duration::from_secs(2)).fsync());
+    let name = LockName::new("fsync").unwrap();
+    let lock = TokenLock::with_options(backend.clone(), &name, options).unwrap();
+    let guard = lock
+        .acquire()
+        .await
+        .expect("WAITAOF acknowledged by the replica");
+    let on_replica = RedisBackend::connect(&replica.url()).await.unwrap();
+    assert_eq!(
+        on_replica.get(guard.key()).await.unwrap().as_deref(),
+        Some(guard.token().as_bytes())
+    );
+    assert!(guard.release().await.unwrap());
 }

@@ -623,7 +623,7 @@ impl KvBackend for MemoryBackend {
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
         if replication.fsync && !self.redis_version().has_waitaof() {
-            return Err(no_waitaof(replication));
+            return Err(no_waitaof());
         }
         let reply = self.eval(script, keys, args).await?;
         lone_wait(&self.shared.clock, replication.timeout).await;

@@ -181,10 +181,10 @@ impl RedisBackend {
         let timeout = replication.timeout_ms();
         if replication.fsync {
             // Asked alone first: pipelined after the script, a server without WAITAOF
-            // (before 7.2) would refuse it only once the lock was written. On this
-            // connection it waits for nothing but earlier, already waited-for writes.
+            // (before 7.2) would refuse it only once the lock was written. Asking for
+            // nothing (`WAITAOF 0 0 0`) answers at once on a server that has it.
             let mut probe = redis::cmd("WAITAOF");
-            probe.arg(0).arg(replication.replicas).arg(timeout);
+            probe.arg(0).arg(0).arg(0);
             match probe
                 .query_async::<redis::Value>(connection)
                 .await

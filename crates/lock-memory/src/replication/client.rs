@@ -39,15 +39,13 @@ impl ReplicaSetClient {
     }
 }
 
-/// `WAITAOF 0 <replicas> <timeout>`, which Redis 7.0 does not have, as it answers it.
-pub(crate) fn no_waitaof(replication: &Replication) -> Error {
+/// What Redis 7.0, which has no `WAITAOF`, answers to the probe a replicated lock sends
+/// before its script: `WAITAOF 0 0 0` (which a newer server answers at once), so that a
+/// server without it refuses before the lock is written.
+pub(crate) fn no_waitaof() -> Error {
     Error::new(
         ErrorKind::Unsupported,
-        format!(
-            "ERR unknown command 'WAITAOF', with args beginning with: '0' '{}' '{}' ",
-            replication.replicas,
-            replication.timeout_ms()
-        ),
+        "ERR unknown command 'WAITAOF', with args beginning with: '0' '0' '0' ",
     )
 }
 
@@ -108,7 +106,7 @@ impl KvBackend for ReplicaSetClient {
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
         if replication.fsync && !self.primary()?.redis_version().has_waitaof() {
-            return Err(no_waitaof(replication));
+            return Err(no_waitaof());
         }
         let stream = self.set.stream();
         let connection = self.primary()?.connection();

@@ -2,6 +2,7 @@
 //! `cluster-async` client.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use lock_core::{
     Error, ErrorKind, KvBackend, Replicated, Replication, Result, Script, Subscription,
@@ -82,15 +83,31 @@ impl ClusterBackend {
                 format!("invalid cluster node URLs {nodes:?}: {e}"),
             )
         })?;
-        let connect = || async {
-            let limit = options.connect_timeout + options.command_timeout;
-            tokio::time::timeout(limit, client.get_async_connection())
-                .await
-                .map_err(|_| errors::timed_out(limit))?
-                .map_err(from_cluster)
+        // `WAIT` and `WAITAOF` block for their own timeout, longer than one answer may
+        // take otherwise: their connection waits as long as it must, and each call is
+        // bounded by the command timeout plus the WAIT's (`eval_replicated`).
+        let blocking = client_builder(&urls, &options)
+            .response_timeout(Duration::from_secs(24 * 3600))
+            .overall_response_timeout(None)
+            .build()
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidConfig,
+                    format!("invalid cluster node URLs {nodes:?}: {e}"),
+                )
+            })?;
+        let connect = |client: &redis::cluster::ClusterClient| {
+            let client = client.clone();
+            async move {
+                let limit = options.connect_timeout + options.command_timeout;
+                tokio::time::timeout(limit, client.get_async_connection())
+                    .await
+                    .map_err(|_| errors::timed_out(limit))?
+                    .map_err(from_cluster)
+            }
         };
-        let connection = connect().await?;
-        let replicated = connect().await?;
+        let connection = connect(&client).await?;
+        let replicated = connect(&blocking).await?;
         let mut backend = Self {
             connection,
             options,
@@ -209,8 +226,12 @@ impl KvBackend for ClusterBackend {
         let run = async {
             if replication.fsync {
                 // Asked alone first: a server without WAITAOF (before 7.2) refuses it
-                // before the lock is written, not after.
-                match routed(&mut connection, wait_command(replication), to_primary(slot)).await {
+                // before the lock is written, not after. Asking for nothing (`WAITAOF 0 0
+                // 0`) answers at once on a server that has it, whatever this connection
+                // wrote before.
+                let mut probe = redis::cmd("WAITAOF");
+                probe.arg(0).arg(0).arg(0);
+                match routed(&mut connection, probe, to_primary(slot)).await {
                     Err(e) if e.message().starts_with("ERR unknown command") => {
                         return Err(Error::new(ErrorKind::Unsupported, e.message()));
                     }

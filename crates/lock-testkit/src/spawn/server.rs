@@ -66,6 +66,8 @@ pub struct RedisServer {
     /// Arguments after the defaults (`--replicaof …`, a config file…).
     extra: Vec<String>,
     dir: tempfile::TempDir,
+    /// The server binary: `redis-server` from PATH unless told another.
+    binary: std::path::PathBuf,
 }
 
 /// Where real-Redis tests should run.
@@ -239,6 +241,16 @@ impl RedisServer {
     /// [`RedisServer::spawn`] with more arguments (`--replicaof 127.0.0.1 6380`,
     /// `--repl-diskless-sync-delay 0`…); they come after the defaults, so they win.
     pub fn spawn_with(extra: &[String]) -> Result<Self, String> {
+        Self::spawn_from("redis-server", extra)
+    }
+
+    /// [`RedisServer::spawn_with`] from another binary: a `valkey-server`, say, beside the
+    /// `redis-server` the other tests use.
+    pub fn spawn_from(
+        binary: impl Into<std::path::PathBuf>,
+        extra: &[String],
+    ) -> Result<Self, String> {
+        let binary = binary.into();
         let mut last_error = String::new();
         // The port is free when we look and taken when redis binds it; rarely another
         // process takes it in between, so try a few.
@@ -249,6 +261,7 @@ impl RedisServer {
                 port,
                 extra: extra.to_vec(),
                 dir: working_dir()?,
+                binary: binary.clone(),
             };
             match server.start() {
                 Ok(()) => return Ok(server),
@@ -265,6 +278,7 @@ impl RedisServer {
             port,
             extra: extra.to_vec(),
             dir: working_dir()?,
+            binary: "redis-server".into(),
         };
         server.start()?;
         Ok(server)
@@ -274,7 +288,7 @@ impl RedisServer {
         // A config file must come first on the command line.
         let (file, options): (Vec<&String>, Vec<&String>) =
             self.extra.iter().partition(|arg| arg.ends_with(".conf"));
-        let child = Command::new("redis-server")
+        let child = Command::new(&self.binary)
             .args(file)
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--protected-mode", "no"])
@@ -285,7 +299,7 @@ impl RedisServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot run redis-server from PATH: {e}"))?;
+            .map_err(|e| format!("cannot run {}: {e}", self.binary.display()))?;
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
