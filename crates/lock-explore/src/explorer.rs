@@ -22,6 +22,9 @@ use crate::trace::Trace;
 use crate::violation::{Violation, ViolationKind};
 use crate::workload::Workload;
 
+/// The budget of a search given neither [`Explorer::runs`] nor [`Explorer::time`].
+pub const DEFAULT_RUNS: u64 = 10_000;
+
 /// How many times a counterexample is replayed to show it is deterministic.
 pub const REPLAYS: u32 = 10;
 
@@ -133,8 +136,8 @@ impl std::fmt::Debug for Explorer {
 }
 
 impl Explorer {
-    /// An explorer of `workload` with the default [`Options`], seed 0, 10,000 runs, on
-    /// every core.
+    /// An explorer of `workload` with the default [`Options`], seed 0, [`DEFAULT_RUNS`]
+    /// runs, on every core.
     pub fn new(workload: impl Workload + 'static) -> Self {
         Self::from_arc(Arc::new(workload))
     }
@@ -149,7 +152,7 @@ impl Explorer {
             name: None,
             options: Options::default(),
             seed: 0,
-            runs: Some(10_000),
+            runs: None,
             time: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             determinism_runs: 3,
@@ -253,18 +256,16 @@ impl Explorer {
         self
     }
 
-    /// Stops after `runs` runs (and after [`Explorer::time`], if also set).
+    /// Stops after `runs` runs, or at [`Explorer::time`] if that comes first.
     pub fn runs(mut self, runs: u64) -> Self {
         self.runs = Some(runs);
         self
     }
 
-    /// Stops after `time` of wall-clock time (and after [`Explorer::runs`], if also set).
+    /// Stops after `time` of wall-clock time, or at [`Explorer::runs`] if that comes
+    /// first; with a time alone, the runs are not limited.
     pub fn time(mut self, time: Duration) -> Self {
         self.time = Some(time);
-        if self.runs == Some(10_000) {
-            self.runs = None;
-        }
         self
     }
 
@@ -409,7 +410,11 @@ impl Explorer {
         let done = AtomicU64::new(0);
         let lowest = AtomicU64::new(u64::MAX);
         let found: Mutex<Option<(u64, Schedule, Outcome)>> = Mutex::new(None);
-        let limit = self.runs.unwrap_or(u64::MAX);
+        let limit = match (self.runs, self.time) {
+            (Some(runs), _) => runs,
+            (None, Some(_)) => u64::MAX,
+            (None, None) => DEFAULT_RUNS,
+        };
         let worker = || {
             loop {
                 let index = next.fetch_add(1, Ordering::Relaxed);

@@ -75,7 +75,7 @@ pub use algorithms::{Algorithm, COUNTER, LOCK, RESOURCE, UnknownAlgorithm};
 pub use client::ClientView;
 pub use context::{Context, Increment};
 pub use counterexample::{Counterexample, REPLAY_FORMAT, ReplayError, ReplayFile};
-pub use explorer::{ExploreError, Explorer, REPLAYS, Replayed, Report};
+pub use explorer::{DEFAULT_RUNS, ExploreError, Explorer, REPLAYS, Replayed, Report};
 pub use monitor::StaleWrite;
 pub use options::{Fencing, Options};
 pub use schedule::Schedule;
