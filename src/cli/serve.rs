@@ -4,7 +4,7 @@ use std::net::IpAddr;
 use std::process::ExitCode;
 
 use clap::Args;
-use lock_server::{Server, ServerOptions};
+use lock_server::{RedisVersion, Server, ServerOptions};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -22,6 +22,11 @@ pub struct ServeArgs {
     /// cluster clients of any language connect.
     #[arg(long)]
     cluster: bool,
+    /// Answer as this Redis version (7.0, 7.2 or 7.4; default the newest): which
+    /// commands exist (WAITAOF from 7.2), which scripts may call (WAIT from 7.2, WAITAOF
+    /// from 7.4), the version INFO, HELLO and scripts report, and 7.4's cross-slot text.
+    #[arg(long, value_name = "VERSION", default_value_t = RedisVersion::default())]
+    redis_version: RedisVersion,
 }
 
 pub fn run(args: ServeArgs) -> ExitCode {
@@ -41,6 +46,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             port: args.port,
             requirepass: args.requirepass,
             cluster: args.cluster,
+            redis_version: args.redis_version,
             ..ServerOptions::default()
         };
         let server = match Server::start(options).await {

@@ -68,7 +68,24 @@ fn redis_cli_can_lock_and_fast_forward_through_nxlock_serve() {
         "the 30 s lock expired without waiting"
     );
     let info = cli(&["INFO"]);
+    assert!(
+        info.contains("redis_version:7.4.1"),
+        "the newest by default: {info}"
+    );
+    assert!(
+        cli(&["WAITAOF", "0", "0", "0"]).starts_with('0'),
+        "7.4 has WAITAOF"
+    );
+    drop(served);
+    let served = serve(&["--redis-version", "7.0"]);
+    let cli = |args: &[&str]| redis_cli(&served.port, args).unwrap();
+    let info = cli(&["INFO", "server"]);
     assert!(info.contains("redis_version:7.0.15"), "{info}");
+    let refused = cli(&["WAITAOF", "0", "0", "0"]);
+    assert!(
+        refused.starts_with("ERR unknown command 'WAITAOF'"),
+        "7.0 has no WAITAOF: {refused}"
+    );
 }
 
 #[test]

@@ -33,6 +33,7 @@ mod serve_commands;
 mod serve_differential;
 mod serve_fuzz;
 mod serve_scripts;
+mod serve_versions;
 mod spawned_servers;
 mod suite_detects_broken_backends;
 mod suite_on_every_backend;

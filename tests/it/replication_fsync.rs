@@ -1,6 +1,7 @@
 //! `Replication::fsync` asks for `WAITAOF`, which Redis 7.0 lacks: every backend answering
 //! as 7.0 refuses with the server's own text, and none writes the lock first.
 
+use crate::support;
 use std::time::Duration;
 
 use nxlock::backend::{RedisVersion, Replication};
@@ -53,21 +54,6 @@ async fn without_waitaof_every_backend_refuses_alike_and_writes_nothing() {
     assert_eq!(refusal(&redis).await, double);
 }
 
-/// Where a Valkey 8 build is: `NXLOCK_VALKEY_BIN`, the directory that
-/// `.ci/valkey/build-valkey.sh` prints (`.ci/run` builds it and sets the variable).
-fn valkey_server() -> Result<std::path::PathBuf, String> {
-    let dir = std::env::var("NXLOCK_VALKEY_BIN").map_err(|_| {
-        "NXLOCK_VALKEY_BIN is not set (the bin directory of a Valkey 8 build; \
-         .ci/valkey/build-valkey.sh makes one)"
-            .to_string()
-    })?;
-    let binary = std::path::Path::new(&dir).join("valkey-server");
-    match binary.is_file() {
-        true => Ok(binary),
-        false => Err(format!("{} does not exist", binary.display())),
-    }
-}
-
 /// From 7.2 `WAITAOF` exists: a lock that asks for it acquires once the replica has the
 /// lock in its append-only file, on a Valkey 8 primary and replica with `appendonly yes`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -75,7 +61,7 @@ async fn waitaof_acquires_on_valkey_with_appendonly() {
     use nxlock::testing::RedisServer;
     use nxlock::{LockAlgorithm, LockGuard, LockName, LockOptions, TokenLock};
 
-    let binary = match valkey_server() {
+    let binary = match support::valkey_server() {
         Ok(binary) => binary,
         Err(why) => return skip_or_fail("WAITAOF on Valkey", &why),
     };

@@ -51,8 +51,11 @@ async fn cluster_mode_answers_as_a_real_cluster_node() {
     let Some(redis) = real_one_node_cluster().await else {
         return;
     };
+    // Answering as the real node's version: the cross-slot text in scripts changed in 7.4.
+    let redis_addr = format!("127.0.0.1:{}", redis.port());
     let options = ServerOptions {
         cluster: true,
+        redis_version: support::side_by_side::version_of(&redis_addr).await,
         ..ServerOptions::default()
     };
     let server = Server::start(options).await.unwrap();

@@ -85,3 +85,46 @@ async fn waitaof_acquires_from_7_2_and_is_refused_on_7_0() {
     );
     assert_eq!(written, 0);
 }
+
+/// A user's Lua on the double sees the backend's version: one runner, shared by backends
+/// of two versions, reports each one's and holds each one's rules for scripts.
+#[tokio::test]
+async fn lua_on_the_double_answers_as_the_backends_version() {
+    use nxlock::MemoryBackend;
+    use nxlock::backend::Value;
+    use nxlock::memory::LuaScripts;
+    use nxlock::script::Script;
+
+    let runner = LuaScripts::shared();
+    let reported = Script::new("version", "return redis.REDIS_VERSION");
+    let waitaof = Script::new("waitaof", "return redis.call('WAITAOF', 0, 0, 0)");
+    for version in RedisVersion::ALL {
+        let double = MemoryBackend::new()
+            .with_redis_version(version)
+            .with_script_runner(runner.clone());
+        assert_eq!(
+            double.eval(&reported, &[], &[]).await.unwrap(),
+            Value::Data(version.release().into()),
+            "{version}"
+        );
+        let called = double.eval(&waitaof, &[], &[]).await;
+        match version {
+            RedisVersion::V7_0 => assert!(
+                called
+                    .unwrap_err()
+                    .message()
+                    .starts_with("ERR Unknown Redis command called from script")
+            ),
+            RedisVersion::V7_2 => assert!(
+                called
+                    .unwrap_err()
+                    .message()
+                    .starts_with("ERR This Redis command is not allowed from script")
+            ),
+            RedisVersion::V7_4 => assert_eq!(
+                called.unwrap(),
+                Value::Array(vec![Value::Int(0), Value::Int(0)])
+            ),
+        }
+    }
+}

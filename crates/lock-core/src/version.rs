@@ -13,6 +13,11 @@ use crate::{Error, ErrorKind};
 /// |---|---|---|---|
 /// | `WAITAOF` | unknown command | ✓ | ✓ |
 /// | one command in a script naming two slots, on a cluster | `ERR Script attempted to access a non local key in a cluster node` | the same | ``ERR Command '<name>' in script attempted to access keys that don't hash to the same slot`` |
+/// | `WAIT` from a script | not allowed | ✓ | ✓ |
+/// | `WAITAOF` from a script | (unknown) | not allowed | ✓ |
+/// | `CLIENT SETINFO`, and `lib-name`/`lib-ver` in `CLIENT LIST` | unknown subcommand | ✓ | ✓ |
+/// | `watch=` in `CLIENT LIST` | — | — | ✓ |
+/// | `INFO`'s `redis_version`, `HELLO`'s `version`, a script's `redis.REDIS_VERSION` | 7.0.15 | 7.2.4 | 7.4.1 |
 ///
 /// Valkey 8 reports `redis_version:7.2.4` and answers as 7.4 does on both counts, so it
 /// is judged as 7.4 ([`RedisVersion::from_info`]).
@@ -37,6 +42,27 @@ impl RedisVersion {
             RedisVersion::V7_0 => "7.0",
             RedisVersion::V7_2 => "7.2",
             RedisVersion::V7_4 => "7.4",
+        }
+    }
+
+    /// The full version this profile reports (`INFO`'s `redis_version`, `HELLO`'s
+    /// `version`, a script's `redis.REDIS_VERSION`): the release whose replies it
+    /// matches. 7.2.4 is also the `redis_version` Valkey 8 reports.
+    pub fn release(self) -> &'static str {
+        match self {
+            RedisVersion::V7_0 => "7.0.15",
+            RedisVersion::V7_2 => "7.2.4",
+            RedisVersion::V7_4 => "7.4.1",
+        }
+    }
+
+    /// [`RedisVersion::release`] as a script's `redis.REDIS_VERSION_NUM` gives it:
+    /// `0x00MMmmpp`.
+    pub fn release_number(self) -> i64 {
+        match self {
+            RedisVersion::V7_0 => 0x00_07_00_0f,
+            RedisVersion::V7_2 => 0x00_07_02_04,
+            RedisVersion::V7_4 => 0x00_07_04_01,
         }
     }
 
@@ -159,5 +185,12 @@ mod tests {
         );
         assert!(!RedisVersion::V7_0.has_waitaof() && RedisVersion::V7_2.has_waitaof());
         assert_eq!(RedisVersion::default(), RedisVersion::V7_4);
+        for version in RedisVersion::ALL {
+            let release = version.release();
+            assert_eq!(release.parse::<RedisVersion>(), Ok(version));
+            let number = version.release_number();
+            let parts: Vec<i64> = release.split('.').map(|p| p.parse().unwrap()).collect();
+            assert_eq!(number, (parts[0] << 16) | (parts[1] << 8) | parts[2]);
+        }
     }
 }

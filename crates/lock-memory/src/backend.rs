@@ -596,8 +596,9 @@ impl KvBackend for MemoryBackend {
             let runner = self.shared.scripts.read().clone();
             let runner = runner.ok_or_else(|| no_native_body(script))?;
             let cluster = self.cluster_rules().is_some();
+            let version = self.redis_version();
             let ran = Self::atomically_across(std::slice::from_ref(self), 0, |databases| {
-                runner.run(databases, script, keys, args, cluster)
+                runner.run(databases, script, keys, args, cluster, version)
             });
             return ran.await?;
         };

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use lock_core::{Result, Script, Value};
+use lock_core::{RedisVersion, Result, Script, Value};
 
 use crate::Databases;
 
@@ -16,7 +16,9 @@ use crate::Databases;
 /// body keep running it.
 pub trait ScriptRunner: fmt::Debug + Send + Sync {
     /// Runs `script`'s Lua with `keys` and `args`. `databases` holds the backend's
-    /// database alone, as database 0; `cluster` says whether Redis Cluster's rules hold.
+    /// database alone, as database 0; `cluster` says whether Redis Cluster's rules hold,
+    /// and `version` which Redis the backend answers as
+    /// ([`MemoryBackend::with_redis_version`](crate::MemoryBackend::with_redis_version)).
     /// The script's reply, or its error reply as an [`Error`](lock_core::Error).
     fn run(
         &self,
@@ -25,5 +27,6 @@ pub trait ScriptRunner: fmt::Debug + Send + Sync {
         keys: &[&[u8]],
         args: &[&[u8]],
         cluster: bool,
+        version: RedisVersion,
     ) -> Result<Value>;
 }

@@ -12,7 +12,6 @@ use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::sync::watch as signal;
 
-use crate::commands::lists;
 use crate::protocol::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
 use crate::protocol::request::{ProtocolError, Request, parse};
 use crate::run::pipeline::Pipeline;
@@ -107,7 +106,7 @@ async fn converse(
                 continue;
             }
             // The request's one lookup: everything after carries the command's place.
-            let found = table::lookup(&args[0]);
+            let found = table::lookup_in(shared.options.redis_version, &args[0]);
             let args = if client.plain() {
                 shared.registry.record(client, &args);
                 match pipeline.gather(shared, client.db, found, args) {
@@ -284,10 +283,11 @@ async fn block(
     request: Request,
     waiting: Waiting<'_>,
 ) -> Option<Value> {
-    // The first try checked the timeout; nothing else can make it invalid since.
-    let timeout_ms =
-        lists::blocking_timeout(lists::timeout_arg(&request.args), shared.clock.now_ms())
-            .unwrap_or(0);
+    let (timeout_ms, on_timeout) = blocked::timeout(
+        &request,
+        shared.clock.now_ms(),
+        shared.options.redis_version,
+    );
     let mut ticket = shared
         .blocked
         .enqueue(db, request.clone(), waiting.protocol)
@@ -333,7 +333,7 @@ async fn block(
             }
         }
     };
-    let (reply, was_waiting) = leave(shared, &mut ticket).await;
+    let (reply, was_waiting) = leave(shared, &mut ticket, on_timeout).await;
     if client_left {
         blocked::unpop(shared, db, &request, &reply).await;
         return None;
@@ -347,11 +347,11 @@ async fn block(
     Some(reply)
 }
 
-/// Leaves the queue: a null array (what every blocking list command answers on timeout)
-/// and true, or the reply that was handed over just before and false.
-async fn leave(shared: &Shared, ticket: &mut Ticket) -> (Value, bool) {
+/// Leaves the queue: `on_timeout` (what the command answers when its time is up) and
+/// true, or the reply that was handed over just before and false.
+async fn leave(shared: &Shared, ticket: &mut Ticket, on_timeout: Value) -> (Value, bool) {
     if shared.blocked.leave(ticket).await {
-        return (Value::NilArray, true);
+        return (on_timeout, true);
     }
     (ticket.reply.try_recv().unwrap_or(Value::NilArray), false)
 }

@@ -2,10 +2,10 @@
 //! that a user's own scripts run on `MemoryBackend` exactly as `nxlock serve` runs them
 //! (the same sealed Lua 5.1, the same `redis.call` checks and error texts).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use lock_core::{Error, Result, Script, Value};
+use lock_core::{Error, RedisVersion, Result, Script, Value};
 use lock_memory::{Databases, ScriptRunner};
 
 use crate::lua::Engine;
@@ -41,14 +41,34 @@ const TIME_LIMIT: Duration = Duration::from_secs(5);
 /// ```
 #[derive(Debug)]
 pub struct LuaScripts {
-    engine: Engine,
+    /// One interpreter per Redis version a backend answered as (its `redis.REDIS_VERSION`
+    /// and the commands it knows are fixed when it starts), started on first use.
+    engines: [OnceLock<Engine>; RedisVersion::ALL.len()],
 }
 
 impl LuaScripts {
-    /// A runner with a fresh interpreter.
+    /// A runner with a fresh interpreter (for the newest version; the others start when a
+    /// backend of theirs first runs a script).
     pub fn new() -> std::io::Result<Self> {
-        let engine = Engine::new(table::knows).map_err(std::io::Error::other)?;
-        Ok(Self { engine })
+        let runner = Self {
+            engines: Default::default(),
+        };
+        runner.engine(RedisVersion::default())?;
+        Ok(runner)
+    }
+
+    /// The interpreter for backends answering as `version`.
+    fn engine(&self, version: RedisVersion) -> std::io::Result<&Engine> {
+        let index = RedisVersion::ALL
+            .iter()
+            .position(|v| *v == version)
+            .unwrap_or_default();
+        let cell = &self.engines[index];
+        if let Some(engine) = cell.get() {
+            return Ok(engine);
+        }
+        let engine = Engine::new(version, table::knows).map_err(std::io::Error::other)?;
+        Ok(cell.get_or_init(|| engine))
     }
 
     /// A fresh runner, ready to install.
@@ -70,9 +90,12 @@ impl ScriptRunner for LuaScripts {
         keys: &[&[u8]],
         args: &[&[u8]],
         cluster: bool,
+        version: RedisVersion,
     ) -> Result<Value> {
-        let sha = self
-            .engine
+        let engine = self
+            .engine(version)
+            .map_err(|error| Error::from_reply(format!("ERR {error}")))?;
+        let sha = engine
             .load(script.lua().as_bytes())
             .map_err(Error::from_reply)?;
         let mut state = ScriptState {
@@ -82,6 +105,7 @@ impl ScriptRunner for LuaScripts {
                 limits: Limits::default(),
                 db: 0,
                 cluster,
+                version,
             },
             read: false,
         };
@@ -89,7 +113,7 @@ impl ScriptRunner for LuaScripts {
             read_only: false,
             time_limit: TIME_LIMIT,
         };
-        match self.engine.run(&sha, keys, args, limits, &mut |call| {
+        match engine.run(&sha, keys, args, limits, &mut |call| {
             script_command(&mut state, call)
         }) {
             Value::Error(text) => Err(Error::from_reply(text)),

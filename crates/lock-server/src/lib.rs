@@ -7,8 +7,9 @@
 //! - Start it in-process on a free port with [`Server::start`], hand [`Server::url`] to
 //!   any client, move time with [`Server::advance`] (or, from another language, the
 //!   `NXLOCK.FASTFORWARD <ms>` command), inject faults through [`Server::db`].
-//! - Replies and error texts follow Redis 7.0, checked command by command against a real
-//!   redis-server by the differential tests.
+//! - Replies and error texts follow Redis 7.0, 7.2 or 7.4 ([`ServerOptions::redis_version`],
+//!   the newest by default), checked command by command against a real redis-server 7.0
+//!   and Valkey 8 by the differential tests.
 //!
 //! # Layout
 //!
@@ -36,7 +37,7 @@ mod state;
 mod table;
 
 pub use double::LuaScripts;
-pub use protocol::version::REDIS_VERSION;
+pub use lock_core::RedisVersion;
 pub use server::Server;
 pub use state::options::{DATABASES, ServerOptions};
 pub use table::FAST_FORWARD;

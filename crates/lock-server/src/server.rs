@@ -39,7 +39,8 @@ impl Server {
     pub async fn start(options: ServerOptions) -> std::io::Result<Server> {
         let listener = TcpListener::bind((options.bind, options.port)).await?;
         let addr = listener.local_addr()?;
-        let lua = Engine::new(table::knows).map_err(std::io::Error::other)?;
+        let lua =
+            Engine::new(options.redis_version, table::knows).map_err(std::io::Error::other)?;
         let shared = Arc::new(Shared::new(options, addr.port(), Box::new(lua)));
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));

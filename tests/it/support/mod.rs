@@ -80,3 +80,18 @@ impl MiniRedis {
         self.task.await.unwrap().unwrap();
     }
 }
+
+/// Where a Valkey 8 build is: `NXLOCK_VALKEY_BIN`, the directory that
+/// `.ci/valkey/build-valkey.sh` prints (`.ci/run` builds it and sets the variable).
+pub fn valkey_server() -> Result<std::path::PathBuf, String> {
+    let dir = std::env::var("NXLOCK_VALKEY_BIN").map_err(|_| {
+        "NXLOCK_VALKEY_BIN is not set (the bin directory of a Valkey 8 build; \
+         .ci/valkey/build-valkey.sh makes one)"
+            .to_string()
+    })?;
+    let binary = std::path::Path::new(&dir).join("valkey-server");
+    match binary.is_file() {
+        true => Ok(binary),
+        false => Err(format!("{} does not exist", binary.display())),
+    }
+}

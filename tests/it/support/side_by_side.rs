@@ -3,6 +3,7 @@
 //! sets) or its choice is random (compared by shape), and remaining times (compared
 //! within a tolerance).
 
+use nxlock::backend::RedisVersion;
 use nxlock::server::{Server, ServerOptions};
 use nxlock::testing::RedisTarget;
 
@@ -35,11 +36,24 @@ pub async fn both_servers(test: &str) -> Option<Servers> {
             return None;
         }
     };
+    let redis_addr = redis.url().trim_start_matches("redis://").to_string();
+    let options = ServerOptions {
+        redis_version: version_of(&redis_addr).await,
+        ..ServerOptions::default()
+    };
     Some(Servers {
-        server: Server::start(ServerOptions::default()).await.unwrap(),
-        redis_addr: redis.url().trim_start_matches("redis://").to_string(),
+        server: Server::start(options).await.unwrap(),
+        redis_addr,
         _redis: redis,
     })
+}
+
+/// The version the server at `addr` answers as, by its `INFO server` (the newest for a
+/// server nxlock has no profile for).
+pub async fn version_of(addr: &str) -> RedisVersion {
+    let mut client = Raw::connect(addr).await;
+    let info = client.command(&["INFO", "server"]).await;
+    RedisVersion::from_info(&String::from_utf8_lossy(&info)).unwrap_or_default()
 }
 
 /// Asserts that two transcripts (ours, then redis-server's) agree step by step.

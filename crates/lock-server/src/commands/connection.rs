@@ -1,11 +1,10 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, CLIENT and RESET. All but
 //! PING and ECHO need the client.
 
-use lock_core::Value;
+use lock_core::{RedisVersion, Value};
 
 use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, wrong_arity};
 use crate::protocol::reply::Protocol;
-use crate::protocol::version::REDIS_VERSION;
 use crate::state::client::Client;
 use crate::state::options::DATABASES;
 use crate::state::shared::Shared;
@@ -32,7 +31,7 @@ pub(crate) fn select_index(index: &[u8], cluster: bool) -> Result<usize, &'stati
 }
 
 /// `PING [message]`: from a client, a pipeline, EXEC or a script alike.
-pub(crate) fn ping(args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn ping(args: &[&[u8]], _: RedisVersion) -> Result<Value, String> {
     match args {
         [_] => Ok(Value::Status("PONG".into())),
         [_, message] => Ok(Value::Data(message.to_vec())),
@@ -41,7 +40,7 @@ pub(crate) fn ping(args: &[&[u8]]) -> Result<Value, String> {
 }
 
 /// `ECHO message`.
-pub(crate) fn echo(args: &[&[u8]]) -> Result<Value, String> {
+pub(crate) fn echo(args: &[&[u8]], _: RedisVersion) -> Result<Value, String> {
     Ok(Value::Data(args[1].to_vec()))
 }
 
@@ -166,7 +165,10 @@ fn hello(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
     let field = |s: &str| Value::Data(s.as_bytes().to_vec());
     Value::Map(vec![
         (field("server"), field("redis")),
-        (field("version"), field(REDIS_VERSION)),
+        (
+            field("version"),
+            field(shared.options.redis_version.release()),
+        ),
         (
             field("proto"),
             Value::Int(if protocol == Protocol::Resp3 { 3 } else { 2 }),

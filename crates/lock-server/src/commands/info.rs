@@ -4,7 +4,6 @@
 
 use lock_memory::{Data, Dump};
 
-use crate::protocol::version::REDIS_VERSION;
 use crate::state::shared::Shared;
 
 /// The sections in Redis's order, and whether plain `INFO` includes each.
@@ -141,7 +140,10 @@ fn section(shared: &Shared, name: &str) -> Fields {
 fn server(shared: &Shared) -> Fields {
     let uptime = shared.started.elapsed().as_secs();
     fields(&[
-        ("redis_version", REDIS_VERSION.into()),
+        (
+            "redis_version",
+            shared.options.redis_version.release().into(),
+        ),
         ("redis_mode", super::cluster::mode(shared).into()),
         (
             "os",

@@ -17,6 +17,7 @@ pub(crate) mod keys;
 pub(crate) mod lists;
 pub(crate) mod pubsub;
 pub(crate) mod pubsub_command;
+pub(crate) mod replication;
 pub(crate) mod sets;
 pub(crate) mod sorted_sets;
 pub(crate) mod strings;

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lock_core::Value;
+use lock_core::{RedisVersion, Value};
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
 
 use crate::state::scripts::{CallCommand, RunLimits, ScriptEngine};
@@ -62,14 +62,18 @@ fn sha1_hex(bytes: &[u8]) -> String {
 }
 
 impl Engine {
-    /// A fresh interpreter with the sealed environment; `knows` says whether the server
-    /// has a command of a given name (`redis.acl_check_cmd`).
-    pub(crate) fn new(knows: fn(&[u8]) -> bool) -> mlua::Result<Engine> {
+    /// A fresh interpreter with the sealed environment, answering as Redis `version`;
+    /// `knows` says whether a server of a version has a command of a given name
+    /// (`redis.acl_check_cmd`).
+    pub(crate) fn new(
+        version: RedisVersion,
+        knows: fn(RedisVersion, &[u8]) -> bool,
+    ) -> mlua::Result<Engine> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
         let resp = Arc::new(AtomicU8::new(2));
         libs::install(&lua)?;
-        redis_table::install(&lua, resp.clone(), knows)?;
+        redis_table::install(&lua, resp.clone(), version, knows)?;
         let sandbox = sandbox::Sandbox::build(&lua)?;
         Ok(Engine {
             state: Mutex::new(State {

@@ -9,7 +9,7 @@ use mlua::{Function, Lua, Table, Value as LuaValue, Variadic};
 
 use super::raise::{self, Raising};
 
-use crate::protocol::version::{REDIS_VERSION, REDIS_VERSION_NUM};
+use lock_core::RedisVersion;
 
 /// Sets `redis.<name>` to a function that raises what `implementation` reports as failed.
 fn install_raising(
@@ -43,11 +43,13 @@ fn number(lua: &Lua, value: &LuaValue) -> Option<f64> {
     lua.coerce_number(value.clone()).ok().flatten()
 }
 
-/// Creates the global `redis` table; `resp` is where `setresp` records its choice.
+/// Creates the global `redis` table; `resp` is where `setresp` records its choice,
+/// `version` the Redis version scripts see.
 pub(crate) fn install(
     lua: &Lua,
     resp: Arc<AtomicU8>,
-    knows: fn(&[u8]) -> bool,
+    version: RedisVersion,
+    knows: fn(RedisVersion, &[u8]) -> bool,
 ) -> mlua::Result<()> {
     let redis = lua.create_table()?;
     for (name, value) in [
@@ -60,11 +62,11 @@ pub(crate) fn install(
         ("REPL_SLAVE", 2),
         ("REPL_REPLICA", 2),
         ("REPL_ALL", 3),
-        ("REDIS_VERSION_NUM", REDIS_VERSION_NUM),
     ] {
         redis.raw_set(name, value)?;
     }
-    redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
+    redis.raw_set("REDIS_VERSION_NUM", version.release_number())?;
+    redis.raw_set("REDIS_VERSION", version.release())?;
     install_raising(
         lua,
         &redis,
@@ -155,7 +157,7 @@ pub(crate) fn install(
         lua.create_function(move |lua, (args, count): (Table, usize)| {
             let args = raise::arguments(&args, count)?;
             let name = args.first().and_then(super::convert::argument);
-            match name.filter(|name| knows(name)) {
+            match name.filter(|name| knows(version, name)) {
                 Some(_) => fine(LuaValue::Boolean(true)),
                 None if args.is_empty() => raise(
                     lua,

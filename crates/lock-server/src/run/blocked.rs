@@ -2,10 +2,10 @@
 //! clients blocked there (oldest first) run their command again, and those it now finds
 //! something for get their reply.
 
-use lock_core::Value;
+use lock_core::{RedisVersion, Value};
 
 use super::keyspace;
-use crate::commands::lists;
+use crate::commands::{lists, replication};
 use crate::protocol::reply::Protocol;
 use crate::protocol::request::Request;
 use crate::state::shared::Shared;
@@ -47,6 +47,30 @@ pub(crate) fn found_nothing(reply: &Value) -> bool {
     matches!(reply, Value::Nil | Value::NilArray)
 }
 
+/// Whether a blocking command that answered `reply` waits (when it may): a list command
+/// that found nothing, or a WAIT or WAITAOF that asked for a replica's acknowledgement
+/// (no replica ever gives one here).
+pub(crate) fn waits(request: &Request, reply: &Value, now_ms: i64, version: RedisVersion) -> bool {
+    let args: Vec<&[u8]> = request.args.iter().map(Vec::as_slice).collect();
+    match replication::waiting(&args, now_ms, version) {
+        Some(wait) => wait.needs_replicas && !matches!(reply, Value::Error(_)),
+        None => found_nothing(reply),
+    }
+}
+
+/// How long a blocked `request` waits, in milliseconds (0: for ever), and what it answers
+/// when that time ends.
+pub(crate) fn timeout(request: &Request, now_ms: i64, version: RedisVersion) -> (u64, Value) {
+    let args: Vec<&[u8]> = request.args.iter().map(Vec::as_slice).collect();
+    if let Some(wait) = replication::waiting(&args, now_ms, version) {
+        return (wait.timeout_ms, wait.reply);
+    }
+    // The first try checked the timeout; nothing else can make it invalid since.
+    let ms = lists::blocking_timeout(lists::timeout_arg(&request.args), now_ms).unwrap_or(0);
+    // What every blocking list command answers on timeout.
+    (ms, Value::NilArray)
+}
+
 /// Serves the waiters of database `db`, oldest first, while their lists have elements.
 async fn serve_line(shared: &Shared, db: usize) {
     let mut line = shared.blocked.line().await;
@@ -58,6 +82,18 @@ async fn serve_line(shared: &Shared, db: usize) {
         }
         let tried = keyspace::retry_blocked(shared, db, &waiter.request, waiter.protocol).await;
         let reply = match tried {
+            // A WAIT: no push brings it a replica.
+            Ok((reply, _))
+                if waits(
+                    &waiter.request,
+                    &reply,
+                    shared.clock.now_ms(),
+                    shared.options.redis_version,
+                ) =>
+            {
+                index += 1;
+                continue;
+            }
             // The source has an element, but the destination of a BLMOVE is not a
             // list: the client gets WRONGTYPE and stops waiting; the element stays.
             Ok((reply @ Value::Error(_), true)) => reply,

@@ -69,7 +69,12 @@ pub(crate) async fn execute(
                 reply
                     if may_block
                         && command.flags.has(Flags::BLOCKING)
-                        && blocked::found_nothing(&reply) =>
+                        && blocked::waits(
+                            &request,
+                            &reply,
+                            shared.clock.now_ms(),
+                            shared.options.redis_version,
+                        ) =>
                 {
                     Reply::Block(request)
                 }

@@ -25,7 +25,7 @@ pub(crate) fn run(
     }
     let reply = match command.kind {
         Kind::Keyspace(execute) => execute(store, args, context),
-        Kind::Reply(answer) => answer(args),
+        Kind::Reply(answer) => answer(args, context.version),
         _ => return Value::Error("ERR unknown command".into()),
     };
     if touches(command) {
@@ -73,6 +73,7 @@ pub(crate) fn context(shared: &Shared, db: usize, protocol: Protocol) -> Context
         limits: shared.config.limits(),
         db,
         cluster: shared.options.cluster,
+        version: shared.options.redis_version,
     }
 }
 
@@ -87,7 +88,8 @@ pub(crate) async fn one(
     let command = table::command(request.command);
     if let Kind::Reply(answer) = command.kind {
         let args: Vec<&[u8]> = request.args.iter().map(Vec::as_slice).collect();
-        return Ok(answer(&args).unwrap_or_else(Value::Error));
+        let version = shared.options.redis_version;
+        return Ok(answer(&args, version).unwrap_or_else(Value::Error));
     }
     if spans_databases(&request.args, db) {
         return across(shared, db, request, protocol).await;

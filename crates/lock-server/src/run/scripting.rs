@@ -100,7 +100,8 @@ pub(crate) struct ScriptState<'a, 'd> {
 /// scripts, cluster slots, writes), then run on the keyspace.
 pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<'_>) -> Value {
     let args = call.args;
-    let Some(command) = table::named(&args[0]) else {
+    let version = script.context.version;
+    let Some(command) = table::named_in(version, &args[0]) else {
         return error("ERR Unknown Redis command called from script");
     };
     if !command.arity_ok(args.len()) {
@@ -116,7 +117,7 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
             Some(_) => {}
         }
     }
-    if command.flags.has(Flags::NOSCRIPT) {
+    if command.refused_in_scripts(version) {
         return error("ERR This Redis command is not allowed from script");
     }
     // As in Redis 7, SELECT moves the script to another database, not its client.
@@ -136,7 +137,9 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
         ));
     }
     if script.context.cluster && command_keys::cross_slot(command, args) {
-        return error(command_keys::NON_LOCAL);
+        // Redis 7.4 names the command; earlier versions do not.
+        let refusal = script.context.version.cross_slot_in_script(command.name);
+        return error(refusal.message());
     }
     if call.read_only && command.flags.has(Flags::WRITE) {
         return error("ERR Write commands are not allowed from read-only scripts.");

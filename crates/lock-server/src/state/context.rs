@@ -1,5 +1,7 @@
 //! What a keyspace command knows besides its arguments.
 
+use lock_core::RedisVersion;
+
 use super::config::Limits;
 use crate::protocol::reply::Protocol;
 
@@ -16,4 +18,6 @@ pub(crate) struct Context {
     pub(crate) db: usize,
     /// Whether the server holds to Redis Cluster's rules (scripts check their commands).
     pub(crate) cluster: bool,
+    /// The Redis version the server answers as.
+    pub(crate) version: RedisVersion,
 }

@@ -3,6 +3,8 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+use lock_core::RedisVersion;
+
 /// Redis's 16 databases (`SELECT 0` … `SELECT 15`).
 pub const DATABASES: usize = 16;
 
@@ -25,6 +27,11 @@ pub struct ServerOptions {
     /// command's (or one transaction's) keys in two slots, a script's command spanning
     /// slots refused, `SELECT` of another database refused. Default off.
     pub cluster: bool,
+    /// The Redis version the server answers as: which commands exist (`WAITAOF` from
+    /// 7.2), which scripts may call, the version `INFO`, `HELLO` and scripts report, and
+    /// the texts that changed ([`RedisVersion`] lists every difference). Default: the
+    /// newest.
+    pub redis_version: RedisVersion,
 }
 
 impl Default for ServerOptions {
@@ -36,6 +43,7 @@ impl Default for ServerOptions {
             max_clients: 10_000,
             script_time_limit: Duration::from_secs(5),
             cluster: false,
+            redis_version: RedisVersion::default(),
         }
     }
 }

@@ -8,9 +8,6 @@ use crate::protocol::request::Request;
 
 /// `CROSSSLOT`, Redis Cluster's refusal of one command's keys in two slots.
 pub(crate) const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
-/// A script's command whose keys are not all in one slot this node serves.
-pub(crate) const NON_LOCAL: &str =
-    "ERR Script attempted to access a non local key in a cluster node";
 
 /// The keys a command names, where Redis's key positions say they are (EVAL and
 /// EVALSHA: their `numkeys` keys).

@@ -1,14 +1,15 @@
-//! `COMMAND`, `COMMAND COUNT|INFO|DOCS|LIST`: the server's command table as Redis 7.0
-//! describes its own. Names, arity and key positions come from [`TABLE`]; flags and ACL
-//! categories are Redis's own descriptions of the same commands
-//! ([`redis_commands`](super::redis_commands)); subcommands are those this server runs.
-//! Tips, key specifications and docs are left empty.
+//! `COMMAND`, `COMMAND COUNT|INFO|DOCS|LIST`: the server's command table as the Redis
+//! version it answers as describes its own. Names, arity and key positions come from
+//! [`TABLE`]; flags and ACL categories are Redis's own descriptions of the same commands
+//! ([`redis_commands`](super::redis_commands), from 7.0, and [`CHANGED`] since);
+//! subcommands are those this server runs. Tips, key specifications and docs are left
+//! empty.
 
-use lock_core::Value;
+use lock_core::{RedisVersion, Value};
 use lock_memory::glob_match;
 
 use super::redis_commands::{DESCRIBED, Described};
-use super::{Command, Flags, Kind, TABLE, named};
+use super::{Command, Flags, Kind, TABLE, named_in};
 use crate::protocol::args::{SYNTAX_ERROR, wrong_arity};
 
 fn status(text: &str) -> Value {
@@ -38,7 +39,65 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
     ("script", &["exists", "flush", "load"]),
 ];
 
-/// How Redis describes `name` (a command, or `container|sub`).
+/// The descriptions that changed after Redis 7.0, each with the version it is from
+/// (read off the `src/commands/*.json` of Redis 7.2 and 7.4, and Valkey 8's COMMAND
+/// INFO).
+static CHANGED: &[(RedisVersion, Described)] = &[
+    (
+        RedisVersion::V7_2,
+        Described {
+            name: "wait",
+            arity: 3,
+            flags: &[],
+            keys: (0, 0, 0),
+            categories: &["@slow", "@connection"],
+        },
+    ),
+    (
+        RedisVersion::V7_2,
+        Described {
+            name: "waitaof",
+            arity: 4,
+            flags: &["noscript"],
+            keys: (0, 0, 0),
+            categories: &["@slow", "@connection"],
+        },
+    ),
+    (
+        RedisVersion::V7_4,
+        Described {
+            name: "wait",
+            arity: 3,
+            flags: &["blocking"],
+            keys: (0, 0, 0),
+            categories: &["@slow", "@blocking", "@connection"],
+        },
+    ),
+    (
+        RedisVersion::V7_4,
+        Described {
+            name: "waitaof",
+            arity: 4,
+            flags: &["blocking"],
+            keys: (0, 0, 0),
+            categories: &["@slow", "@blocking", "@connection"],
+        },
+    ),
+];
+
+/// How Redis `version` describes `name` (a command, or `container|sub`).
+fn described_in(version: RedisVersion, name: &str) -> Option<&'static Described> {
+    let changed = CHANGED
+        .iter()
+        .rev()
+        .find(|(since, described)| *since <= version && described.name == name);
+    match changed {
+        Some((_, described)) => Some(described),
+        None => described(name),
+    }
+}
+
+/// How Redis 7.0 describes `name` (a command, or `container|sub`).
 fn described(name: &str) -> Option<&'static Described> {
     DESCRIBED
         .binary_search_by(|entry| entry.name.cmp(name))
@@ -63,36 +122,53 @@ pub(crate) fn reads_keys(name: &str) -> bool {
     described(name).is_some_and(|d| d.flags.contains(&"readonly") && !d.flags.contains(&"pubsub"))
 }
 
+/// The commands a server answering as `version` has.
+fn commands_of(version: RedisVersion) -> impl Iterator<Item = &'static Command> {
+    TABLE
+        .iter()
+        .filter(move |command| command.exists_in(version))
+}
+
 /// Every name `COMMAND LIST` gives: the commands, then each one's subcommands.
-fn every_name() -> impl Iterator<Item = (&'static str, Option<&'static Described>)> {
-    TABLE.iter().flat_map(|command| {
-        std::iter::once((command.name, described(command.name)))
+fn every_name(
+    version: RedisVersion,
+) -> impl Iterator<Item = (&'static str, Option<&'static Described>)> {
+    commands_of(version).flat_map(move |command| {
+        std::iter::once((command.name, described_in(version, command.name)))
             .chain(subcommands(command.name).map(|sub| (sub.name, Some(sub))))
     })
 }
 
-/// Runs `COMMAND [subcommand …]`: its reply depends on its arguments and the table alone.
-pub(crate) fn command(args: &[&[u8]]) -> Result<Value, String> {
-    Ok(command_reply(args))
+/// Runs `COMMAND [subcommand …]`: its reply depends on its arguments, the table and the
+/// version alone.
+pub(crate) fn command(args: &[&[u8]], version: RedisVersion) -> Result<Value, String> {
+    Ok(command_reply(args, version))
 }
 
-fn command_reply(args: &[&[u8]]) -> Value {
+fn command_reply(args: &[&[u8]], version: RedisVersion) -> Value {
+    let info = |command: &Command| info(command, version);
     let Some(sub) = args.get(1) else {
-        return Value::Array(TABLE.iter().map(info).collect());
+        return Value::Array(commands_of(version).map(info).collect());
     };
     let sub = String::from_utf8_lossy(sub).to_ascii_lowercase();
     match sub.as_str() {
-        "count" if args.len() == 2 => Value::Int(TABLE.len() as i64),
+        "count" if args.len() == 2 => Value::Int(commands_of(version).count() as i64),
         "info" => Value::Array(if args.len() == 2 {
-            TABLE.iter().map(info).collect()
+            commands_of(version).map(info).collect()
         } else {
-            args[2..].iter().map(|name| info_by_name(name)).collect()
+            args[2..]
+                .iter()
+                .map(|name| info_by_name(name, version))
+                .collect()
         }),
         "docs" => {
             let named: Vec<&Command> = if args.len() == 2 {
-                TABLE.iter().collect()
+                commands_of(version).collect()
             } else {
-                args[2..].iter().filter_map(|name| named(name)).collect()
+                args[2..]
+                    .iter()
+                    .filter_map(|name| named_in(version, name))
+                    .collect()
             };
             Value::Map(
                 named
@@ -102,14 +178,14 @@ fn command_reply(args: &[&[u8]]) -> Value {
             )
         }
         "list" => match &args[2..] {
-            [] => names(|_, _| true),
+            [] => names(version, |_, _| true),
             [filter, by, value] if filter.eq_ignore_ascii_case(b"filterby") => {
                 let value = value.to_ascii_lowercase();
                 match by.to_ascii_lowercase().as_slice() {
-                    b"pattern" => names(|name, _| glob_match(&value, name.as_bytes())),
+                    b"pattern" => names(version, |name, _| glob_match(&value, name.as_bytes())),
                     b"aclcat" => {
                         let category = [b"@".as_slice(), &value].concat();
-                        names(|_, described| {
+                        names(version, |_, described| {
                             described.is_some_and(|d| {
                                 d.categories.iter().any(|c| c.as_bytes() == category)
                             })
@@ -130,9 +206,9 @@ fn command_reply(args: &[&[u8]]) -> Value {
     }
 }
 
-fn names(keep: impl Fn(&str, Option<&Described>) -> bool) -> Value {
+fn names(version: RedisVersion, keep: impl Fn(&str, Option<&Described>) -> bool) -> Value {
     Value::Array(
-        every_name()
+        every_name(version)
             .filter(|(name, described)| keep(name, *described))
             .map(|(name, _)| Value::Data(name.into()))
             .collect(),
@@ -140,10 +216,12 @@ fn names(keep: impl Fn(&str, Option<&Described>) -> bool) -> Value {
 }
 
 /// `COMMAND INFO name`: a command, or `container|sub` for a subcommand this server runs.
-fn info_by_name(name: &[u8]) -> Value {
+fn info_by_name(name: &[u8], version: RedisVersion) -> Value {
     let name = String::from_utf8_lossy(name).to_ascii_lowercase();
     match name.split_once('|') {
-        None => named(name.as_bytes()).map_or(Value::Nil, info),
+        None => {
+            named_in(version, name.as_bytes()).map_or(Value::Nil, |command| info(command, version))
+        }
         Some((container, _)) => subcommands(container)
             .find(|sub| sub.name == name)
             .map_or(Value::Nil, sub_info),
@@ -162,7 +240,7 @@ pub(crate) fn key_positions(command: &Command) -> (i64, i64, i64) {
         | "brpoplpush" => (1, 2, 1),
         "blpop" | "brpop" => (1, -2, 1),
         "keys" | "scan" | "randomkey" | "dbsize" | "time" | "publish" | "flushdb" | "lmpop"
-        | "blmpop" | "sintercard" => (0, 0, 0),
+        | "blmpop" | "sintercard" | "wait" | "waitaof" => (0, 0, 0),
         name if CONTAINERS.contains(&name) => (0, 0, 0),
         _ if matches!(command.kind, Kind::Keyspace(_)) => (1, 1, 1),
         _ => (0, 0, 0),
@@ -177,9 +255,9 @@ const CONTAINERS: &[&str] = &[
 
 /// One command's `COMMAND INFO` entry: Redis's flags and categories for it, or (for this
 /// server's own commands) flags from its table.
-fn info(command: &Command) -> Value {
+fn info(command: &Command, version: RedisVersion) -> Value {
     let (first, last, step) = key_positions(command);
-    let (flags, categories) = match described(command.name) {
+    let (flags, categories) = match described_in(version, command.name) {
         Some(described) => (described.flags.to_vec(), described.categories.to_vec()),
         None => (own_flags(command), Vec::new()),
     };
@@ -251,7 +329,7 @@ mod tests {
     fn behaviour_flags_agree_with_redis_descriptions() {
         let mut wrong = Vec::new();
         for command in TABLE {
-            let Some(described) = described(command.name) else {
+            let Some(described) = described_in(command.since, command.name) else {
                 assert!(
                     command.name.starts_with("nxlock."),
                     "{} is not Redis's",
@@ -275,6 +353,11 @@ mod tests {
                 // PUBLISH is refused in read-only scripts although Redis marks it
                 // pubsub, not write.
                 if command.name == "publish" && name == "write" {
+                    continue;
+                }
+                // WAIT and WAITAOF block although Redis 7.0 and 7.2 do not say so (7.4
+                // does).
+                if matches!(command.name, "wait" | "waitaof") && name == "blocking" {
                     continue;
                 }
                 if command.flags.has(flag) != described.flags.contains(&name) {

@@ -11,13 +11,13 @@ pub(crate) mod redis_commands;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use lock_core::Value;
+use lock_core::{RedisVersion, Value};
 use lock_memory::Keyspace;
 
 use crate::commands::admin::{self, Admin as A};
 use crate::commands::connection::{self, Connection as S};
 use crate::commands::pubsub::{self, PubSub as P};
-use crate::commands::{expiry, hashes, keys, lists, sets, sorted_sets, strings};
+use crate::commands::{expiry, hashes, keys, lists, replication, sets, sorted_sets, strings};
 use crate::protocol::request::CommandId;
 use crate::state::context::Context;
 
@@ -25,8 +25,9 @@ use crate::state::context::Context;
 /// client, a pipeline step, EXEC or `redis.call`. `Err` is the error reply's text.
 pub(crate) type KeyspaceFn = fn(&mut dyn Keyspace, &[&[u8]], Context) -> Result<Value, String>;
 
-/// A command whose reply depends on its arguments alone (PING, ECHO).
-pub(crate) type ReplyFn = fn(&[&[u8]]) -> Result<Value, String>;
+/// A command whose reply depends on its arguments alone (PING, ECHO), and on the Redis
+/// version the server answers as (COMMAND).
+pub(crate) type ReplyFn = fn(&[&[u8]], RedisVersion) -> Result<Value, String>;
 
 /// Where a command runs.
 #[derive(Clone, Copy, Debug)]
@@ -111,6 +112,11 @@ pub(crate) struct Command {
     pub(crate) arity: i32,
     pub(crate) flags: Flags,
     pub(crate) kind: Kind,
+    /// The first Redis version that has it.
+    pub(crate) since: RedisVersion,
+    /// From which version scripts may call it, where that changed (`WAIT`: 7.2); before,
+    /// it is refused as [`Flags::NOSCRIPT`] commands are. `None`: its flags decide.
+    pub(crate) scripts_from: Option<RedisVersion>,
 }
 
 impl Command {
@@ -121,6 +127,36 @@ impl Command {
             argc == self.arity
         } else {
             argc >= -self.arity
+        }
+    }
+
+    /// Whether a server answering as `version` has it.
+    pub(crate) fn exists_in(&self, version: RedisVersion) -> bool {
+        version >= self.since
+    }
+
+    /// Whether scripts of a server answering as `version` are refused it ("This Redis
+    /// command is not allowed from script").
+    pub(crate) fn refused_in_scripts(&self, version: RedisVersion) -> bool {
+        match self.scripts_from {
+            Some(from) => version < from,
+            None => self.flags.has(Flags::NOSCRIPT),
+        }
+    }
+
+    /// The same command, new in `version`.
+    const fn since(self, version: RedisVersion) -> Command {
+        Command {
+            since: version,
+            ..self
+        }
+    }
+
+    /// The same command, which scripts may call from `version` on.
+    const fn in_scripts_from(self, version: RedisVersion) -> Command {
+        Command {
+            scripts_from: Some(version),
+            ..self
         }
     }
 
@@ -137,6 +173,8 @@ const fn entry(name: &'static str, arity: i32, flags: Flags, kind: Kind) -> Comm
         arity,
         flags,
         kind,
+        since: RedisVersion::V7_0,
+        scripts_from: None,
     }
 }
 
@@ -200,6 +238,24 @@ pub(crate) static TABLE: &[Command] = &[
     entry("flushall", -1, W, Kind::Admin(A::FlushAll)),
     keyspace("time", 1, R, keys::time),
     entry(FAST_FORWARD, 2, R, Kind::Admin(A::FastForward)),
+    // Replication: the server has no replicas and no AOF, so these answer at once or
+    // when their timeout ends. Redis 7.0 refuses WAIT in scripts; 7.2 added WAITAOF, which
+    // scripts may call from 7.4.
+    keyspace(
+        "wait",
+        3,
+        R.with(Flags::BLOCKING).with(NS),
+        replication::wait,
+    )
+    .in_scripts_from(RedisVersion::V7_2),
+    keyspace(
+        "waitaof",
+        4,
+        R.with(Flags::BLOCKING).with(NS),
+        replication::waitaof,
+    )
+    .since(RedisVersion::V7_2)
+    .in_scripts_from(RedisVersion::V7_4),
     // Strings.
     keyspace("get", 2, R, strings::get),
     keyspace("set", -3, W, strings::set),
@@ -397,7 +453,13 @@ static BY_NAME: LazyLock<HashMap<&'static [u8], CommandId>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The command named `name`, in any case: the one lookup of a request.
+/// The command named `name`, in any case, if a server answering as `version` has it:
+/// the one lookup of a request.
+pub(crate) fn lookup_in(version: RedisVersion, name: &[u8]) -> Option<CommandId> {
+    lookup(name).filter(|id| command(*id).exists_in(version))
+}
+
+/// The command named `name`, in any case, of every version.
 pub(crate) fn lookup(name: &[u8]) -> Option<CommandId> {
     // Every request looks its name up: lower-case it on the stack, not the heap.
     let mut lower = [0u8; 32];
@@ -413,14 +475,15 @@ pub(crate) fn command(id: CommandId) -> &'static Command {
     &TABLE[usize::from(id.0)]
 }
 
-/// The command named `name`, in any case.
-pub(crate) fn named(name: &[u8]) -> Option<&'static Command> {
-    lookup(name).map(command)
+/// The command named `name`, in any case, if a server answering as `version` has it.
+pub(crate) fn named_in(version: RedisVersion, name: &[u8]) -> Option<&'static Command> {
+    lookup_in(version, name).map(command)
 }
 
-/// Whether the server knows a command named `name` (`redis.acl_check_cmd`).
-pub(crate) fn knows(name: &[u8]) -> bool {
-    lookup(name).is_some()
+/// Whether a server answering as `version` knows a command named `name`
+/// (`redis.acl_check_cmd`).
+pub(crate) fn knows(version: RedisVersion, name: &[u8]) -> bool {
+    lookup_in(version, name).is_some()
 }
 
 #[cfg(test)]

@@ -142,7 +142,15 @@ fn the_command_table_is_looked_up_by_name_only_where_commands_arrive() {
             continue;
         }
         let code = code(path);
-        let count = code.matches("table::lookup(").count() + code.matches("table::named(").count();
+        let count = [
+            "table::lookup(",
+            "table::lookup_in(",
+            "table::named(",
+            "table::named_in(",
+        ]
+        .iter()
+        .map(|call| code.matches(call).count())
+        .sum::<usize>();
         if count > 0 {
             lookups.push((file.to_string_lossy().replace('\\', "/"), count));
         }

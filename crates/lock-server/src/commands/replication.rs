@@ -1,0 +1,163 @@
+//! WAIT and WAITAOF on a server that has no replicas and no append-only file: they answer
+//! as a lone Redis primary with `appendonly no` does. Asked for no acknowledgement, they
+//! answer at once; asked for a replica's, they wait out their timeout (for ever with 0),
+//! as Redis does when no replica answers, and then report none.
+
+use lock_core::{RedisVersion, Value};
+use lock_memory::Keyspace;
+
+use crate::protocol::args::{NOT_AN_INTEGER, integer};
+use crate::state::context::Context;
+
+/// What a WAIT or WAITAOF whose arguments are valid waits for.
+pub(crate) struct Wait {
+    /// Milliseconds; 0 waits for ever.
+    pub(crate) timeout_ms: u64,
+    /// Whether it waits at all: some replica's acknowledgement was asked for.
+    pub(crate) needs_replicas: bool,
+    /// Its reply, at once or when the timeout ends: no replica and no local fsync
+    /// acknowledged.
+    pub(crate) reply: Value,
+}
+
+/// `WAIT numreplicas timeout`.
+pub(crate) fn wait(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    parse_wait(args, store.now_ms(), context.version).map(|wait| wait.reply)
+}
+
+/// `WAITAOF numlocal numreplicas timeout` (Redis 7.2 and later).
+pub(crate) fn waitaof(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    parse_waitaof(args, store.now_ms(), context.version).map(|wait| wait.reply)
+}
+
+/// A WAIT or WAITAOF request (its name in `args[0]`) as it waits on a server answering
+/// as `version`; `None` for any other command, or one whose arguments are refused.
+pub(crate) fn waiting(args: &[&[u8]], now_ms: i64, version: RedisVersion) -> Option<Wait> {
+    let name = args.first()?.to_ascii_lowercase();
+    match name.as_slice() {
+        b"wait" if args.len() == 3 => parse_wait(args, now_ms, version).ok(),
+        b"waitaof" if args.len() == 4 => parse_waitaof(args, now_ms, version).ok(),
+        _ => None,
+    }
+}
+
+/// Checked in Redis's order: the count, then the timeout.
+fn parse_wait(args: &[&[u8]], now_ms: i64, version: RedisVersion) -> Result<Wait, String> {
+    let replicas = integer(args[1]).ok_or(NOT_AN_INTEGER)?;
+    let timeout_ms = timeout(args[2], now_ms, version)?;
+    Ok(Wait {
+        timeout_ms,
+        needs_replicas: replicas > 0,
+        reply: Value::Int(0),
+    })
+}
+
+/// Checked in Redis 7.2's order: the local count (0 or 1), the replica count, the
+/// timeout, then whether a local fsync can be waited for at all.
+fn parse_waitaof(args: &[&[u8]], now_ms: i64, version: RedisVersion) -> Result<Wait, String> {
+    let local = integer(args[1]).ok_or(NOT_AN_INTEGER)?;
+    if !(0..=1).contains(&local) {
+        return Err("ERR value is out of range, value must between 0 and 1".into());
+    }
+    let replicas = integer(args[2])
+        .filter(|n| *n >= 0)
+        .ok_or("ERR value is out of range, must be positive")?;
+    let timeout_ms = timeout(args[3], now_ms, version)?;
+    if local > 0 {
+        return Err(
+            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.".into(),
+        );
+    }
+    Ok(Wait {
+        timeout_ms,
+        needs_replicas: replicas > 0,
+        reply: Value::Array(vec![Value::Int(0), Value::Int(0)]),
+    })
+}
+
+/// A timeout in whole milliseconds, as Redis's `getTimeoutFromObjectOrReply` reads one
+/// for WAIT: an integer, not negative. One so large that now plus it overflows is
+/// refused from 7.2; Redis 7.0 adds it anyway, and the deadline it wraps to has passed,
+/// so the wait ends at once (1 ms here).
+fn timeout(arg: &[u8], now_ms: i64, version: RedisVersion) -> Result<u64, String> {
+    let ms = integer(arg).ok_or("ERR timeout is not an integer or out of range")?;
+    if ms < 0 {
+        return Err("ERR timeout is negative".into());
+    }
+    if ms > 0 && ms > i64::MAX - now_ms {
+        return match version {
+            RedisVersion::V7_0 => Ok(1),
+            _ => Err("ERR timeout is out of range".into()),
+        };
+    }
+    Ok(ms.unsigned_abs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    /// Replies read off Valkey 8.0.1 (`appendonly no`, no replicas).
+    #[test]
+    fn arguments_are_refused_with_redis_texts() {
+        let refused = |line: &str| -> String {
+            let a = args(line);
+            let parsed = if a[0] == b"WAIT" {
+                parse_wait(&a, 1_000, RedisVersion::V7_2)
+            } else {
+                parse_waitaof(&a, 1_000, RedisVersion::V7_2)
+            };
+            parsed.err().unwrap_or_default()
+        };
+        assert_eq!(refused("WAIT a 0"), NOT_AN_INTEGER);
+        assert_eq!(refused("WAIT 0 -1"), "ERR timeout is negative");
+        assert_eq!(
+            refused("WAIT 0 a"),
+            "ERR timeout is not an integer or out of range"
+        );
+        assert_eq!(
+            refused("WAIT 0 9223372036854775807"),
+            "ERR timeout is out of range"
+        );
+        assert_eq!(
+            refused("WAITAOF 2 0 0"),
+            "ERR value is out of range, value must between 0 and 1"
+        );
+        assert_eq!(refused("WAITAOF a 0 0"), NOT_AN_INTEGER);
+        assert_eq!(
+            refused("WAITAOF 0 a 0"),
+            "ERR value is out of range, must be positive"
+        );
+        assert_eq!(refused("WAITAOF 0 0 -1"), "ERR timeout is negative");
+        assert_eq!(
+            refused("WAITAOF 1 0 0"),
+            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
+        );
+        let newest = RedisVersion::V7_4;
+        let wait = waiting(&args("WAIT -1 0"), 0, newest).unwrap();
+        assert!(!wait.needs_replicas);
+        let wait = waiting(&args("waitaof 0 1 250"), 0, newest).unwrap();
+        assert!(wait.needs_replicas && wait.timeout_ms == 250);
+        assert!(waiting(&args("GET k"), 0, newest).is_none());
+        // Redis 7.0 overflows the deadline instead, which has then passed.
+        let huge = args("WAIT 1 9223372036854775807");
+        assert_eq!(
+            waiting(&huge, 1_000, RedisVersion::V7_0)
+                .unwrap()
+                .timeout_ms,
+            1
+        );
+    }
+}
