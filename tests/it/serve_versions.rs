@@ -48,6 +48,10 @@ const SHARED: &[&str] = &[
     "EXEC",
     "EVAL if redis.call('GET',KEYS[1])==ARGV[1] then return redis.call('DEL',KEYS[1]) end return false 1 lock token-1",
     "GET lock",
+    "CLIENT SETINFO LIB-NAME nxlock-test",
+    "CLIENT SETINFO lib-ver 1.2.3",
+    "CLIENT SETINFO foo x",
+    "CLIENT SETINFO LIB-NAME",
 ];
 
 /// Scripts calling WAITAOF: refused by 7.2, allowed from 7.4 (and by Valkey 8).
@@ -132,6 +136,31 @@ fn described(reply: &[u8]) -> Vec<Resp> {
         .collect()
 }
 
+/// The field names of `CLIENT INFO`, and its `lib-name` and `lib-ver` fields, after a
+/// `CLIENT SETINFO` of each where the server has it.
+async fn client_fields(addr: &str) -> (Vec<String>, Vec<String>) {
+    let mut client = Raw::connect(addr).await;
+    client
+        .command(&["CLIENT", "SETINFO", "LIB-NAME", "nxlock-test"])
+        .await;
+    client
+        .command(&["CLIENT", "SETINFO", "LIB-VER", "1.2.3"])
+        .await;
+    let info = String::from_utf8_lossy(&client.command(&["CLIENT", "INFO"]).await).into_owned();
+    let fields: Vec<&str> = info.lines().nth(1).unwrap_or_default().split(' ').collect();
+    let names = fields
+        .iter()
+        .filter_map(|f| f.split_once('='))
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let library = fields
+        .iter()
+        .filter(|f| f.starts_with("lib-"))
+        .map(|f| f.to_string())
+        .collect();
+    (names, library)
+}
+
 async fn serve(version: RedisVersion) -> Server {
     let options = ServerOptions {
         redis_version: version,
@@ -159,6 +188,9 @@ async fn the_7_0_profile_answers_as_redis_7_0() {
     requests.extend(WAITAOF_IN_SCRIPTS);
     let compared = compare(&ours, &theirs, &requests, true, "7.0: ").await;
     assert_eq!(compared, SHARED.len() + WAITAOF_IN_SCRIPTS.len() + 1);
+    let (ours, theirs) = (client_fields(&ours).await, client_fields(&theirs).await);
+    assert_eq!(ours, theirs, "CLIENT INFO's fields");
+    assert!(ours.1.is_empty(), "7.0 has no lib-name: {ours:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -193,6 +225,13 @@ async fn the_7_2_profile_answers_as_valkey_8() {
         "7.4 against Valkey 8: ",
     )
     .await;
+    // CLIENT LIST's fields: 7.4's (with `watch`), and Valkey's own byte counters.
+    let (ours, library) = client_fields(&newest.addr().to_string()).await;
+    let (mut valkeys, valkey_library) = client_fields(&theirs).await;
+    valkeys.retain(|name| !["tot-net-in", "tot-net-out", "tot-cmds"].contains(&name.as_str()));
+    assert_eq!(ours, valkeys, "CLIENT INFO's fields");
+    assert_eq!(library, valkey_library);
+    assert_eq!(library, ["lib-name=nxlock-test", "lib-ver=1.2.3"]);
 }
 
 /// Without any real server: what each profile answers where they differ, from the

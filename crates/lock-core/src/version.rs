@@ -101,6 +101,12 @@ impl RedisVersion {
         self >= RedisVersion::V7_2
     }
 
+    /// Whether `CLIENT SETINFO` exists, and `CLIENT LIST` shows `lib-name` and `lib-ver`
+    /// (7.2 and later).
+    pub fn has_setinfo(self) -> bool {
+        self >= RedisVersion::V7_2
+    }
+
     /// What a cluster node answers when one command inside a script (`command`, in
     /// lower case, as Redis names it) names keys of two slots.
     pub fn cross_slot_in_script(self, command: &str) -> Error {

@@ -16,6 +16,7 @@ fn text(bytes: &[u8]) -> String {
 /// Subcommands and their arity (Redis's convention: negative is a minimum).
 const SUBCOMMANDS: &[(&str, i32)] = &[
     ("setname", 3),
+    ("setinfo", 4),
     ("getname", 2),
     ("id", 2),
     ("info", 2),
@@ -36,7 +37,11 @@ const SUBCOMMANDS: &[(&str, i32)] = &[
 /// Runs `CLIENT <subcommand> …` for `client`.
 pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
     let sub = text(&args[1]).to_ascii_lowercase();
-    let Some((_, arity)) = SUBCOMMANDS.iter().find(|(name, _)| *name == sub) else {
+    let known = SUBCOMMANDS
+        .iter()
+        .find(|(name, _)| *name == sub)
+        .filter(|(name, _)| *name != "setinfo" || shared.options.redis_version.has_setinfo());
+    let Some((_, arity)) = known else {
         return Value::Error(format!(
             "ERR unknown subcommand '{}'. Try CLIENT HELP.",
             text(&args[1])
@@ -58,6 +63,7 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
             client.name = (!name.is_empty()).then(|| name.clone());
             ok()
         }
+        "setinfo" => set_info(client, &args[2], &args[3]),
         "getname" => client.name.clone().map_or(Value::Nil, Value::Data),
         "id" => Value::Int(client.id as i64),
         "info" => {
@@ -65,7 +71,7 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
             Value::Data(
                 shared
                     .registry
-                    .info(client.id, &shared.tracking)
+                    .info(client.id, &shared.tracking, shared.options.redis_version)
                     .into_bytes(),
             )
         }
@@ -73,7 +79,9 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
             shared.registry.record(client, &args[..2]);
             match list_filter(&args[2..]) {
                 Ok(filter) => {
-                    Value::Data(shared.registry.list(&filter, &shared.tracking).into_bytes())
+                    let version = shared.options.redis_version;
+                    let list = shared.registry.list(&filter, &shared.tracking, version);
+                    Value::Data(list.into_bytes())
                 }
                 Err(error) => Value::Error(error),
             }
@@ -129,6 +137,26 @@ pub(crate) fn run(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Val
             other.to_ascii_uppercase()
         )),
     }
+}
+
+/// `CLIENT SETINFO LIB-NAME|LIB-VER value` (Redis 7.2 and later): the library's name or
+/// version, checked as a client name is; an empty value clears it.
+fn set_info(client: &mut Client, attribute: &[u8], value: &[u8]) -> Value {
+    let slot = match attribute.to_ascii_lowercase().as_slice() {
+        b"lib-name" => &mut client.library.name,
+        b"lib-ver" => &mut client.library.version,
+        _ => {
+            return Value::Error(format!("ERR Unrecognized option '{}'", text(attribute)));
+        }
+    };
+    if value.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+        return Value::Error(format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            text(attribute)
+        ));
+    }
+    *slot = (!value.is_empty()).then(|| value.to_vec());
+    ok()
 }
 
 /// `CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p …] [OPTIN] [OPTOUT] [NOLOOP]`,

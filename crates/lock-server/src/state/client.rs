@@ -20,6 +20,8 @@ pub(crate) struct Client {
     pub(crate) authenticated: bool,
     /// `CLIENT SETNAME`.
     pub(crate) name: Option<Vec<u8>>,
+    /// `CLIENT SETINFO LIB-NAME` and `LIB-VER` (Redis 7.2 and later).
+    pub(crate) library: Library,
     /// Set by QUIT: reply, then close.
     pub(crate) quit: bool,
     /// RESP2 until `HELLO 3`.
@@ -171,6 +173,7 @@ impl Client {
             db: 0,
             authenticated: !requires_auth,
             name: None,
+            library: Library::default(),
             quit: false,
             protocol: Protocol::Resp2,
             transaction: None,
@@ -207,4 +210,13 @@ impl Client {
             && self.replies == Replies::On
             && !self.tracks
     }
+}
+
+/// The client library a connection named with `CLIENT SETINFO` (Redis 7.2 and later).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Library {
+    /// `LIB-NAME`.
+    pub(crate) name: Option<Vec<u8>>,
+    /// `LIB-VER`.
+    pub(crate) version: Option<Vec<u8>>,
 }

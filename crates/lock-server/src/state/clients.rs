@@ -9,8 +9,10 @@ use tokio::sync::Notify;
 
 use lock_memory::{Delivery, InboxAddress};
 
+use lock_core::RedisVersion;
+
 use crate::protocol::reply::Protocol;
-use crate::state::client::{Buffers, Client, Unblock, UnblockMode};
+use crate::state::client::{Buffers, Client, Library, Unblock, UnblockMode};
 use crate::state::tracking::{Mode, Tracking};
 
 /// What `CLIENT LIST` reports of one connection.
@@ -22,11 +24,14 @@ struct Entry {
     created: Instant,
     last_command: Instant,
     name: Option<Vec<u8>>,
+    library: Library,
     db: usize,
     channels: usize,
     patterns: usize,
     /// Commands queued since MULTI, or -1.
     multi: i64,
+    /// Keys under WATCH.
+    watched: usize,
     blocked: bool,
     no_evict: bool,
     /// The last command (`client|list` for a subcommand), `NULL` before the first.
@@ -89,6 +94,8 @@ impl Registry {
                 created: now,
                 last_command: now,
                 name: None,
+                library: Library::default(),
+                watched: 0,
                 db: 0,
                 channels: 0,
                 patterns: 0,
@@ -117,6 +124,8 @@ impl Registry {
         entry.last_command = Instant::now();
         entry.command = command_name(args);
         entry.name.clone_from(&client.name);
+        entry.library.clone_from(&client.library);
+        entry.watched = client.watched.len();
         entry.db = client.db;
         (entry.channels, entry.patterns) = client.subscriptions.counts();
         entry.multi = client
@@ -165,20 +174,25 @@ impl Registry {
     }
 
     /// `CLIENT LIST` lines of the connections `filter` selects, oldest first.
-    pub(crate) fn list(&self, filter: &Filter, tracking: &Tracking) -> String {
+    pub(crate) fn list(
+        &self,
+        filter: &Filter,
+        tracking: &Tracking,
+        version: RedisVersion,
+    ) -> String {
         let entries = self.entries();
         entries
             .iter()
             .filter(|(id, entry)| filter.selects(**id, entry))
-            .map(|(id, entry)| line(*id, entry, tracking.mode(*id)))
+            .map(|(id, entry)| line(*id, entry, tracking.mode(*id), version))
             .collect()
     }
 
     /// `CLIENT INFO`: the line of connection `id`.
-    pub(crate) fn info(&self, id: u64, tracking: &Tracking) -> String {
+    pub(crate) fn info(&self, id: u64, tracking: &Tracking, version: RedisVersion) -> String {
         self.entries()
             .get(&id)
-            .map(|entry| line(id, entry, tracking.mode(id)))
+            .map(|entry| line(id, entry, tracking.mode(id), version))
             .unwrap_or_default()
     }
 
@@ -237,9 +251,10 @@ fn command_name(args: &[Vec<u8>]) -> String {
     }
 }
 
-/// One `CLIENT LIST` line, fields in Redis 7.0's order. Buffer sizes are the connection's
-/// own; output-buffer fields (`obl`, `oll`, `omem`) read 0, as replies are written at once.
-fn line(id: u64, entry: &Entry, tracking: Option<Mode>) -> String {
+/// One `CLIENT LIST` line, fields in Redis `version`'s order: 7.2 added `lib-name` and
+/// `lib-ver`, 7.4 `watch`. Buffer sizes are the connection's own; output-buffer fields
+/// (`obl`, `oll`, `omem`) read 0, as replies are written at once.
+fn line(id: u64, entry: &Entry, tracking: Option<Mode>, version: RedisVersion) -> String {
     let mut flags = String::new();
     if entry.channels + entry.patterns > 0 {
         flags.push('P');
@@ -271,8 +286,29 @@ fn line(id: u64, entry: &Entry, tracking: Option<Mode>) -> String {
         .as_deref()
         .map(String::from_utf8_lossy)
         .unwrap_or_default();
+    let watch = match version {
+        RedisVersion::V7_4 => format!(" watch={}", entry.watched),
+        _ => String::new(),
+    };
+    let library = match version {
+        RedisVersion::V7_0 => String::new(),
+        _ => {
+            let field = |value: &Option<Vec<u8>>| {
+                value
+                    .as_deref()
+                    .map(String::from_utf8_lossy)
+                    .unwrap_or_default()
+                    .into_owned()
+            };
+            format!(
+                " lib-name={} lib-ver={}",
+                field(&entry.library.name),
+                field(&entry.library.version)
+            )
+        }
+    };
     format!(
-        "id={id} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir={redirect} resp={}\n",
+        "id={id} addr={} laddr={} fd={} name={name} age={} idle={} flags={flags} db={} sub={} psub={} ssub=0 multi={}{watch} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl=0 oll=0 omem=0 tot-mem={} events=r cmd={} user=default redir={redirect} resp={}{library}\n",
         entry.addr,
         entry.laddr,
         entry.fd,

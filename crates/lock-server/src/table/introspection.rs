@@ -21,8 +21,8 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
     (
         "client",
         &[
-            "getname", "help", "id", "info", "kill", "list", "no-evict", "reply", "setname",
-            "unblock",
+            "getname", "help", "id", "info", "kill", "list", "no-evict", "reply", "setinfo",
+            "setname", "unblock",
         ],
     ),
     (
@@ -43,6 +43,16 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
 /// (read off the `src/commands/*.json` of Redis 7.2 and 7.4, and Valkey 8's COMMAND
 /// INFO).
 static CHANGED: &[(RedisVersion, Described)] = &[
+    (
+        RedisVersion::V7_2,
+        Described {
+            name: "client|setinfo",
+            arity: 4,
+            flags: &["noscript", "loading", "stale"],
+            keys: (0, 0, 0),
+            categories: &["@slow", "@connection"],
+        },
+    ),
     (
         RedisVersion::V7_2,
         Described {
@@ -105,14 +115,15 @@ fn described(name: &str) -> Option<&'static Described> {
         .map(|index| &DESCRIBED[index])
 }
 
-/// The subcommands of `container` this server runs, as Redis describes them.
-fn subcommands(container: &str) -> impl Iterator<Item = &'static Described> {
+/// The subcommands of `container` this server runs, as Redis `version` describes them
+/// (those it has).
+fn subcommands(container: &str, version: RedisVersion) -> impl Iterator<Item = &'static Described> {
     SUBCOMMANDS
         .iter()
         .filter(move |(name, _)| *name == container)
         .flat_map(move |(name, subs)| {
             subs.iter()
-                .filter_map(move |sub| described(&format!("{name}|{sub}")))
+                .filter_map(move |sub| described_in(version, &format!("{name}|{sub}")))
         })
 }
 
@@ -135,7 +146,7 @@ fn every_name(
 ) -> impl Iterator<Item = (&'static str, Option<&'static Described>)> {
     commands_of(version).flat_map(move |command| {
         std::iter::once((command.name, described_in(version, command.name)))
-            .chain(subcommands(command.name).map(|sub| (sub.name, Some(sub))))
+            .chain(subcommands(command.name, version).map(|sub| (sub.name, Some(sub))))
     })
 }
 
@@ -222,7 +233,7 @@ fn info_by_name(name: &[u8], version: RedisVersion) -> Value {
         None => {
             named_in(version, name.as_bytes()).map_or(Value::Nil, |command| info(command, version))
         }
-        Some((container, _)) => subcommands(container)
+        Some((container, _)) => subcommands(container, version)
             .find(|sub| sub.name == name)
             .map_or(Value::Nil, sub_info),
     }
@@ -261,7 +272,7 @@ fn info(command: &Command, version: RedisVersion) -> Value {
         Some(described) => (described.flags.to_vec(), described.categories.to_vec()),
         None => (own_flags(command), Vec::new()),
     };
-    let subs: Vec<Value> = subcommands(command.name).map(sub_info).collect();
+    let subs: Vec<Value> = subcommands(command.name, version).map(sub_info).collect();
     entry(
         command.name,
         command.arity,
@@ -369,7 +380,7 @@ mod tests {
         for (container, subs) in SUBCOMMANDS {
             for sub in *subs {
                 assert!(
-                    described(&format!("{container}|{sub}")).is_some(),
+                    described_in(RedisVersion::V7_4, &format!("{container}|{sub}")).is_some(),
                     "{container}|{sub}"
                 );
             }
