@@ -52,6 +52,11 @@ const SHARED: &[&str] = &[
     "CLIENT SETINFO lib-ver 1.2.3",
     "CLIENT SETINFO foo x",
     "CLIENT SETINFO LIB-NAME",
+    "EVAL return redis.pcall('BLPOP','q',0) 0",
+    "RPUSH q a b",
+    "EVAL return redis.pcall('BLPOP','q',0) 0",
+    "EVAL return redis.pcall('BLMOVE','q','r','LEFT','RIGHT',0) 0",
+    "EVAL return redis.pcall('BRPOPLPUSH','r','q',0) 0",
 ];
 
 /// Scripts calling WAITAOF: refused by 7.2, allowed from 7.4 (and by Valkey 8).
@@ -85,13 +90,19 @@ async fn compare(ours: &str, theirs: &str, requests: &[&str], describe: bool, wh
     if !describe {
         return requests.len();
     }
-    let commands = ["COMMAND", "INFO", "wait", "waitaof"];
+    let commands = [
+        "COMMAND",
+        "INFO",
+        "wait",
+        "waitaof",
+        "blpop",
+        "brpop",
+        "blmove",
+        "brpoplpush",
+        "client|setinfo",
+    ];
     let (x, y) = (a.command(&commands).await, b.command(&commands).await);
-    assert_eq!(
-        described(&x),
-        described(&y),
-        "{what}COMMAND INFO wait waitaof"
-    );
+    assert_eq!(described(&x), described(&y), "{what}COMMAND INFO");
     requests.len() + 1
 }
 
@@ -321,4 +332,74 @@ async fn wait_for_a_replica_answers_none_when_its_timeout_ends() {
     // CLIENT UNBLOCK ends the wait as its timeout would.
     assert_eq!(other.command(&["CLIENT", "UNBLOCK", &id]).await, b":1\r\n");
     assert_eq!(waiter.read_reply().await, b"*2\r\n:0\r\n:0\r\n");
+}
+
+/// What a RESP3 client that publishes to its own subscription reads after `requests`,
+/// up to the PONG of a final PING: Redis 7.0 writes the message before PUBLISH's reply
+/// (inside EXEC's), 7.2 and later after it (after EXEC's).
+async fn own_publish(addr: &str, requests: &[&[&str]]) -> Vec<u8> {
+    let mut client = Raw::connect(addr).await;
+    client.command(&["HELLO", "3"]).await;
+    client.command(&["SUBSCRIBE", "c"]).await;
+    for request in requests {
+        client.send_only(request).await;
+    }
+    client.send_only(&["PING"]).await;
+    let mut read = Vec::new();
+    loop {
+        let reply = client.read_reply().await;
+        read.extend(&reply);
+        if reply == b"+PONG\r\n" {
+            return read;
+        }
+    }
+}
+
+const PUBLISH: &[&[&str]] = &[&["PUBLISH", "c", "m"]];
+const PUBLISH_IN_MULTI: &[&[&str]] = &[&["MULTI"], &["PUBLISH", "c", "m"], &["EXEC"]];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pushes_the_command_caused_follow_its_reply_from_7_2() {
+    let message = b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\nm\r\n".as_slice();
+    let published = b":1\r\n".as_slice();
+    let pong = b"+PONG\r\n".as_slice();
+    for (version, order) in [
+        (RedisVersion::V7_0, [message, published, pong]),
+        (RedisVersion::V7_2, [published, message, pong]),
+        (RedisVersion::V7_4, [published, message, pong]),
+    ] {
+        let server = serve(version).await;
+        let read = own_publish(&server.addr().to_string(), PUBLISH).await;
+        assert_eq!(
+            String::from_utf8_lossy(&read),
+            String::from_utf8_lossy(&order.concat()),
+            "{version}"
+        );
+    }
+    // And the real servers agree, alone and inside MULTI.
+    let mut real = Vec::new();
+    if let Ok(redis) = RedisTarget::from_env() {
+        let addr = redis.url().trim_start_matches("redis://").to_string();
+        let version = support::side_by_side::version_of(&addr).await;
+        real.push((addr, version, Some(redis), None));
+    }
+    if let Ok(binary) = support::valkey_server() {
+        let valkey = RedisServer::spawn_from(&binary, &[]).unwrap();
+        let addr = format!("127.0.0.1:{}", valkey.port());
+        real.push((addr, RedisVersion::V7_2, None, Some(valkey)));
+    }
+    for (theirs, version, _redis, _valkey) in &real {
+        let ours = serve(*version).await;
+        for requests in [PUBLISH, PUBLISH_IN_MULTI] {
+            let (x, y) = (
+                own_publish(&ours.addr().to_string(), requests).await,
+                own_publish(theirs, requests).await,
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&x),
+                String::from_utf8_lossy(&y),
+                "{requests:?} against {theirs}, as {version}"
+            );
+        }
+    }
 }

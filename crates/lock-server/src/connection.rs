@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use lock_core::Value;
+use lock_core::{RedisVersion, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
@@ -122,8 +122,9 @@ async fn converse(
             {
                 return hang_up(&mut stream, &out).await;
             }
-            // Events already delivered come first; then those the command caused, before
-            // its reply, as Redis writes them when it publishes.
+            // Events already delivered come first; then those the command caused: before
+            // its reply in Redis 7.0, which writes them when it publishes, and after it
+            // from 7.2, which holds back pushes to the client whose command runs.
             let events = client.subscriptions.drain();
             write_events(client, events, &mut out);
             let named = args[..args.len().min(2)].to_vec();
@@ -148,8 +149,14 @@ async fn converse(
             }
             let silent = client.replies != Replies::On;
             client.replies = client.replies.ended();
-            let events = client.subscriptions.drain();
-            write_events(client, events, &mut out);
+            let caused = client.subscriptions.drain();
+            let pushes_after_reply = shared.options.redis_version >= RedisVersion::V7_2;
+            let caused = if pushes_after_reply {
+                Some(caused)
+            } else {
+                write_events(client, caused, &mut out);
+                None
+            };
             let Ok(replies) = replies else {
                 return hang_up(&mut stream, &out).await;
             };
@@ -192,6 +199,9 @@ async fn converse(
                     }
                     None => return,
                 }
+            }
+            if let Some(caused) = caused {
+                write_events(client, caused, &mut out);
             }
             // Client-side caching: this client's own invalidations follow its reply.
             for invalidation in caching::invalidations(shared, client) {

@@ -5,7 +5,7 @@
 //! order, each atomic on its own. The store stamps every write to a watched key, so EXEC
 //! sees any write, expiry or FLUSHDB since WATCH.
 
-use lock_core::Value;
+use lock_core::{RedisVersion, Value};
 use lock_memory::WatchMark;
 
 use super::{caching, dispatch, keyspace};
@@ -92,6 +92,10 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
         }
         .into());
     }
+    // Redis 7.0 writes what a queued command published to this client inside the EXEC
+    // reply, before that command's reply; from 7.2 it follows the whole reply (the
+    // connection writes what is left undrained).
+    let inside = shared.options.redis_version < RedisVersion::V7_2;
     let mut events = Vec::new();
     let all_keyspace = queued
         .commands
@@ -99,7 +103,11 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
         .all(|request| table::command(request.command).on_keyspace());
     if all_keyspace {
         let subscriptions = &mut client.subscriptions;
-        let mut observe = |index: usize| subscriptions.drain_into(index, &mut events);
+        let mut observe = |index: usize| {
+            if inside {
+                subscriptions.drain_into(index, &mut events);
+            }
+        };
         let reply = keyspace::batch(
             shared,
             db,
@@ -131,7 +139,9 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
             false,
         ))
         .await?;
-        client.subscriptions.drain_into(replies.len(), &mut events);
+        if inside {
+            client.subscriptions.drain_into(replies.len(), &mut events);
+        }
         replies.extend(ran.into_iter().map(|reply| match reply {
             Reply::Value(value) => value,
             Reply::Push(items) | Reply::WithEvents(items, _) => Value::Array(items),

@@ -41,7 +41,8 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
 
 /// The descriptions that changed after Redis 7.0, each with the version it is from
 /// (read off the `src/commands/*.json` of Redis 7.2 and 7.4, and Valkey 8's COMMAND
-/// INFO).
+/// INFO). A command that scripts may call from some version on also loses its
+/// `noscript` flag from that version ([`info`]).
 static CHANGED: &[(RedisVersion, Described)] = &[
     (
         RedisVersion::V7_2,
@@ -49,16 +50,6 @@ static CHANGED: &[(RedisVersion, Described)] = &[
             name: "client|setinfo",
             arity: 4,
             flags: &["noscript", "loading", "stale"],
-            keys: (0, 0, 0),
-            categories: &["@slow", "@connection"],
-        },
-    ),
-    (
-        RedisVersion::V7_2,
-        Described {
-            name: "wait",
-            arity: 3,
-            flags: &[],
             keys: (0, 0, 0),
             categories: &["@slow", "@connection"],
         },
@@ -268,10 +259,13 @@ const CONTAINERS: &[&str] = &[
 /// server's own commands) flags from its table.
 fn info(command: &Command, version: RedisVersion) -> Value {
     let (first, last, step) = key_positions(command);
-    let (flags, categories) = match described_in(version, command.name) {
+    let (mut flags, categories) = match described_in(version, command.name) {
         Some(described) => (described.flags.to_vec(), described.categories.to_vec()),
         None => (own_flags(command), Vec::new()),
     };
+    if command.scripts_from.is_some_and(|from| version >= from) {
+        flags.retain(|flag| *flag != "noscript");
+    }
     let subs: Vec<Value> = subcommands(command.name, version).map(sub_info).collect();
     entry(
         command.name,

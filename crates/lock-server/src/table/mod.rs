@@ -318,10 +318,11 @@ pub(crate) static TABLE: &[Command] = &[
     keyspace("lmove", 5, W, lists::lmove),
     keyspace("rpoplpush", 3, W, lists::rpoplpush),
     keyspace("lmpop", -4, W, lists::lmpop),
-    keyspace("blpop", -3, WB.with(NS), lists::blpop),
-    keyspace("brpop", -3, WB.with(NS), lists::brpop),
-    keyspace("blmove", 6, WB.with(NS), lists::blmove),
-    keyspace("brpoplpush", 4, WB.with(NS), lists::brpoplpush),
+    // Scripts may call these from Redis 7.2 on, where they do not wait.
+    keyspace("blpop", -3, WB.with(NS), lists::blpop).in_scripts_from(RedisVersion::V7_2),
+    keyspace("brpop", -3, WB.with(NS), lists::brpop).in_scripts_from(RedisVersion::V7_2),
+    keyspace("blmove", 6, WB.with(NS), lists::blmove).in_scripts_from(RedisVersion::V7_2),
+    keyspace("brpoplpush", 4, WB.with(NS), lists::brpoplpush).in_scripts_from(RedisVersion::V7_2),
     // Unlike the others, BLMPOP may run in a script, where it does not wait.
     keyspace("blmpop", -5, WB, lists::blmpop),
     // Hashes.
