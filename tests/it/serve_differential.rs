@@ -552,6 +552,7 @@ async fn malformed_requests_are_refused_like_redis() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("malformed_requests_are_refused_like_redis").await
     else {
         return;
@@ -599,6 +600,7 @@ async fn requests_are_framed_like_redis() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("requests_are_framed_like_redis").await
     else {
         return;
@@ -650,6 +652,7 @@ async fn resp3_pushes_land_where_redis_writes_them() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("resp3_pushes_land_where_redis_writes_them").await
     else {
         return;
@@ -725,6 +728,7 @@ async fn pubsub_behaves_like_redis() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("pubsub_behaves_like_redis").await
     else {
         return;
@@ -805,6 +809,7 @@ async fn resp3_after_hello_3_is_spoken_like_redis() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("resp3_after_hello_3_is_spoken_like_redis").await
     else {
         return;
@@ -853,6 +858,7 @@ async fn blpop_blocks_and_is_served_like_redis() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("blpop_blocks_and_is_served_like_redis").await
     else {
         return;
@@ -918,6 +924,7 @@ async fn a_watched_key_that_expires_aborts_exec_like_redis() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("a_watched_key_that_expires_aborts_exec_like_redis").await
     else {
         return;
@@ -967,6 +974,7 @@ async fn client_reply_off_silences_replies_not_pushes_like_redis() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("client_reply_off_silences_replies_not_pushes_like_redis").await
     else {
         return;
@@ -1018,6 +1026,7 @@ async fn blocked_moves_and_unblocks_are_served_like_redis() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("blocked_moves_and_unblocks_are_served_like_redis").await
     else {
         return;
@@ -1087,6 +1096,7 @@ async fn client_side_caching_invalidates_like_redis() {
         server,
         redis_addr,
         _redis,
+        ..
     }) = both_servers("client_side_caching_invalidates_like_redis").await
     else {
         return;

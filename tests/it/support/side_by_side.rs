@@ -18,6 +18,8 @@ pub struct Servers {
     pub redis_addr: String,
     /// Keeps a spawned redis-server alive for the test.
     pub _redis: RedisTarget,
+    /// The Redis version nxlock serve answers as: the real server's.
+    pub version: RedisVersion,
 }
 
 impl Servers {
@@ -37,14 +39,16 @@ pub async fn both_servers(test: &str) -> Option<Servers> {
         }
     };
     let redis_addr = redis.url().trim_start_matches("redis://").to_string();
+    let version = version_of(&redis_addr).await;
     let options = ServerOptions {
-        redis_version: version_of(&redis_addr).await,
+        redis_version: version,
         ..ServerOptions::default()
     };
     Some(Servers {
         server: Server::start(options).await.unwrap(),
         redis_addr,
         _redis: redis,
+        version,
     })
 }
 
