@@ -15,6 +15,7 @@ use crate::{Error, ErrorKind};
 /// | one command in a script naming two slots, on a cluster | `ERR Script attempted to access a non local key in a cluster node` | the same | ``ERR Command '<name>' in script attempted to access keys that don't hash to the same slot`` |
 /// | `WAIT` from a script | not allowed | ✓ | ✓ |
 /// | `WAITAOF` from a script | (unknown) | not allowed | ✓ |
+/// | a `WAIT` or `BLPOP` timeout too large to add to now | waits for ever | `ERR timeout is out of range` | the same |
 /// | `CLIENT SETINFO`, and `lib-name`/`lib-ver` in `CLIENT LIST` | unknown subcommand | ✓ | ✓ |
 /// | `watch=` in `CLIENT LIST` | — | — | ✓ |
 /// | `INFO`'s `redis_version`, `HELLO`'s `version`, a script's `redis.REDIS_VERSION` | 7.0.15 | 7.2.4 | 7.4.1 |

@@ -2,7 +2,7 @@
 //! here without waiting and answer a null when there is nothing to pop; the connection
 //! then waits and runs them again whenever a list may have grown.
 
-use lock_core::Value;
+use lock_core::{RedisVersion, Value};
 use lock_memory::{Keyspace, List};
 
 use super::values::{check_type, list, list_or_new};
@@ -425,8 +425,13 @@ pub(crate) fn lmpop(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Res
 }
 
 /// BLPOP and BRPOP without waiting: `[key, element]` from the first non-empty list.
-fn blocking_pop(store: &mut dyn Keyspace, args: &[&[u8]], end: End) -> Result<Value, String> {
-    blocking_timeout(args[args.len() - 1], store.now_ms())?;
+fn blocking_pop(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    end: End,
+    version: RedisVersion,
+) -> Result<Value, String> {
+    blocking_timeout(args[args.len() - 1], store.now_ms(), version)?;
     for key in &args[1..args.len() - 1] {
         if let Some(source) = list(store, key)? {
             let element = pop_at(source, end).expect("live lists are not empty");
@@ -440,39 +445,47 @@ fn blocking_pop(store: &mut dyn Keyspace, args: &[&[u8]], end: End) -> Result<Va
     Ok(Value::NilArray)
 }
 
-pub(crate) fn blpop(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
-    blocking_pop(store, args, End::Left)
+pub(crate) fn blpop(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    blocking_pop(store, args, End::Left, context.version)
 }
 
-pub(crate) fn brpop(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
-    blocking_pop(store, args, End::Right)
+pub(crate) fn brpop(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    blocking_pop(store, args, End::Right, context.version)
 }
 
 pub(crate) fn blmove(
     store: &mut dyn Keyspace,
     args: &[&[u8]],
-    _: Context,
+    context: Context,
 ) -> Result<Value, String> {
     let (from, to) = directions(&args[3..5])?;
-    blocking_timeout(args[5], store.now_ms())?;
+    blocking_timeout(args[5], store.now_ms(), context.version)?;
     move_one(store, args[1], args[2], from, to)
 }
 
 pub(crate) fn brpoplpush(
     store: &mut dyn Keyspace,
     args: &[&[u8]],
-    _: Context,
+    context: Context,
 ) -> Result<Value, String> {
-    blocking_timeout(args[3], store.now_ms())?;
+    blocking_timeout(args[3], store.now_ms(), context.version)?;
     move_one(store, args[1], args[2], End::Right, End::Left)
 }
 
 pub(crate) fn blmpop(
     store: &mut dyn Keyspace,
     args: &[&[u8]],
-    _: Context,
+    context: Context,
 ) -> Result<Value, String> {
-    blocking_timeout(args[1], store.now_ms())?;
+    blocking_timeout(args[1], store.now_ms(), context.version)?;
     multi_pop(store, args, 2)
 }
 
@@ -485,34 +498,57 @@ pub(crate) fn timeout_arg(args: &[Vec<u8>]) -> &[u8] {
     }
 }
 
-/// A blocking command's timeout in milliseconds (0: wait forever), parsed as Redis
-/// 7.0's `getTimeoutFromObjectOrReply` does: seconds as a float, rounded up to whole
-/// milliseconds, then cast to an integer the C way, so values too large to cast come out
-/// negative. (Redis computes in `long double`; a few values within 1e-19 of a whole
-/// millisecond round differently here, and hex floats are not accepted.)
-pub(crate) fn blocking_timeout(arg: &[u8], now_ms: i64) -> Result<u64, String> {
-    let seconds = std::str::from_utf8(arg)
+/// A blocking command's timeout in milliseconds (0: wait forever), parsed as Redis's
+/// `getTimeoutFromObjectOrReply` does: seconds as a float, rounded up to whole
+/// milliseconds. Redis 7.0 then casts to an integer the C way, so values too large to
+/// cast come out negative, and one so large that now plus it overflows wraps to a
+/// deadline that never comes (it waits for ever, 0); 7.2 refuses both as out of range.
+/// (Redis computes in `long double`: whole seconds are exact here too; a few fractional
+/// values within 1e-19 of a whole millisecond round differently, and hex floats are not
+/// accepted.)
+pub(crate) fn blocking_timeout(
+    arg: &[u8],
+    now_ms: i64,
+    version: RedisVersion,
+) -> Result<u64, String> {
+    let text = std::str::from_utf8(arg)
         .ok()
         .filter(|text| !text.starts_with(|c: char| c.is_ascii_whitespace()))
-        .and_then(|text| text.parse::<f64>().ok())
+        .ok_or("ERR timeout is not a float or out of range")?;
+    let seconds = text
+        .parse::<f64>()
+        .ok()
         .filter(|seconds| !seconds.is_nan())
         .ok_or("ERR timeout is not a float or out of range")?;
-    let ms = (seconds * 1000.0).ceil();
-    // C's (long long) cast of an out-of-range value gives LLONG_MIN on x86-64.
-    // 2^63 is exactly representable; every double below it in magnitude casts.
-    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    let ms = if (-LIMIT..LIMIT).contains(&ms) {
-        ms as i64
-    } else {
-        i64::MIN
+    // Milliseconds, exact for whole seconds (as a long double holds them); `None` beyond
+    // what a 64-bit integer holds.
+    let ms: Option<i64> = match text.parse::<i64>() {
+        Ok(whole) => whole.checked_mul(1000),
+        Err(_) => {
+            let ms = (seconds * 1000.0).ceil();
+            // 2^63 is exactly representable; every double below it in magnitude casts.
+            const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+            (-LIMIT..LIMIT).contains(&ms).then_some(ms as i64)
+        }
+    };
+    let out_of_range = || Err("ERR timeout is out of range".to_string());
+    let ms = match (ms, version) {
+        (Some(ms), _) => ms,
+        // Too large to hold: 7.2 says so; 7.0's cast gives LLONG_MIN on x86-64.
+        (None, RedisVersion::V7_0) => i64::MIN,
+        (None, _) if seconds > 0.0 => return out_of_range(),
+        (None, _) => i64::MIN,
     };
     if ms < 0 {
         return Err("ERR timeout is negative".into());
     }
     if ms > i64::MAX - now_ms {
-        return Err("ERR timeout is out of range".into());
+        return match version {
+            RedisVersion::V7_0 => Ok(0),
+            _ => out_of_range(),
+        };
     }
-    Ok(ms as u64)
+    Ok(ms.unsigned_abs())
 }
 
 /// The command that puts back what the blocking `command` took when it answered `reply`,

@@ -85,8 +85,8 @@ fn parse_waitaof(args: &[&[u8]], now_ms: i64, version: RedisVersion) -> Result<W
 
 /// A timeout in whole milliseconds, as Redis's `getTimeoutFromObjectOrReply` reads one
 /// for WAIT: an integer, not negative. One so large that now plus it overflows is
-/// refused from 7.2; Redis 7.0 adds it anyway, and the deadline it wraps to has passed,
-/// so the wait ends at once (1 ms here).
+/// refused from 7.2; Redis 7.0 adds it anyway, and the deadline it wraps to never comes,
+/// so it waits for ever (0).
 fn timeout(arg: &[u8], now_ms: i64, version: RedisVersion) -> Result<u64, String> {
     let ms = integer(arg).ok_or("ERR timeout is not an integer or out of range")?;
     if ms < 0 {
@@ -94,7 +94,7 @@ fn timeout(arg: &[u8], now_ms: i64, version: RedisVersion) -> Result<u64, String
     }
     if ms > 0 && ms > i64::MAX - now_ms {
         return match version {
-            RedisVersion::V7_0 => Ok(1),
+            RedisVersion::V7_0 => Ok(0),
             _ => Err("ERR timeout is out of range".into()),
         };
     }
@@ -151,13 +151,13 @@ mod tests {
         let wait = waiting(&args("waitaof 0 1 250"), 0, newest).unwrap();
         assert!(wait.needs_replicas && wait.timeout_ms == 250);
         assert!(waiting(&args("GET k"), 0, newest).is_none());
-        // Redis 7.0 overflows the deadline instead, which has then passed.
+        // Redis 7.0 overflows the deadline instead, which then never comes.
         let huge = args("WAIT 1 9223372036854775807");
         assert_eq!(
             waiting(&huge, 1_000, RedisVersion::V7_0)
                 .unwrap()
                 .timeout_ms,
-            1
+            0
         );
     }
 }

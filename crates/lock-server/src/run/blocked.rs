@@ -66,7 +66,8 @@ pub(crate) fn timeout(request: &Request, now_ms: i64, version: RedisVersion) -> 
         return (wait.timeout_ms, wait.reply);
     }
     // The first try checked the timeout; nothing else can make it invalid since.
-    let ms = lists::blocking_timeout(lists::timeout_arg(&request.args), now_ms).unwrap_or(0);
+    let timeout = lists::timeout_arg(&request.args);
+    let ms = lists::blocking_timeout(timeout, now_ms, version).unwrap_or(0);
     // What every blocking list command answers on timeout.
     (ms, Value::NilArray)
 }
