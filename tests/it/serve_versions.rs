@@ -72,8 +72,9 @@ const WAITAOF_IN_SCRIPTS: &[&str] = &[
 
 /// Runs `requests` on both, from empty databases, and asserts the same replies
 /// (`INFO server`: the `redis_version` line); with `describe`, then the same
-/// `COMMAND INFO wait waitaof` (name, arity, flags, keys and categories).
-async fn compare(ours: &str, theirs: &str, requests: &[&str], describe: bool, what: &str) -> usize {
+/// `COMMAND INFO` of the commands whose description changed (name, arity, flags, keys
+/// and categories).
+async fn compare(ours: &str, theirs: &str, requests: &[&str], describe: bool, what: &str) {
     let mut a = Raw::connect(ours).await;
     let mut b = Raw::connect(theirs).await;
     a.command(&["FLUSHALL"]).await;
@@ -92,7 +93,7 @@ async fn compare(ours: &str, theirs: &str, requests: &[&str], describe: bool, wh
         );
     }
     if !describe {
-        return requests.len();
+        return;
     }
     let commands = [
         "COMMAND",
@@ -107,7 +108,6 @@ async fn compare(ours: &str, theirs: &str, requests: &[&str], describe: bool, wh
     ];
     let (x, y) = (a.command(&commands).await, b.command(&commands).await);
     assert_eq!(described(&x), described(&y), "{what}COMMAND INFO");
-    requests.len() + 1
 }
 
 /// A request line as arguments: words, except that an EVAL's script is the words up to
@@ -207,7 +207,7 @@ async fn serve(version: RedisVersion) -> Server {
 async fn the_7_0_profile_answers_as_redis_7_0() {
     let redis = match RedisTarget::from_env() {
         Ok(redis) => redis,
-        Err(why) => return announce_skip("the 7.0 profile against redis-server", &why),
+        Err(why) => return skip_or_fail("the 7.0 profile against redis-server", &why),
     };
     let theirs = redis.url().trim_start_matches("redis://").to_string();
     if support::side_by_side::version_of(&theirs).await != RedisVersion::V7_0 {
@@ -220,8 +220,7 @@ async fn the_7_0_profile_answers_as_redis_7_0() {
     let ours = server.addr().to_string();
     let mut requests = SHARED.to_vec();
     requests.extend(WAITAOF_IN_SCRIPTS);
-    let compared = compare(&ours, &theirs, &requests, true, "7.0: ").await;
-    assert_eq!(compared, SHARED.len() + WAITAOF_IN_SCRIPTS.len() + 1);
+    compare(&ours, &theirs, &requests, true, "7.0: ").await;
     // A timeout too large to add to now: 7.0 takes it, and its deadline, wrapped, never
     // comes (7.2 refuses it: SHARED compares that with Valkey).
     for request in [
