@@ -7,14 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::support;
 use support::raw::Raw;
-use support::side_by_side::{Resp, both_servers, mismatch, same};
-
-fn bulk_text(reply: &[u8]) -> String {
-    match Resp::parse(reply) {
-        Resp::Bulk(bytes) => String::from_utf8(bytes).unwrap(),
-        other => panic!("a bulk string, not {other:?}"),
-    }
-}
+use support::side_by_side::{Resp, both_servers, bulk_text, client_fields, mismatch, same};
 
 /// INFO's text as section title → field names.
 fn sections(info: &str) -> BTreeMap<String, Vec<String>> {
@@ -334,16 +327,6 @@ async fn command_describes_every_command_as_redis_does() {
             "{refused:?}"
         );
     }
-}
-
-fn client_fields(line: &str) -> Vec<(String, String)> {
-    line.trim_end()
-        .split(' ')
-        .map(|pair| {
-            let (name, value) = pair.split_once('=').unwrap();
-            (name.to_string(), value.to_string())
-        })
-        .collect()
 }
 
 #[tokio::test]

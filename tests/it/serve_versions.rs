@@ -11,7 +11,7 @@ use nxlock::testing::{RedisServer, RedisTarget, announce_skip, skip_or_fail};
 
 use crate::support;
 use support::raw::Raw;
-use support::side_by_side::{Resp, mismatch, same};
+use support::side_by_side::{Resp, bulk_text, client_fields, mismatch, same};
 
 /// Requests whose replies differ between 7.0, 7.2 and 7.4, and lock commands around them.
 const SHARED: &[&str] = &[
@@ -153,7 +153,7 @@ fn described(reply: &[u8]) -> Vec<Resp> {
 
 /// The field names of `CLIENT INFO`, and its `lib-name` and `lib-ver` fields, after a
 /// `CLIENT SETINFO` of each where the server has it.
-async fn client_fields(addr: &str) -> (Vec<String>, Vec<String>) {
+async fn library_fields(addr: &str) -> (Vec<String>, Vec<String>) {
     let mut client = Raw::connect(addr).await;
     client
         .command(&["CLIENT", "SETINFO", "LIB-NAME", "nxlock-test"])
@@ -161,17 +161,12 @@ async fn client_fields(addr: &str) -> (Vec<String>, Vec<String>) {
     client
         .command(&["CLIENT", "SETINFO", "LIB-VER", "1.2.3"])
         .await;
-    let info = String::from_utf8_lossy(&client.command(&["CLIENT", "INFO"]).await).into_owned();
-    let fields: Vec<&str> = info.lines().nth(1).unwrap_or_default().split(' ').collect();
-    let names = fields
-        .iter()
-        .filter_map(|f| f.split_once('='))
-        .map(|(name, _)| name.to_string())
-        .collect();
+    let fields = client_fields(&bulk_text(&client.command(&["CLIENT", "INFO"]).await));
+    let names = fields.iter().map(|(name, _)| name.clone()).collect();
     let library = fields
         .iter()
-        .filter(|f| f.starts_with("lib-"))
-        .map(|f| f.to_string())
+        .filter(|(name, _)| name.starts_with("lib-"))
+        .map(|(name, value)| format!("{name}={value}"))
         .collect();
     (names, library)
 }
@@ -233,7 +228,7 @@ async fn the_7_0_profile_answers_as_redis_7_0() {
             "{request:?}"
         );
     }
-    let (ours, theirs) = (client_fields(&ours).await, client_fields(&theirs).await);
+    let (ours, theirs) = (library_fields(&ours).await, library_fields(&theirs).await);
     assert_eq!(ours, theirs, "CLIENT INFO's fields");
     assert!(ours.1.is_empty(), "7.0 has no lib-name: {ours:?}");
 }
@@ -273,8 +268,8 @@ async fn the_7_2_profile_answers_as_valkey_8() {
     )
     .await;
     // CLIENT LIST's fields: 7.4's (with `watch`), and Valkey's own byte counters.
-    let (ours, library) = client_fields(&newest.addr().to_string()).await;
-    let (mut valkeys, valkey_library) = client_fields(&theirs).await;
+    let (ours, library) = library_fields(&newest.addr().to_string()).await;
+    let (mut valkeys, valkey_library) = library_fields(&theirs).await;
     valkeys.retain(|name| !["tot-net-in", "tot-net-out", "tot-cmds"].contains(&name.as_str()));
     assert_eq!(ours, valkeys, "CLIENT INFO's fields");
     assert_eq!(library, valkey_library);

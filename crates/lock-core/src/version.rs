@@ -108,6 +108,13 @@ impl RedisVersion {
         self >= RedisVersion::V7_2
     }
 
+    /// Whether a push to the client whose command caused it (a `PUBLISH` to its own RESP3
+    /// subscription) follows that command's reply, and a transaction's whole reply (7.2
+    /// and later), rather than preceding it.
+    pub fn pushes_after_reply(self) -> bool {
+        self >= RedisVersion::V7_2
+    }
+
     /// What a cluster node answers when one command inside a script (`command`, in
     /// lower case, as Redis names it) names keys of two slots.
     pub fn cross_slot_in_script(self, command: &str) -> Error {
@@ -191,6 +198,9 @@ mod tests {
             "ERR Command 'del' in script attempted to access keys that don't hash to the same slot"
         );
         assert!(!RedisVersion::V7_0.has_waitaof() && RedisVersion::V7_2.has_waitaof());
+        assert!(
+            !RedisVersion::V7_0.pushes_after_reply() && RedisVersion::V7_4.pushes_after_reply()
+        );
         assert_eq!(RedisVersion::default(), RedisVersion::V7_4);
         for version in RedisVersion::ALL {
             let release = version.release();

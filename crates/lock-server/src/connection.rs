@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use lock_core::{RedisVersion, Value};
+use lock_core::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
@@ -150,8 +150,7 @@ async fn converse(
             let silent = client.replies != Replies::On;
             client.replies = client.replies.ended();
             let caused = client.subscriptions.drain();
-            let pushes_after_reply = shared.options.redis_version >= RedisVersion::V7_2;
-            let caused = if pushes_after_reply {
+            let caused = if shared.options.redis_version.pushes_after_reply() {
                 Some(caused)
             } else {
                 write_events(client, caused, &mut out);

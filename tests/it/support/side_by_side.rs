@@ -302,3 +302,22 @@ fn pairs(reply: Resp) -> Option<(Resp, Vec<(Resp, Resp)>)> {
     pairs.sort();
     Some((parts.pop()?, pairs))
 }
+
+/// A bulk string reply's text.
+pub fn bulk_text(reply: &[u8]) -> String {
+    match Resp::parse(reply) {
+        Resp::Bulk(bytes) => String::from_utf8(bytes).unwrap(),
+        other => panic!("a bulk string, not {other:?}"),
+    }
+}
+
+/// A `CLIENT INFO` or `CLIENT LIST` line's `name=value` fields, in order.
+pub fn client_fields(line: &str) -> Vec<(String, String)> {
+    line.trim_end()
+        .split(' ')
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap();
+            (name.to_string(), value.to_string())
+        })
+        .collect()
+}

@@ -38,13 +38,24 @@ pub(crate) fn waitaof(
     parse_waitaof(args, store.now_ms(), context.version).map(|wait| wait.reply)
 }
 
-/// A WAIT or WAITAOF request (its name in `args[0]`) as it waits on a server answering
-/// as `version`; `None` for any other command, or one whose arguments are refused.
-pub(crate) fn waiting(args: &[&[u8]], now_ms: i64, version: RedisVersion) -> Option<Wait> {
-    let name = args.first()?.to_ascii_lowercase();
-    match name.as_slice() {
-        b"wait" if args.len() == 3 => parse_wait(args, now_ms, version).ok(),
-        b"waitaof" if args.len() == 4 => parse_waitaof(args, now_ms, version).ok(),
+/// Whether the command named `name` (as the table names it) is WAIT or WAITAOF, whose
+/// wait only its timeout ends: no push brings a replica.
+pub(crate) fn is_wait(name: &str) -> bool {
+    matches!(name, "wait" | "waitaof")
+}
+
+/// The WAIT or WAITAOF request `args`, of the command the table names `name`, as it
+/// waits on a server answering as `version`; `None` for any other command, or one whose
+/// arguments are refused.
+pub(crate) fn waiting(
+    name: &str,
+    args: &[&[u8]],
+    now_ms: i64,
+    version: RedisVersion,
+) -> Option<Wait> {
+    match name {
+        "wait" if args.len() == 3 => parse_wait(args, now_ms, version).ok(),
+        "waitaof" if args.len() == 4 => parse_waitaof(args, now_ms, version).ok(),
         _ => None,
     }
 }
@@ -146,15 +157,16 @@ mod tests {
             "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
         );
         let newest = RedisVersion::V7_4;
-        let wait = waiting(&args("WAIT -1 0"), 0, newest).unwrap();
+        let wait = waiting("wait", &args("WAIT -1 0"), 0, newest).unwrap();
         assert!(!wait.needs_replicas);
-        let wait = waiting(&args("waitaof 0 1 250"), 0, newest).unwrap();
+        let wait = waiting("waitaof", &args("waitaof 0 1 250"), 0, newest).unwrap();
         assert!(wait.needs_replicas && wait.timeout_ms == 250);
-        assert!(waiting(&args("GET k"), 0, newest).is_none());
+        assert!(waiting("get", &args("GET k"), 0, newest).is_none());
+        assert!(is_wait("waitaof") && !is_wait("blpop"));
         // Redis 7.0 overflows the deadline instead, which then never comes.
         let huge = args("WAIT 1 9223372036854775807");
         assert_eq!(
-            waiting(&huge, 1_000, RedisVersion::V7_0)
+            waiting("wait", &huge, 1_000, RedisVersion::V7_0)
                 .unwrap()
                 .timeout_ms,
             0

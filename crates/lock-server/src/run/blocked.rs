@@ -51,18 +51,31 @@ pub(crate) fn found_nothing(reply: &Value) -> bool {
 /// that found nothing, or a WAIT or WAITAOF that asked for a replica's acknowledgement
 /// (no replica ever gives one here).
 pub(crate) fn waits(request: &Request, reply: &Value, now_ms: i64, version: RedisVersion) -> bool {
-    let args: Vec<&[u8]> = request.args.iter().map(Vec::as_slice).collect();
-    match replication::waiting(&args, now_ms, version) {
+    match replication_wait(request, now_ms, version) {
         Some(wait) => wait.needs_replicas && !matches!(reply, Value::Error(_)),
         None => found_nothing(reply),
     }
 }
 
+/// `request` as it waits, if it is a WAIT or WAITAOF (checked by the table's name before
+/// any argument is read).
+fn replication_wait(
+    request: &Request,
+    now_ms: i64,
+    version: RedisVersion,
+) -> Option<replication::Wait> {
+    let name = table::command(request.command).name;
+    if !replication::is_wait(name) {
+        return None;
+    }
+    let args: Vec<&[u8]> = request.args.iter().map(Vec::as_slice).collect();
+    replication::waiting(name, &args, now_ms, version)
+}
+
 /// How long a blocked `request` waits, in milliseconds (0: for ever), and what it answers
 /// when that time ends.
 pub(crate) fn timeout(request: &Request, now_ms: i64, version: RedisVersion) -> (u64, Value) {
-    let args: Vec<&[u8]> = request.args.iter().map(Vec::as_slice).collect();
-    if let Some(wait) = replication::waiting(&args, now_ms, version) {
+    if let Some(wait) = replication_wait(request, now_ms, version) {
         return (wait.timeout_ms, wait.reply);
     }
     // The first try checked the timeout; nothing else can make it invalid since.
@@ -77,24 +90,14 @@ async fn serve_line(shared: &Shared, db: usize) {
     let mut line = shared.blocked.line().await;
     let mut index = 0;
     while let Some(waiter) = line.get(index) {
-        if waiter.db != db || waiter.reply.is_closed() {
+        // Only its timeout ends a WAIT's wait: no push brings it a replica.
+        let name = table::command(waiter.request.command).name;
+        if waiter.db != db || waiter.reply.is_closed() || replication::is_wait(name) {
             index += 1;
             continue;
         }
         let tried = keyspace::retry_blocked(shared, db, &waiter.request, waiter.protocol).await;
         let reply = match tried {
-            // A WAIT: no push brings it a replica.
-            Ok((reply, _))
-                if waits(
-                    &waiter.request,
-                    &reply,
-                    shared.clock.now_ms(),
-                    shared.options.redis_version,
-                ) =>
-            {
-                index += 1;
-                continue;
-            }
             // The source has an element, but the destination of a BLMOVE is not a
             // list: the client gets WRONGTYPE and stops waiting; the element stays.
             Ok((reply @ Value::Error(_), true)) => reply,

@@ -10,7 +10,7 @@
 //! faults are armed on the database, commands also run one by one, so that each still
 //! meets its own injected fault or latency.
 
-use lock_core::{RedisVersion, Value};
+use lock_core::Value;
 
 use super::keyspace;
 use crate::protocol::reply::{Hangup, Protocol, encode_in, encode_with_events};
@@ -73,7 +73,7 @@ impl Pipeline {
         let requests = std::mem::take(&mut self.requests);
         // Events a command causes (PUBLISH to our own subscriptions) go before its reply,
         // as Redis 7.0 writes them, or after it from 7.2.
-        let after = usize::from(shared.options.redis_version >= RedisVersion::V7_2);
+        let after = usize::from(shared.options.redis_version.pushes_after_reply());
         let mut events = Vec::new();
         let mut observe = |index: usize| subscriptions.drain_into(index + after, &mut events);
         let ran = keyspace::batch(shared, self.db, &[], &requests, protocol, &mut observe).await?;

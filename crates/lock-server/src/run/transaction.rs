@@ -5,7 +5,7 @@
 //! order, each atomic on its own. The store stamps every write to a watched key, so EXEC
 //! sees any write, expiry or FLUSHDB since WATCH.
 
-use lock_core::{RedisVersion, Value};
+use lock_core::Value;
 use lock_memory::WatchMark;
 
 use super::{caching, dispatch, keyspace};
@@ -95,7 +95,7 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
     // Redis 7.0 writes what a queued command published to this client inside the EXEC
     // reply, before that command's reply; from 7.2 it follows the whole reply (the
     // connection writes what is left undrained).
-    let inside = shared.options.redis_version < RedisVersion::V7_2;
+    let inside = !shared.options.redis_version.pushes_after_reply();
     let mut events = Vec::new();
     let all_keyspace = queued
         .commands

@@ -43,47 +43,12 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
 /// (read off the `src/commands/*.json` of Redis 7.2 and 7.4, and Valkey 8's COMMAND
 /// INFO). A command that scripts may call from some version on also loses its
 /// `noscript` flag from that version ([`info`]).
+#[rustfmt::skip]
 static CHANGED: &[(RedisVersion, Described)] = &[
-    (
-        RedisVersion::V7_2,
-        Described {
-            name: "client|setinfo",
-            arity: 4,
-            flags: &["noscript", "loading", "stale"],
-            keys: (0, 0, 0),
-            categories: &["@slow", "@connection"],
-        },
-    ),
-    (
-        RedisVersion::V7_2,
-        Described {
-            name: "waitaof",
-            arity: 4,
-            flags: &["noscript"],
-            keys: (0, 0, 0),
-            categories: &["@slow", "@connection"],
-        },
-    ),
-    (
-        RedisVersion::V7_4,
-        Described {
-            name: "wait",
-            arity: 3,
-            flags: &["blocking"],
-            keys: (0, 0, 0),
-            categories: &["@slow", "@blocking", "@connection"],
-        },
-    ),
-    (
-        RedisVersion::V7_4,
-        Described {
-            name: "waitaof",
-            arity: 4,
-            flags: &["blocking"],
-            keys: (0, 0, 0),
-            categories: &["@slow", "@blocking", "@connection"],
-        },
-    ),
+    (RedisVersion::V7_2, Described { name: "client|setinfo", arity: 4, flags: &["noscript", "loading", "stale"], keys: (0, 0, 0), categories: &["@slow", "@connection"] }),
+    (RedisVersion::V7_2, Described { name: "waitaof", arity: 4, flags: &["noscript"], keys: (0, 0, 0), categories: &["@slow", "@connection"] }),
+    (RedisVersion::V7_4, Described { name: "wait", arity: 3, flags: &["blocking"], keys: (0, 0, 0), categories: &["@slow", "@blocking", "@connection"] }),
+    (RedisVersion::V7_4, Described { name: "waitaof", arity: 4, flags: &["blocking"], keys: (0, 0, 0), categories: &["@slow", "@blocking", "@connection"] }),
 ];
 
 /// How Redis `version` describes `name` (a command, or `container|sub`).
@@ -263,7 +228,7 @@ fn info(command: &Command, version: RedisVersion) -> Value {
         Some(described) => (described.flags.to_vec(), described.categories.to_vec()),
         None => (own_flags(command), Vec::new()),
     };
-    if command.scripts_from.is_some_and(|from| version >= from) {
+    if command.scripts_from.is_some() && !command.refused_in_scripts(version) {
         flags.retain(|flag| *flag != "noscript");
     }
     let subs: Vec<Value> = subcommands(command.name, version).map(sub_info).collect();
