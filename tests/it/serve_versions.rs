@@ -292,6 +292,15 @@ async fn each_profile_answers_its_own_version() {
             info.contains(&format!("redis_version:{}\r\n", version.release())),
             "{version}: {info}"
         );
+        let hello = ask("HELLO 2").await;
+        let release = version.release();
+        assert!(
+            hello.contains(&format!(
+                "$7\r\nversion\r\n${}\r\n{release}\r\n",
+                release.len()
+            )),
+            "{version}: {hello}"
+        );
         let reported = ask("EVAL return redis.REDIS_VERSION 0").await;
         assert!(
             reported.contains(version.release()),
