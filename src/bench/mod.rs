@@ -61,7 +61,7 @@ pub use locks::run_locks;
 #[cfg(feature = "compare-rslock")]
 pub use redlock::run_spawned as run_redlock_spawned;
 pub use redlock::{RedlockReport, Scenario, run_memory as run_redlock_memory};
-pub use report::{BenchReport, Fairness, Latency};
+pub use report::{BenchReport, Fairness, Latency, Placement};
 #[cfg(feature = "compare-rslock")]
 pub use rslock::{RslockGuard, RslockLock, RslockManagers, run_rslock};
 pub use run::run;

@@ -9,7 +9,7 @@ use lock_memory::MemoryInstances;
 use serde::Serialize;
 
 use super::locks::{one_per_key, run_clients};
-use super::report::{BenchReport, Fairness, Latency};
+use super::report::{BenchReport, Fairness, Latency, Placement};
 use super::{BenchError, Workload};
 
 /// One scenario's figures.
@@ -65,6 +65,9 @@ pub struct RedlockReport {
     pub instances: usize,
     /// Concurrent clients.
     pub clients: usize,
+    /// With `--pin`: the CPUs the client and the servers were kept on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// Whether the clients on one key shared one Redlock (`--shared-lock`).
     pub shared_lock: bool,
     /// Keys.
@@ -143,6 +146,9 @@ impl fmt::Display for RedlockReport {
             self.drift_ms,
             self.duration_s
         )?;
+        if let Some(placement) = &self.placement {
+            writeln!(f, "{placement}")?;
+        }
         writeln!(
             f,
             "{:<15} {:>9} {:>8} {:>9} {:>9} {:>9} {:>9} {:>6} {:>11} {:>4}",
@@ -193,6 +199,7 @@ fn report(
     workload: &Workload,
     [healthy, refused, blackholed]: [BenchReport; 3],
     rslock: Option<(BenchReport, Vec<f64>)>,
+    placement: Option<Placement>,
 ) -> RedlockReport {
     let (rslock, round_ratios) = rslock.unzip();
     let spread = round_ratios.as_deref().map(super::compare::round_spread);
@@ -205,6 +212,7 @@ fn report(
         topology: "redlock".into(),
         instances,
         clients: workload.clients,
+        placement,
         shared_lock: workload.shared_lock,
         keys: workload.keys,
         ttl_ms: u64::try_from(workload.ttl.as_millis()).unwrap_or(u64::MAX),
@@ -237,18 +245,25 @@ pub async fn run_memory(
     set.blackhole(last).map_err(node_error)?;
     let blackholed = redlock_scenario(set.nodes(), "memory", workload).await?;
     let scenarios = [healthy, refused, blackholed];
-    Ok(report("memory", instances, workload, scenarios, None))
+    Ok(report("memory", instances, workload, scenarios, None, None))
 }
 
 /// The three scenarios on `instances` spawned `redis-server` processes and, with
 /// `rslock_rounds`, rslock's `LockManager` on the same servers, taking turns with the
 /// healthy scenario for that many rounds. The healthy runs connect to the servers
 /// directly; the fault scenarios go through each server's proxy.
+///
+/// With `placement`, the servers are kept on its server CPUs (a restarted one too); the
+/// caller keeps its own threads on the client's ([`CpuPlacement::pin_this_thread`]
+/// before building the runtime).
+///
+/// [`CpuPlacement::pin_this_thread`]: lock_testkit::spawn::CpuPlacement::pin_this_thread
 #[cfg(feature = "compare-rslock")]
 pub async fn run_spawned(
     instances: usize,
     workload: &Workload,
     rslock_rounds: Option<usize>,
+    placement: Option<&lock_testkit::spawn::CpuPlacement>,
 ) -> Result<RedlockReport, BenchError> {
     use std::time::Duration;
 
@@ -259,6 +274,9 @@ pub async fn run_spawned(
     let spawned = RedisInstances::spawn(instances, Durability::None)
         .await
         .map_err(failed)?;
+    if let Some(placement) = placement {
+        spawned.keep_on_cpus(&placement.servers).map_err(failed)?;
+    }
     let mut direct = Vec::new();
     for url in spawned.server_urls() {
         let backend = RedisBackend::connect(&url).await;
@@ -308,5 +326,8 @@ pub async fn run_spawned(
     spawned.blackhole(last).map_err(failed)?;
     let blackholed = redlock_scenario(proxied, label, workload).await?;
     let scenarios = [healthy, refused, blackholed];
-    Ok(report(label, instances, workload, scenarios, rslock))
+    let placement = placement.map(Placement::from);
+    Ok(report(
+        label, instances, workload, scenarios, rslock, placement,
+    ))
 }

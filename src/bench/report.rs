@@ -111,6 +111,41 @@ pub struct Fairness {
     pub max: u64,
 }
 
+/// Where a run's client and the servers it spawned were kept (`nxlock bench --pin`): the
+/// client's CPUs to itself, as if the servers were other machines.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Placement {
+    /// The CPUs the client's threads ran on.
+    pub client_cpus: Vec<usize>,
+    /// The CPUs the spawned servers ran on.
+    pub server_cpus: Vec<usize>,
+}
+
+#[cfg(feature = "redis")]
+impl From<&lock_testkit::spawn::CpuPlacement> for Placement {
+    fn from(placement: &lock_testkit::spawn::CpuPlacement) -> Self {
+        Self {
+            client_cpus: placement.client.clone(),
+            server_cpus: placement.servers.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cpus = |cpus: &[usize]| {
+            let listed: Vec<String> = cpus.iter().map(usize::to_string).collect();
+            listed.join(",")
+        };
+        write!(
+            f,
+            "client on CPU {}, servers on CPU {}",
+            cpus(&self.client_cpus),
+            cpus(&self.server_cpus)
+        )
+    }
+}
+
 /// One benchmark run. Serialises to exactly the documented JSON fields.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BenchReport {
@@ -148,6 +183,10 @@ pub struct BenchReport {
     /// and were done again, per increment that landed. Absent for the lock cycles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conflicts_per_cycle: Option<f64>,
+    /// With `--pin`: the CPUs the client and the spawned servers were kept on. Absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
     /// Failed acquires or releases that reported the lock lost (not part of the JSON).
     #[serde(skip)]
     pub errors: u64,
@@ -220,6 +259,7 @@ impl BenchReport {
             commands_per_cycle: 0.0,
             violations: 0,
             conflicts_per_cycle: None,
+            placement: None,
             errors: 0,
             handoff_us: None,
             release_us: Latency::of(&histogram()),
@@ -322,6 +362,9 @@ impl fmt::Display for BenchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let a = &self.acquire_us;
         writeln!(f, "backend            {} ({})", self.backend, self.topology)?;
+        if let Some(placement) = &self.placement {
+            writeln!(f, "placement          {placement}")?;
+        }
         writeln!(
             f,
             "algorithm          {} ({} clients, {} keys, hold {} µs)",

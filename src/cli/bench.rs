@@ -12,7 +12,7 @@ use nxlock::bench::{
     compare_on_server, run, run_redlock_memory, run_redlock_spawned,
 };
 use nxlock::cluster::{ClusterBackend, SlotLayout};
-use nxlock::testing::RedisCluster;
+use nxlock::testing::{CpuPlacement, RedisCluster};
 use nxlock::{MemoryBackend, RedisBackend};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -126,6 +126,13 @@ pub struct BenchArgs {
     /// by default each client builds its own, as separate processes would.
     #[arg(long)]
     shared_lock: bool,
+    /// With --spawn (Linux): keep this process on the first CPU it may use and the
+    /// spawned servers on the others, as if they were separate machines. Otherwise the
+    /// scheduler may run a server on the client's CPU, where the server the client wakes
+    /// preempts it in the middle of sending one command to every node, and how often
+    /// that happens moves each round's figure. Needs 2 CPUs.
+    #[arg(long)]
+    pin: bool,
 }
 
 fn progress(seconds: f64, quiet: bool) -> Option<ProgressBar> {
@@ -156,6 +163,9 @@ impl BenchArgs {
 fn usage_error(args: &BenchArgs) -> Option<&'static str> {
     if !(args.duration.is_finite() && args.duration > 0.0 && args.duration <= 86_400.0) {
         return Some("--duration must be between 0 and 86400 seconds");
+    }
+    if args.pin && !args.spawn {
+        return Some("--pin is for --spawn (it places the spawned servers)");
     }
     if !args.cluster.is_empty() && args.topology != TopologyArg::Cluster {
         return Some("--cluster is for --topology cluster");
@@ -244,6 +254,13 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         },
         shared_lock: args.shared_lock,
     };
+    let placement = match placement(&args) {
+        Ok(placement) => placement,
+        Err(e) => {
+            eprintln!("nxlock bench: --pin: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let Some(runtime) = runtime(args.runtime) else {
         eprintln!("nxlock bench: cannot start a tokio runtime");
         return ExitCode::from(2);
@@ -263,7 +280,9 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         });
         let result = match &args.url {
             None if args.topology == TopologyArg::Cluster => {
-                run_cluster(&args, &workload).await.map(Output::Plain)
+                run_cluster(&args, &workload, placement.as_ref())
+                    .await
+                    .map(Output::Plain)
             }
             None => run(MemoryBackend::new(), "memory", &workload)
                 .await
@@ -337,12 +356,19 @@ async fn run_on_server(
 
 /// `--topology cluster`: the workload on 3 primaries (the double's rules, spawned
 /// redis-servers or an existing cluster).
-async fn run_cluster(args: &BenchArgs, workload: &Workload) -> Result<BenchReport, String> {
+async fn run_cluster(
+    args: &BenchArgs,
+    workload: &Workload,
+    placement: Option<&CpuPlacement>,
+) -> Result<BenchReport, String> {
     let spawned = if args.spawn {
         // No replicas: they would share the machine's cores without changing a command.
-        let cluster = tokio::task::spawn_blocking(|| RedisCluster::spawn(3, 0))
+        let mut cluster = tokio::task::spawn_blocking(|| RedisCluster::spawn(3, 0))
             .await
             .map_err(|e| format!("spawning the cluster panicked: {e}"))??;
+        if let Some(placement) = placement {
+            cluster.keep_on_cpus(&placement.servers)?;
+        }
         Some(cluster)
     } else {
         None
@@ -363,6 +389,7 @@ async fn run_cluster(args: &BenchArgs, workload: &Workload) -> Result<BenchRepor
     }
     .map_err(|e| e.to_string())?;
     report.topology = "cluster".into();
+    report.placement = placement.map(Into::into);
     Ok(report)
 }
 
@@ -386,6 +413,17 @@ fn finish<R>(
     }
 }
 
+/// With `--pin`: the client's CPU and the servers', this thread already kept on the
+/// client's, so that the runtime's threads, built next, inherit it.
+fn placement(args: &BenchArgs) -> Result<Option<CpuPlacement>, String> {
+    if !args.pin {
+        return Ok(None);
+    }
+    let placement = CpuPlacement::apart()?;
+    placement.pin_this_thread()?;
+    Ok(Some(placement))
+}
+
 fn runtime(flavour: RuntimeArg) -> Option<tokio::runtime::Runtime> {
     let mut builder = match flavour {
         RuntimeArg::Current => tokio::runtime::Builder::new_current_thread(),
@@ -406,6 +444,13 @@ fn run_redlock(args: &BenchArgs) -> ExitCode {
         shared_lock: args.shared_lock,
         ..Workload::default()
     };
+    let placement = match placement(args) {
+        Ok(placement) => placement,
+        Err(e) => {
+            eprintln!("nxlock bench: --pin: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let Some(runtime) = runtime(args.runtime) else {
         eprintln!("nxlock bench: cannot start a tokio runtime");
         return ExitCode::from(2);
@@ -416,7 +461,7 @@ fn run_redlock(args: &BenchArgs) -> ExitCode {
     let outcome: Result<RedlockReport, String> = runtime.block_on(async {
         let report = if args.spawn {
             let rslock_rounds = args.compare.map(|_| args.rounds());
-            run_redlock_spawned(instances, &workload, rslock_rounds).await
+            run_redlock_spawned(instances, &workload, rslock_rounds, placement.as_ref()).await
         } else {
             run_redlock_memory(instances, &workload).await
         };

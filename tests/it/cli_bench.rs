@@ -461,6 +461,8 @@ fn redlock_topology_argument_mistakes_are_usage_errors() {
         &["bench", "--spawn"],
         &["bench", "--instances", "3"],
         &["bench", "--shared-lock", "--wait", "poll"],
+        &["bench", "--topology", "redlock", "--pin"],
+        &["bench", "--url", "redis://127.0.0.1:1", "--pin"],
         &["bench", "--shared-lock", "--algorithm", "legacy"],
     ] {
         let out = nxlock(args);
@@ -509,6 +511,63 @@ fn spawned_redlock_compares_with_rslock() {
     let expected = report["nxlock"]["cycles_per_sec"].as_f64().unwrap()
         / report["rslock"]["cycles_per_sec"].as_f64().unwrap();
     assert!((ratio - expected).abs() < 0.01, "{ratio} vs {expected}");
+}
+
+/// `--pin` keeps the client on one CPU and the spawned servers on the others, and says
+/// so in the report; on a machine with one CPU it refuses, as a usage error.
+#[cfg(target_os = "linux")]
+#[test]
+fn pin_reports_where_the_client_and_the_servers_ran() {
+    if let Err(why) = nxlock::testing::RedisServer::spawn() {
+        nxlock::testing::skip_or_fail("nxlock bench --spawn --pin", &why);
+        return;
+    }
+    let allowed = nxlock::testing::cpus_of(std::process::id()).unwrap();
+    let redlock = [
+        "bench",
+        "--spawn",
+        "--topology",
+        "redlock",
+        "--instances",
+        "3",
+        "--duration",
+        "0.3",
+        "--pin",
+        "--json",
+    ];
+    let cluster = [
+        "bench",
+        "--spawn",
+        "--topology",
+        "cluster",
+        "--duration",
+        "0.3",
+        "--pin",
+        "--json",
+    ];
+    if allowed.len() < 2 {
+        let out = nxlock(&redlock);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("needs 2 CPUs"), "{stderr}");
+        return;
+    }
+    let placement = serde_json::json!({
+        "client_cpus": [allowed[0]],
+        "server_cpus": allowed[1..],
+    });
+    let report = json(&redlock);
+    assert_eq!(report["placement"], placement, "{report}");
+    for scenario in ["nxlock", "one_refused", "one_blackholed"] {
+        assert_eq!(report[scenario]["violations"], 0, "{scenario}");
+    }
+    let report = json(&cluster);
+    assert_eq!(report["placement"], placement, "{report}");
+    assert_an_uncontended_cluster_run(&report);
+    // Without --pin the field is absent: the documented fields stay exactly those.
+    let unpinned: Vec<&str> = redlock.into_iter().filter(|&a| a != "--pin").collect();
+    let unpinned = json(&unpinned);
+    assert!(unpinned.get("placement").is_none(), "{unpinned}");
 }
 
 /// Locks spread over a cluster's slots: one acquire script and one release script per

@@ -53,3 +53,33 @@ async fn writes_acknowledged_before_a_pause_survive_the_failover() {
     assert_eq!(before.as_deref(), Some("kept"));
     assert_eq!(after, None, "a write after the pause reached the replica");
 }
+
+/// `keep_on_cpus` places every instance, and a restarted instance (a new process) lands
+/// on the same CPUs: `nxlock bench --pin` restarts the killed node between scenarios.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn instances_kept_on_cpus_stay_there_across_a_restart() {
+    use nxlock::testing::{Durability, RedisInstances, cpus_of};
+
+    let instances = match RedisInstances::spawn(2, Durability::None).await {
+        Ok(instances) => instances,
+        Err(why) => {
+            skip_or_fail("RedisInstances::keep_on_cpus", &why);
+            return;
+        }
+    };
+    // The last CPU this process may use: a placement every machine can make.
+    let allowed = cpus_of(std::process::id()).unwrap();
+    let last = [*allowed.last().unwrap()];
+    instances.keep_on_cpus(&last).unwrap();
+    for pid in instances.pids() {
+        assert_eq!(cpus_of(pid.unwrap()).unwrap(), last);
+    }
+    let before = instances.pids()[0];
+    instances.kill(0).unwrap();
+    assert_eq!(instances.pids()[0], None);
+    instances.restart(0, false).unwrap();
+    let after = instances.pids()[0].unwrap();
+    assert_ne!(Some(after), before, "a restart is a new process");
+    assert_eq!(cpus_of(after).unwrap(), last);
+}

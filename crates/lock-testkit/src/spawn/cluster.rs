@@ -159,6 +159,14 @@ impl RedisCluster {
         self.nodes.iter().map(RedisServer::url).collect()
     }
 
+    /// Keeps every node on `cpus` from now on (Linux; see
+    /// [`CpuPlacement`](super::CpuPlacement)).
+    pub fn keep_on_cpus(&mut self, cpus: &[usize]) -> Result<(), String> {
+        self.nodes
+            .iter_mut()
+            .try_for_each(|node| node.keep_on_cpus(cpus))
+    }
+
     /// How many shards (primaries at the start) the cluster has.
     pub fn primaries(&self) -> usize {
         self.primaries

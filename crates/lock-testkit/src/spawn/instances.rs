@@ -162,6 +162,22 @@ impl RedisInstances {
         server.restart()
     }
 
+    /// Keeps every instance on `cpus` from now on, restarted ones included (Linux; see
+    /// [`CpuPlacement`](super::CpuPlacement)).
+    pub fn keep_on_cpus(&self, cpus: &[usize]) -> Result<(), String> {
+        for instance in &self.instances {
+            let mut server = instance.server.lock().map_err(|e| e.to_string())?;
+            server.keep_on_cpus(cpus)?;
+        }
+        Ok(())
+    }
+
+    /// Each instance's process id, while it runs.
+    pub fn pids(&self) -> Vec<Option<u32>> {
+        let pid = |i: &Instance| i.server.lock().ok().and_then(|s| s.pid());
+        self.instances.iter().map(pid).collect()
+    }
+
     /// Throws away all traffic to and from instance `index` (see [`Proxy::blackhole`]).
     pub fn blackhole(&self, index: usize) -> Result<(), String> {
         self.at(index)?.proxy.blackhole();

@@ -68,6 +68,8 @@ pub struct RedisServer {
     dir: tempfile::TempDir,
     /// The server binary: `redis-server` from PATH unless told another.
     binary: std::path::PathBuf,
+    /// The CPUs it is kept on, across restarts ([`RedisServer::keep_on_cpus`]).
+    cpus: Option<Vec<usize>>,
 }
 
 /// Where real-Redis tests should run.
@@ -262,6 +264,7 @@ impl RedisServer {
                 extra: extra.to_vec(),
                 dir: working_dir()?,
                 binary: binary.clone(),
+                cpus: None,
             };
             match server.start() {
                 Ok(()) => return Ok(server),
@@ -279,6 +282,7 @@ impl RedisServer {
             extra: extra.to_vec(),
             dir: working_dir()?,
             binary: "redis-server".into(),
+            cpus: None,
         };
         server.start()?;
         Ok(server)
@@ -301,6 +305,13 @@ impl RedisServer {
             .spawn()
             .map_err(|e| format!("cannot run {}: {e}", self.binary.display()))?;
         self.child = Some(child);
+        if let Some(cpus) = &self.cpus {
+            // Placed before it serves anything, so every command it answers ran there.
+            if let Err(e) = super::cpus::keep_on(child_id(&self.child), cpus) {
+                self.kill();
+                return Err(e);
+            }
+        }
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if answers_as(self.port, child_id(&self.child)) {
@@ -324,6 +335,20 @@ impl RedisServer {
     /// The port it listens on.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Its process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Keeps the server on `cpus` from now on, a restarted process included (Linux).
+    pub fn keep_on_cpus(&mut self, cpus: &[usize]) -> Result<(), String> {
+        if let Some(pid) = self.pid() {
+            super::cpus::keep_on(pid, cpus)?;
+        }
+        self.cpus = Some(cpus.to_vec());
+        Ok(())
     }
 
     /// Whether it runs: spawned and not killed since.
