@@ -471,6 +471,16 @@ fn redlock_topology_argument_mistakes_are_usage_errors() {
     }
 }
 
+/// `nxlock bench` on three spawned Redlock instances.
+const SPAWNED_REDLOCK: [&str; 6] = [
+    "bench",
+    "--spawn",
+    "--topology",
+    "redlock",
+    "--instances",
+    "3",
+];
+
 /// nxlock's Redlock and rslock's LockManager on the same spawned servers, in one run,
 /// taking turns.
 #[test]
@@ -479,13 +489,7 @@ fn spawned_redlock_compares_with_rslock() {
         nxlock::testing::skip_or_fail("nxlock bench --spawn --topology redlock", &why);
         return;
     }
-    let report = json(&[
-        "bench",
-        "--spawn",
-        "--topology",
-        "redlock",
-        "--instances",
-        "3",
+    let compare = [
         "--compare",
         "rslock",
         "--rounds",
@@ -493,7 +497,8 @@ fn spawned_redlock_compares_with_rslock() {
         "--duration",
         "0.3",
         "--json",
-    ]);
+    ];
+    let report = json(&[&SPAWNED_REDLOCK[..], &compare].concat());
     assert_eq!(report["backend"], "spawned redis-server");
     assert_eq!(
         report["round_ratios"].as_array().map(Vec::len),
@@ -524,17 +529,10 @@ fn pin_reports_where_the_client_and_the_servers_ran() {
     }
     let allowed = nxlock::testing::cpus_of(std::process::id()).unwrap();
     let redlock = [
-        "bench",
-        "--spawn",
-        "--topology",
-        "redlock",
-        "--instances",
-        "3",
-        "--duration",
-        "0.3",
-        "--pin",
-        "--json",
-    ];
+        &SPAWNED_REDLOCK[..],
+        &["--duration", "0.3", "--pin", "--json"],
+    ]
+    .concat();
     let cluster = [
         "bench",
         "--spawn",
@@ -565,7 +563,7 @@ fn pin_reports_where_the_client_and_the_servers_ran() {
     assert_eq!(report["placement"], placement, "{report}");
     assert_an_uncontended_cluster_run(&report);
     // Without --pin the field is absent: the documented fields stay exactly those.
-    let unpinned: Vec<&str> = redlock.into_iter().filter(|&a| a != "--pin").collect();
+    let unpinned: Vec<&str> = redlock.iter().copied().filter(|&a| a != "--pin").collect();
     let unpinned = json(&unpinned);
     assert!(unpinned.get("placement").is_none(), "{unpinned}");
 }
