@@ -135,11 +135,12 @@ impl fmt::Display for Placement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let cpus = |cpus: &[usize]| {
             let listed: Vec<String> = cpus.iter().map(usize::to_string).collect();
-            listed.join(",")
+            let plural = if cpus.len() == 1 { "" } else { "s" };
+            format!("CPU{plural} {}", listed.join(","))
         };
         write!(
             f,
-            "client on CPU {}, servers on CPU {}",
+            "client on {}, servers on {}",
             cpus(&self.client_cpus),
             cpus(&self.server_cpus)
         )

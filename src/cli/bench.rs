@@ -128,9 +128,9 @@ pub struct BenchArgs {
     shared_lock: bool,
     /// With --spawn (Linux): keep this process on the first CPU it may use and the
     /// spawned servers on the others, as if they were separate machines. Otherwise the
-    /// scheduler may run a server on the client's CPU, where the server the client wakes
-    /// preempts it in the middle of sending one command to every node, and how often
-    /// that happens moves each round's figure. Needs 2 CPUs.
+    /// scheduler may run a server on the client's CPU, where a server the client wakes
+    /// takes the CPU from it, and how often that happens moves each round's figure.
+    /// Needs 2 CPUs.
     #[arg(long)]
     pin: bool,
 }

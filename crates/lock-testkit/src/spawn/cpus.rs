@@ -3,11 +3,12 @@
 //!
 //! Why: on loopback the client and the servers share the machine's CPUs, and the
 //! scheduler may run a server on the client's CPU. A server the client wakes (by sending
-//! it a command) then preempts the client in the middle of a fan-out, before the client
-//! has sent the same command to the other servers, so the "parallel" commands run one
-//! after another. How often that happens changes from second to second, and it is what
-//! makes one measured round differ from the next; with the client's CPU kept to itself,
-//! it cannot happen, as it cannot when the servers are other machines.
+//! it a command) then takes the CPU from the client, which waits while the server works
+//! instead of sending to the other servers and reading their replies: commands meant to
+//! run in parallel run one after another. How often that happens changes from second to
+//! second, and it is what makes one measured round differ from the next; with the
+//! client's CPU kept to itself it cannot happen, as it cannot when the servers are other
+//! machines.
 
 /// Where a benchmark's client threads and the servers it spawned may run (Linux only:
 /// elsewhere [`CpuPlacement::apart`] is an error).
@@ -44,15 +45,6 @@ impl CpuPlacement {
     /// CPUs. Call it before building the runtime, so that its threads inherit it.
     pub fn pin_this_thread(&self) -> Result<(), String> {
         set_cpus(None, &self.client)
-    }
-
-    /// `client on CPU 0, servers on CPU 1`, `… servers on CPUs 1-3`.
-    pub fn describe(&self) -> String {
-        format!(
-            "client on {}, servers on {}",
-            describe(&self.client),
-            describe(&self.servers)
-        )
     }
 }
 
@@ -142,10 +134,8 @@ mod tests {
         let placement = CpuPlacement::split(&[0, 1, 2, 3]).unwrap();
         assert_eq!(placement.client, [0]);
         assert_eq!(placement.servers, [1, 2, 3]);
-        assert_eq!(placement.describe(), "client on CPU 0, servers on CPUs 1-3");
         let placement = CpuPlacement::split(&[2, 5]).unwrap();
-        assert_eq!(placement.describe(), "client on CPU 2, servers on CPU 5");
-        assert_eq!(describe(&[1, 4, 6]), "CPUs 1, 4, 6");
+        assert_eq!((placement.client, placement.servers), (vec![2], vec![5]));
     }
 
     #[test]
@@ -155,13 +145,16 @@ mod tests {
             error,
             "keeping the servers off the client's CPU needs 2 CPUs; this process may use CPU 3"
         );
-        assert!(CpuPlacement::split(&[]).is_err());
+        let error = CpuPlacement::split(&[]).unwrap_err();
+        assert!(error.ends_with("this process may use no CPU"), "{error}");
+        assert_eq!(describe(&[1, 4, 6]), "CPUs 1, 4, 6");
+        assert_eq!(describe(&[1, 2, 3]), "CPUs 1-3");
     }
 
     #[cfg(target_os = "linux")]
     #[test]
     fn a_cpu_beyond_the_set_is_refused_not_ignored() {
-        let error = set_cpus(None, &[usize::MAX]).unwrap_err();
+        let error = set_cpus(None, &[1, usize::MAX]).unwrap_err();
         assert_eq!(error, format!("there is no CPU {}", usize::MAX));
     }
 }
