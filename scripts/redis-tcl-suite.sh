@@ -32,7 +32,8 @@ cp -r "$sources/tests" "$sources/runtest" "$work/"
 sed -i 's/^\(\s*\)r function flush$/\1catch {r function flush}/' "$work/tests/support/server.tcl"
 
 (cd "$root" && cargo build --release --quiet --bin nxlock)
-"$root/target/release/nxlock" serve --port 0 >"$work/serve.log" 2>&1 &
+# The 7.0 profile: the suite is 7.0.15's, and serve answers as 7.4 unless told.
+"$root/target/release/nxlock" serve --port 0 --redis-version 7.0 >"$work/serve.log" 2>&1 &
 serve_pid=$!
 port=
 for _ in $(seq 100); do

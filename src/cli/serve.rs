@@ -30,7 +30,11 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread, as Redis has one event loop: connections are served in the order their
+    // bytes arrived, so a command sent on one connection runs before a command sent
+    // after it on another (Redis's own pub/sub tests rely on it). A multi-thread runtime
+    // polls connections in parallel, and the later command sometimes ran first.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

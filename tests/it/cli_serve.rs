@@ -169,3 +169,36 @@ fn without_cluster_the_cluster_command_is_disabled_as_in_redis() {
         "ERR This instance has cluster support disabled"
     );
 }
+
+/// Commands from different connections run in the order they arrived, as in Redis's one
+/// event loop: an UNSUBSCRIBE sent without waiting for its reply has run before a PUBLISH
+/// sent after it on another connection. Redis's own pub/sub tests rely on it; with
+/// connections served in parallel the PUBLISH sometimes still found the subscriber.
+#[tokio::test]
+async fn commands_run_in_the_order_they_arrived_across_connections() {
+    use crate::support::raw::Raw;
+
+    let served = serve(&[]);
+    let address = format!("127.0.0.1:{}", served.port);
+    let mut subscriber = Raw::connect(&address).await;
+    let mut publisher = Raw::connect(&address).await;
+    // In use before the rounds, as the TCL suite's client is: a connection accepted in the
+    // same instant as the commands arrive is not what this is about.
+    assert_eq!(publisher.command(&["PING"]).await, b"+PONG\r\n");
+    for round in 0..300 {
+        let subscribed = subscriber.command(&["SUBSCRIBE", "ch"]).await;
+        assert_eq!(subscribed, b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n");
+        subscriber.send_only(&["UNSUBSCRIBE"]).await;
+        let published = publisher.command(&["PUBLISH", "ch", "x"]).await;
+        assert_eq!(
+            String::from_utf8_lossy(&published),
+            ":0\r\n",
+            "round {round}: the PUBLISH ran before the UNSUBSCRIBE sent ahead of it"
+        );
+        let unsubscribed = subscriber.read_reply().await;
+        assert_eq!(
+            unsubscribed,
+            b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n"
+        );
+    }
+}
