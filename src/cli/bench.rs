@@ -254,16 +254,9 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         },
         shared_lock: args.shared_lock,
     };
-    let placement = match placement(&args) {
-        Ok(placement) => placement,
-        Err(e) => {
-            eprintln!("nxlock bench: --pin: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let Some(runtime) = runtime(args.runtime) else {
-        eprintln!("nxlock bench: cannot start a tokio runtime");
-        return ExitCode::from(2);
+    let (placement, runtime) = match placed_runtime(&args) {
+        Ok(placed) => placed,
+        Err(code) => return code,
     };
     let bar = progress(
         args.duration * if args.compare.is_some() { 2.0 } else { 1.0 },
@@ -413,15 +406,32 @@ fn finish<R>(
     }
 }
 
-/// With `--pin`: the client's CPU and the servers', this thread already kept on the
-/// client's, so that the runtime's threads, built next, inherit it.
-fn placement(args: &BenchArgs) -> Result<Option<CpuPlacement>, String> {
-    if !args.pin {
-        return Ok(None);
-    }
-    let placement = CpuPlacement::apart()?;
-    placement.pin_this_thread()?;
-    Ok(Some(placement))
+/// With `--pin`, the client's CPU and the servers', this thread kept on the client's;
+/// then the runtime, built after so that its threads inherit the placement. A failure is
+/// reported here, and answers the exit code.
+fn placed_runtime(
+    args: &BenchArgs,
+) -> Result<(Option<CpuPlacement>, tokio::runtime::Runtime), ExitCode> {
+    let placement = if args.pin {
+        let placed = CpuPlacement::apart().and_then(|placement| {
+            placement.pin_this_thread()?;
+            Ok(placement)
+        });
+        match placed {
+            Ok(placement) => Some(placement),
+            Err(e) => {
+                eprintln!("nxlock bench: --pin: {e}");
+                return Err(ExitCode::from(2));
+            }
+        }
+    } else {
+        None
+    };
+    let Some(runtime) = runtime(args.runtime) else {
+        eprintln!("nxlock bench: cannot start a tokio runtime");
+        return Err(ExitCode::from(2));
+    };
+    Ok((placement, runtime))
 }
 
 fn runtime(flavour: RuntimeArg) -> Option<tokio::runtime::Runtime> {
@@ -444,16 +454,9 @@ fn run_redlock(args: &BenchArgs) -> ExitCode {
         shared_lock: args.shared_lock,
         ..Workload::default()
     };
-    let placement = match placement(args) {
-        Ok(placement) => placement,
-        Err(e) => {
-            eprintln!("nxlock bench: --pin: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let Some(runtime) = runtime(args.runtime) else {
-        eprintln!("nxlock bench: cannot start a tokio runtime");
-        return ExitCode::from(2);
+    let (placement, runtime) = match placed_runtime(args) {
+        Ok(placed) => placed,
+        Err(code) => return code,
     };
     let runs = if args.compare.is_some() { 4.0 } else { 3.0 };
     let bar = progress(args.duration * runs, args.json);
