@@ -187,22 +187,49 @@ fn options(ttl: Duration) -> LockOptions {
         )
 }
 
-/// Holds `guard` through a critical section, then releases it.
-async fn hold<G: LockGuard>(context: &Context, ttl: Duration, guard: G) {
-    context.enter(RESOURCE).await;
+/// Holds `guard` through a critical section within the validity it promised (and its
+/// key with `token`, where the algorithm's key holds just the token), then releases it.
+async fn hold<G: LockGuard>(context: &Context, ttl: Duration, guard: G, token: Option<String>) {
+    if let Some(token) = &token {
+        context.holds(guard.key(), token.as_bytes());
+    }
+    context.enter_until(RESOURCE, guard.valid_until_ms()).await;
     context.work(ttl / 10).await;
     context.exit(RESOURCE).await;
     let _ = guard.release().await;
 }
 
-async fn acquire_and_hold<L: LockAlgorithm>(
-    context: &Context,
-    ttl: Duration,
-    lock: Result<L, LockError>,
-) {
+/// What a guard's key holds, where that is its token alone.
+trait Held {
+    fn held(&self) -> Option<String> {
+        None
+    }
+}
+
+impl<B: lock_core::KvBackend + Clone + 'static> Held for lock_core::TokenGuard<B> {
+    fn held(&self) -> Option<String> {
+        Some(self.token().to_owned())
+    }
+}
+impl<B: lock_core::KvBackend + Clone + 'static> Held for lock_core::RedlockGuard<B> {
+    fn held(&self) -> Option<String> {
+        Some(self.token().to_owned())
+    }
+}
+impl<B: lock_core::KvBackend + Clone + 'static> Held for lock_core::FairGuard<B> {}
+impl<B: lock_core::KvBackend + Clone + 'static> Held for lock_core::ReentrantGuard<B> {}
+impl<B: lock_core::KvBackend + Clone + 'static> Held for lock_core::LegacyGuard<B> {}
+impl<B: lock_core::KvBackend + Clone + 'static> Held for lock_core::ScriptedGuard<B> {}
+
+async fn acquire_and_hold<L>(context: &Context, ttl: Duration, lock: Result<L, LockError>)
+where
+    L: LockAlgorithm,
+    L::Guard: Held,
+{
     let Ok(lock) = lock else { return };
     if let Ok(guard) = lock.acquire().await {
-        hold(context, ttl, guard).await;
+        let token = guard.held();
+        hold(context, ttl, guard, token).await;
     }
 }
 
@@ -258,7 +285,10 @@ async fn cycle(algorithm: Algorithm, ttl: Duration, options: LockOptions, contex
                 return;
             };
             let fence = guard.fence();
-            context.enter_fenced(RESOURCE, fence).await;
+            context.holds(guard.key(), guard.token().as_bytes());
+            context
+                .enter_fenced_until(RESOURCE, fence, guard.valid_until_ms())
+                .await;
             let _ = context.write(RESOURCE, fence).await;
             context.work(ttl / 10).await;
             let _ = context.write(RESOURCE, fence).await;

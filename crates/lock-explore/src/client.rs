@@ -52,15 +52,25 @@ impl ClientView {
         self.client
     }
 
-    /// Runs one command through the client's faults, and records it.
+    /// Runs one command named `kind` through the client's faults, and records it with
+    /// its send and reply times; a command whose future is dropped while it waits (a
+    /// user's timeout, a cancelled cycle) is recorded as cancelled.
     async fn command<T>(
         &self,
+        kind: &str,
         describe: impl FnOnce() -> String,
         brief: impl FnOnce(&T) -> String,
         run: impl Future<Output = Result<T>>,
     ) -> Result<T> {
-        let refuse = self.monitor.start_op(self.client, true).await;
-        let result = if refuse {
+        let mut pending = Pending {
+            view: self,
+            kind,
+            sent_us: None,
+            describe: Some(describe),
+        };
+        let started = self.monitor.start_op(self.client, true).await;
+        pending.sent_us = Some(started.sent_us);
+        let result = if started.refuse {
             Err(Error::injected(ErrorKind::Connection, "connection refused"))
         } else {
             let result = run.await;
@@ -82,23 +92,47 @@ impl ClientView {
                 result
             }
         };
-        if !self.monitor.recording {
-            self.monitor.finish_marker(self.client);
-            return result;
-        }
-        let reply = match &result {
-            Ok(value) => brief(value),
-            Err(error) => format!("(error) {}", error.message()),
-        };
-        self.monitor.finish_op(
-            self.client,
-            What::Command {
+        let describe = pending.describe.take();
+        let what = match describe {
+            Some(describe) if self.monitor.recording => Some(What::Command {
+                sent_us: started.sent_us,
                 node: self.node,
                 command: describe(),
-                reply,
-            },
-        );
+                reply: match &result {
+                    Ok(value) => brief(value),
+                    Err(error) => format!("(error) {}", error.message()),
+                },
+            }),
+            _ => None,
+        };
+        self.monitor.finish_op(self.client, kind, what);
         result
+    }
+}
+
+/// A command under way: dropped before its reply, it is recorded as cancelled.
+struct Pending<'a, D: FnOnce() -> String> {
+    view: &'a ClientView,
+    kind: &'a str,
+    /// Set once the command left the client.
+    sent_us: Option<i64>,
+    /// Taken when the command completes.
+    describe: Option<D>,
+}
+
+impl<D: FnOnce() -> String> Drop for Pending<'_, D> {
+    fn drop(&mut self) {
+        let (Some(sent_us), Some(describe)) = (self.sent_us, self.describe.take()) else {
+            return;
+        };
+        let monitor = &self.view.monitor;
+        let what = monitor.recording.then(|| What::Command {
+            sent_us,
+            node: self.view.node,
+            command: describe(),
+            reply: "(cancelled)".to_owned(),
+        });
+        monitor.finish_op(self.view.client, self.kind, what);
     }
 }
 
@@ -173,8 +207,9 @@ fn eval_line(script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> String {
 
 impl KvBackend for ClientView {
     async fn set(&self, key: &[u8], value: &[u8], options: SetOptions) -> Result<SetReply> {
-        self.monitor.touched(Some(key));
+        self.monitor.touched(self.client, Some(key));
         self.command(
+            "SET",
             || set_line(key, value, options),
             |reply| match reply {
                 SetReply::Applied => "OK".to_owned(),
@@ -186,8 +221,9 @@ impl KvBackend for ClientView {
         .await
     }
     async fn setnx(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        self.monitor.touched(Some(key));
+        self.monitor.touched(self.client, Some(key));
         self.command(
+            "SETNX",
             || line("SETNX", &[key, value]),
             |set| format!("(integer) {}", i32::from(*set)),
             self.inner.setnx(key, value),
@@ -195,13 +231,14 @@ impl KvBackend for ClientView {
         .await
     }
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.monitor.touched(Some(key));
-        self.command(|| line("GET", &[key]), bulk, self.inner.get(key))
+        self.monitor.touched(self.client, Some(key));
+        self.command("GET", || line("GET", &[key]), bulk, self.inner.get(key))
             .await
     }
     async fn getset(&self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.monitor.touched(Some(key));
+        self.monitor.touched(self.client, Some(key));
         self.command(
+            "GETSET",
             || line("GETSET", &[key, value]),
             bulk,
             self.inner.getset(key, value),
@@ -209,13 +246,19 @@ impl KvBackend for ClientView {
         .await
     }
     async fn getdel(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.monitor.touched(Some(key));
-        self.command(|| line("GETDEL", &[key]), bulk, self.inner.getdel(key))
-            .await
+        self.monitor.touched(self.client, Some(key));
+        self.command(
+            "GETDEL",
+            || line("GETDEL", &[key]),
+            bulk,
+            self.inner.getdel(key),
+        )
+        .await
     }
     async fn del(&self, keys: &[&[u8]]) -> Result<i64> {
-        self.monitor.touched(keys.first().copied());
+        self.monitor.touched(self.client, keys.first().copied());
         self.command(
+            "DEL",
             || line("DEL", keys),
             |n| format!("(integer) {n}"),
             self.inner.del(keys),
@@ -223,8 +266,9 @@ impl KvBackend for ClientView {
         .await
     }
     async fn exists(&self, keys: &[&[u8]]) -> Result<i64> {
-        self.monitor.touched(keys.first().copied());
+        self.monitor.touched(self.client, keys.first().copied());
         self.command(
+            "EXISTS",
             || line("EXISTS", keys),
             |n| format!("(integer) {n}"),
             self.inner.exists(keys),
@@ -232,8 +276,9 @@ impl KvBackend for ClientView {
         .await
     }
     async fn pexpire(&self, key: &[u8], ms: i64, condition: ExpireCondition) -> Result<bool> {
-        self.monitor.touched(Some(key));
+        self.monitor.touched(self.client, Some(key));
         self.command(
+            "PEXPIRE",
             || format!("{} {ms} {condition:?}", line("PEXPIRE", &[key])),
             |set| format!("(integer) {}", i32::from(*set)),
             self.inner.pexpire(key, ms, condition),
@@ -246,8 +291,9 @@ impl KvBackend for ClientView {
         unix_ms: i64,
         condition: ExpireCondition,
     ) -> Result<bool> {
-        self.monitor.touched(Some(key));
+        self.monitor.touched(self.client, Some(key));
         self.command(
+            "PEXPIREAT",
             || format!("{} {unix_ms} {condition:?}", line("PEXPIREAT", &[key])),
             |set| format!("(integer) {}", i32::from(*set)),
             self.inner.pexpireat(key, unix_ms, condition),
@@ -255,8 +301,9 @@ impl KvBackend for ClientView {
         .await
     }
     async fn pttl(&self, key: &[u8]) -> Result<i64> {
-        self.monitor.touched(Some(key));
+        self.monitor.touched(self.client, Some(key));
         self.command(
+            "PTTL",
             || line("PTTL", &[key]),
             |n| format!("(integer) {n}"),
             self.inner.pttl(key),
@@ -264,8 +311,9 @@ impl KvBackend for ClientView {
         .await
     }
     async fn ttl(&self, key: &[u8]) -> Result<i64> {
-        self.monitor.touched(Some(key));
+        self.monitor.touched(self.client, Some(key));
         self.command(
+            "TTL",
             || line("TTL", &[key]),
             |n| format!("(integer) {n}"),
             self.inner.ttl(key),
@@ -273,8 +321,9 @@ impl KvBackend for ClientView {
         .await
     }
     async fn persist(&self, key: &[u8]) -> Result<bool> {
-        self.monitor.touched(Some(key));
+        self.monitor.touched(self.client, Some(key));
         self.command(
+            "PERSIST",
             || line("PERSIST", &[key]),
             |set| format!("(integer) {}", i32::from(*set)),
             self.inner.persist(key),
@@ -282,8 +331,9 @@ impl KvBackend for ClientView {
         .await
     }
     async fn incr(&self, key: &[u8]) -> Result<i64> {
-        self.monitor.touched(Some(key));
+        self.monitor.touched(self.client, Some(key));
         self.command(
+            "INCR",
             || line("INCR", &[key]),
             |n| format!("(integer) {n}"),
             self.inner.incr(key),
@@ -291,8 +341,10 @@ impl KvBackend for ClientView {
         .await
     }
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
-        self.monitor.touched(keys.first().copied());
+        self.monitor.touched(self.client, keys.first().copied());
+        let kind = format!("EVALSHA {}", script.name());
         self.command(
+            &kind,
             || eval_line(script, keys, args),
             value,
             self.inner.eval(script, keys, args),
@@ -306,8 +358,10 @@ impl KvBackend for ClientView {
         args: &[&[u8]],
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
-        self.monitor.touched(keys.first().copied());
+        self.monitor.touched(self.client, keys.first().copied());
+        let kind = format!("EVALSHA {}", script.name());
         self.command(
+            &kind,
             || {
                 format!(
                     "{} + WAIT {} {}",
@@ -323,6 +377,7 @@ impl KvBackend for ClientView {
     }
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
         self.command(
+            "PUBLISH",
             || line("PUBLISH", &[channel, message]),
             |n| format!("(integer) {n}"),
             self.inner.publish(channel, message),
@@ -331,6 +386,7 @@ impl KvBackend for ClientView {
     }
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         self.command(
+            "SUBSCRIBE",
             || line("SUBSCRIBE", &[channel]),
             |_| "subscribed".to_owned(),
             self.inner.subscribe(channel),
@@ -338,8 +394,9 @@ impl KvBackend for ClientView {
         .await
     }
     async fn watch(&self, keys: &[&[u8]]) -> Result<Transaction> {
-        self.monitor.touched(keys.first().copied());
+        self.monitor.touched(self.client, keys.first().copied());
         self.command(
+            "WATCH",
             || line("WATCH+GET", keys),
             |_| "watching".to_owned(),
             self.inner.watch(keys),

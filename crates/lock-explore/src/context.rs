@@ -63,10 +63,23 @@ impl Context {
         self.monitor.client_clock(self.client)
     }
 
-    /// Lets `duration` of virtual time pass: work the client does.
+    /// A generator seeded by the run's seed, this client and this cycle: randomness
+    /// (tokens, jitter) that replays exactly. To seed a generator of your own (`rand`'s
+    /// `StdRng::seed_from_u64`, for example), take its seed from here:
+    /// `ctx.rng().u64(..)`.
+    pub fn rng(&self) -> fastrand::Rng {
+        let seed = self.monitor.seed
+            ^ (self.client as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ u64::from(self.cycle).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        fastrand::Rng::with_seed(seed)
+    }
+
+    /// Lets `duration` of virtual time pass: work the client does. An operation, like
+    /// every marker.
     pub async fn work(&self, duration: Duration) {
         self.marker().await;
         self.monitor.clock.sleep(duration).await;
+        self.monitor.finish_marker(self.client, "WORK");
     }
 
     /// Pauses and cancellations aimed at this client land here; others run meanwhile.
@@ -75,13 +88,29 @@ impl Context {
         tokio::task::yield_now().await;
     }
 
-    /// The client enters `resource`'s critical section, believing it holds the lock.
-    /// Another client inside the same resource without a fence is a mutual-exclusion
-    /// violation.
+    /// The client enters `resource`'s critical section, believing it holds the lock,
+    /// with no word on how long: it counts as inside until it exits, and another client
+    /// inside the same resource meanwhile is a mutual-exclusion violation. Prefer
+    /// [`Context::enter_until`], which tells a bug from what every TTL lock does.
     pub async fn enter(&self, resource: &str) {
         self.marker().await;
-        self.monitor.enter(self.client, resource, None);
-        self.monitor.finish_marker(self.client);
+        self.monitor.enter(self.client, resource, None, None);
+        self.monitor.finish_marker(self.client, "ENTER");
+    }
+
+    /// The client enters `resource`'s critical section holding a lock that promised it
+    /// is alone until `valid_until_ms` (Unix ms on [`Context::clock`], as
+    /// [`LockGuard::valid_until_ms`](lock_core::LockGuard::valid_until_ms) gives it).
+    ///
+    /// Another client entering while this one is inside *within* that validity is a
+    /// mutual-exclusion violation: the lock's bug. Inside *past* it, the overlap is an
+    /// `expired-holder` finding: inherent to TTL locks on an unfenced resource, labelled
+    /// so, and never the end of a search.
+    pub async fn enter_until(&self, resource: &str, valid_until_ms: i64) {
+        self.marker().await;
+        self.monitor
+            .enter(self.client, resource, None, Some(valid_until_ms));
+        self.monitor.finish_marker(self.client, "ENTER");
     }
 
     /// The client enters `resource` holding a lock that handed it `fence`. The same fence
@@ -89,15 +118,44 @@ impl Context {
     /// overlap (a paused holder enters late), since the resource refuses stale writes.
     pub async fn enter_fenced(&self, resource: &str, fence: i64) {
         self.marker().await;
-        self.monitor.enter(self.client, resource, Some(fence));
-        self.monitor.finish_marker(self.client);
+        self.monitor.enter(self.client, resource, Some(fence), None);
+        self.monitor.finish_marker(self.client, "ENTER");
+    }
+
+    /// [`Context::enter_fenced`] with the validity the lock promised, so that
+    /// [`Context::holds`] is checked (lost ownership) while it lasts.
+    pub async fn enter_fenced_until(&self, resource: &str, fence: i64, valid_until_ms: i64) {
+        self.marker().await;
+        self.monitor
+            .enter(self.client, resource, Some(fence), Some(valid_until_ms));
+        self.monitor.finish_marker(self.client, "ENTER");
+    }
+
+    /// The client's lock on `resource` was extended: it is alone until `valid_until_ms`
+    /// now. A declaration, not an operation.
+    pub fn extended_until(&self, resource: &str, valid_until_ms: i64) {
+        self.monitor.extend(self.client, resource, valid_until_ms);
+    }
+
+    /// The client holds lock `key` with `token`, until it leaves its sections (or its
+    /// own command changes the key: a release). A declaration, not an operation.
+    ///
+    /// While the client is inside a section within its validity, the key must hold
+    /// `token` (on Redlock's nodes: a majority must). Checked at each of the client's
+    /// operations and after every command of anyone, so a release, extend or acquire
+    /// that touches a lock it does not own is caught at that command: a
+    /// `lost-ownership` violation, before any overlap. With
+    /// [`Context::enter_fenced`], a refused write while the key holds `token` is a
+    /// `fence-order` violation.
+    pub fn holds(&self, key: &[u8], token: &[u8]) {
+        self.monitor.holds(self.client, key, token);
     }
 
     /// The client leaves `resource`.
     pub async fn exit(&self, resource: &str) {
         self.marker().await;
         self.monitor.exit(self.client, resource);
-        self.monitor.finish_marker(self.client);
+        self.monitor.finish_marker(self.client, "EXIT");
     }
 
     /// Writes to the fenced `resource` with `fence`, judged by the explorer's
@@ -106,7 +164,7 @@ impl Context {
     pub async fn write(&self, resource: &str, fence: i64) -> Result<(), StaleWrite> {
         self.marker().await;
         let written = self.monitor.write(self.client, resource, fence);
-        self.monitor.finish_marker(self.client);
+        self.monitor.finish_marker(self.client, "WRITE");
         written
     }
 
@@ -114,7 +172,7 @@ impl Context {
     pub async fn read_counter(&self, counter: &str) -> i64 {
         self.marker().await;
         let value = self.monitor.counter_read(self.client, counter);
-        self.monitor.finish_marker(self.client);
+        self.monitor.finish_marker(self.client, "READ");
         value
     }
 
@@ -122,7 +180,7 @@ impl Context {
     pub async fn write_counter(&self, counter: &str, value: i64) {
         self.marker().await;
         self.monitor.counter_write(self.client, counter, value);
-        self.monitor.finish_marker(self.client);
+        self.monitor.finish_marker(self.client, "WRITE-COUNTER");
     }
 
     /// Starts one increment of `counter`: say how it ended with [`Increment::done`] or

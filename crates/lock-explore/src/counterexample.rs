@@ -12,8 +12,9 @@ use crate::step::Step;
 use crate::trace::{Trace, What};
 use crate::violation::{Violation, ViolationKind};
 
-/// The replay file's format version.
-pub const REPLAY_FORMAT: u32 = 1;
+/// The replay file's format version. Format 1 files (steps anchored to operation
+/// indices only) are still read.
+pub const REPLAY_FORMAT: u32 = 2;
 
 /// A violation, the smallest schedule found that causes it, and the run that shows it.
 #[derive(Clone, Debug)]
@@ -38,6 +39,11 @@ pub struct Counterexample {
     pub trace: Trace,
     /// How many replays of the shrunk schedule gave an identical trace.
     pub identical_replays: u32,
+    /// The shrunk steps anchored to an operation's name and time rather than its index
+    /// (see [`When::AfterNext`](crate::When::AfterNext)): what the replay file saves.
+    pub anchored: Vec<Step>,
+    /// The shard of the budget whose search found it, if sharded.
+    pub shard: Option<(u64, u64)>,
 }
 
 /// What a replay file holds: enough to run the schedule again on the same workload.
@@ -108,7 +114,7 @@ impl ReplayFile {
                 path: shown.clone(),
                 reason: error.to_string(),
             })?;
-        if file.format != REPLAY_FORMAT {
+        if !(1..=REPLAY_FORMAT).contains(&file.format) {
             return Err(ReplayError::Invalid {
                 path: shown,
                 reason: format!(
@@ -122,8 +128,13 @@ impl ReplayFile {
 }
 
 impl Counterexample {
-    /// The replay file's contents.
+    /// The replay file's contents: the steps anchored to operations by name and time.
     pub fn replay_file(&self) -> ReplayFile {
+        let steps = if self.anchored.len() == self.schedule.steps.len() {
+            self.anchored.clone()
+        } else {
+            self.schedule.steps.clone()
+        };
         ReplayFile {
             format: REPLAY_FORMAT,
             workload: self.workload.clone(),
@@ -133,7 +144,7 @@ impl Counterexample {
             clients: self.schedule.clients,
             cycles: self.schedule.cycles,
             token_seed: self.schedule.token_seed,
-            steps: self.schedule.steps.clone(),
+            steps,
         }
     }
 
@@ -163,7 +174,11 @@ impl Counterexample {
 impl fmt::Display for Counterexample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = &self.violation;
-        writeln!(f, "VIOLATION {v}")?;
+        if v.is_inherent() {
+            writeln!(f, "INHERENT FINDING {v}")?;
+        } else {
+            writeln!(f, "VIOLATION {v}")?;
+        }
         let by = match self.run {
             Some(run) => format!("run {run}"),
             None => "the fault-free run".to_owned(),
@@ -183,11 +198,19 @@ impl fmt::Display for Counterexample {
         if let Some(workload) = &self.workload {
             write!(f, "workload {workload}; ")?;
         }
-        writeln!(
-            f,
-            "topology {}; ttl {} ms; replayed {} times, identical each time",
-            self.options.topology, self.options.ttl_ms, self.identical_replays
-        )?;
+        if v.kind == ViolationKind::Nondeterminism {
+            writeln!(
+                f,
+                "topology {}; ttl {} ms; two runs of the same schedule differ",
+                self.options.topology, self.options.ttl_ms
+            )?;
+        } else {
+            writeln!(
+                f,
+                "topology {}; ttl {} ms; replayed {} times, identical each time",
+                self.options.topology, self.options.ttl_ms, self.identical_replays
+            )?;
+        }
         writeln!(f, "\nSteps:")?;
         if self.schedule.steps.is_empty() {
             writeln!(f, "  (none: the workload breaks without faults)")?;

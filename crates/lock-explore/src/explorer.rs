@@ -16,7 +16,7 @@ use crate::options::{Fencing, Options};
 use crate::run::{Outcome, Subject, Trace as Record, run};
 use crate::schedule::Schedule;
 use crate::shrink::shrink;
-use crate::step::FaultKind;
+use crate::step::{FaultKind, Step, When};
 use crate::topology::Topology;
 use crate::trace::Trace;
 use crate::violation::{Violation, ViolationKind};
@@ -49,13 +49,69 @@ pub struct Report {
     pub seed: u64,
     /// Runs made in the search (shrinking and replays not counted).
     pub runs: u64,
-    /// How many runs broke each property ([`Explorer::keep_going`] counts them all;
-    /// otherwise the search stops at the first).
+    /// How many runs broke each property of the lock's own ([`Explorer::keep_going`]
+    /// counts them all; otherwise the search stops at the first).
     pub violations: BTreeMap<ViolationKind, u64>,
+    /// How many runs gave each finding inherent to TTL locks (a holder past its
+    /// validity, or a violation that needs an inherent fault). They never stop a search.
+    pub inherent: BTreeMap<ViolationKind, u64>,
+    /// The shard of the budget this search ran ([`Explorer::shard`]): `(k, n)`.
+    pub shard: Option<(u64, u64)>,
     /// Wall-clock time the search took (shrinking and replays not counted).
     pub elapsed: Duration,
-    /// The first violation, shrunk; `None` when every run passed.
+    /// The first violation of the lock's own, shrunk; `None` when no run had one.
     pub counterexample: Option<Counterexample>,
+    /// When no run broke the lock itself: the first finding inherent to TTL locks,
+    /// shrunk and labelled with its reason and remedy.
+    pub inherent_finding: Option<Counterexample>,
+}
+
+impl Report {
+    /// Runs per second of the search.
+    pub fn runs_per_second(&self) -> f64 {
+        self.runs as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rate = self.runs_per_second();
+        let seconds = self.elapsed.as_secs_f64();
+        let shard = match self.shard {
+            Some((k, n)) => format!(", shard {k}/{n}"),
+            None => String::new(),
+        };
+        if let Some(found) = &self.counterexample {
+            writeln!(f, "{found}")?;
+            write!(
+                f,
+                "{} runs ({seconds:.1} s, {rate:.0} runs/s) before the violation; seed {}{shard}",
+                self.runs, self.seed
+            )?;
+        } else {
+            write!(
+                f,
+                "no violation of the lock's own in {} runs ({seconds:.1} s, {rate:.0} runs/s), seed {}{shard}",
+                self.runs, self.seed
+            )?;
+        }
+        if !self.inherent.is_empty() {
+            let listed: Vec<String> = self
+                .inherent
+                .iter()
+                .map(|(kind, n)| format!("{kind} {n}"))
+                .collect();
+            write!(
+                f,
+                "\nfindings inherent to TTL locks (not the lock's bugs): {}",
+                listed.join(", ")
+            )?;
+        }
+        if let Some(finding) = &self.inherent_finding {
+            write!(f, "\n\nThe first inherent finding:\n{finding}")?;
+        }
+        Ok(())
+    }
 }
 
 /// What replaying a schedule gave.
@@ -67,6 +123,9 @@ pub struct Replayed {
     pub violation: Option<Violation>,
     /// This run's trace.
     pub trace: Trace,
+    /// Steps that could not be placed: the operation they are anchored to never came
+    /// (the lock changed). A replay with unplaced steps proves little about a fix.
+    pub unplaced: Vec<Step>,
 }
 
 impl Replayed {
@@ -78,13 +137,16 @@ impl Replayed {
 
 type Progress = Arc<dyn Fn(u64) + Send + Sync>;
 
-/// What the search made: its runs, the violations it counted, and the first in run
-/// order with its schedule.
-type Searched = (
-    u64,
-    BTreeMap<ViolationKind, u64>,
-    Option<(u64, Schedule, Outcome)>,
-);
+/// What the search made.
+struct Searched {
+    runs: u64,
+    violations: BTreeMap<ViolationKind, u64>,
+    inherent: BTreeMap<ViolationKind, u64>,
+    /// The first violation of the lock's own in run order, with its schedule.
+    found: Option<(u64, Schedule, Outcome)>,
+    /// The first inherent finding in run order.
+    inherent_found: Option<(u64, Schedule, Outcome)>,
+}
 
 /// Searches fault schedules for runs of a [`Workload`] that break a property.
 ///
@@ -120,6 +182,9 @@ pub struct Explorer {
     shrink_budget: u64,
     keep_going: bool,
     progress: Option<Progress>,
+    /// Whether the faults were chosen, or follow the topology's default.
+    faults_chosen: bool,
+    shard: Option<(u64, u64)>,
 }
 
 impl std::fmt::Debug for Explorer {
@@ -159,6 +224,8 @@ impl Explorer {
             shrink_budget: 2_000,
             keep_going: false,
             progress: None,
+            faults_chosen: false,
+            shard: None,
         }
     }
 
@@ -180,6 +247,7 @@ impl Explorer {
     /// Replaces every option at once.
     pub fn options(mut self, options: Options) -> Self {
         self.options = options;
+        self.faults_chosen = true;
         self
     }
 
@@ -191,6 +259,9 @@ impl Explorer {
     /// What the clients talk to.
     pub fn topology(mut self, topology: Topology) -> Self {
         self.options.topology = topology;
+        if !self.faults_chosen {
+            self.options.faults = FaultKind::defaults(&topology);
+        }
         self
     }
 
@@ -212,9 +283,33 @@ impl Explorer {
         self
     }
 
-    /// The fault families in play.
+    /// The fault families in play. The default is [`FaultKind::defaults`] of the
+    /// topology: every kind it supports that is not inherent. Inherent kinds
+    /// ([`FaultKind::is_inherent`]) are opt-in.
     pub fn faults(mut self, faults: &[FaultKind]) -> Self {
         self.options.faults = faults.to_vec();
+        self.faults_chosen = true;
+        self
+    }
+
+    /// No pause is drawn longer than `cap`.
+    pub fn max_pause(mut self, cap: Duration) -> Self {
+        self.options.max_pause_ms = Some(u64::try_from(cap.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// No latency or late reply is drawn longer than `cap`.
+    pub fn max_latency(mut self, cap: Duration) -> Self {
+        self.options.max_latency_ms = Some(u64::try_from(cap.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// Runs only shard `k` of `n` of the budget: the runs whose index is `k` modulo `n`.
+    /// `n` machines (a CI matrix, batch jobs), each with its own `k` and the same seed
+    /// and budget, explore one budget together; [`ShardReport::merge`](crate::ShardReport::merge)
+    /// combines their reports into the one a single machine would have made.
+    pub fn shard(mut self, k: u64, n: u64) -> Self {
+        self.shard = Some((k, n));
         self
     }
 
@@ -301,6 +396,13 @@ impl Explorer {
 
     fn validate(&self) -> Result<(), ExploreError> {
         let o = &self.options;
+        if let Some((k, n)) = self.shard
+            && (n == 0 || k >= n)
+        {
+            return Err(ExploreError::Invalid(format!(
+                "shard {k}/{n}: a shard is K/N with 0 <= K < N"
+            )));
+        }
         if let Some(kind) = o.faults.iter().find(|k| !o.topology.supports(**k)) {
             return Err(ExploreError::Unsupported(format!(
                 "the fault '{kind}' does not apply to the {} topology",
@@ -343,6 +445,7 @@ impl Explorer {
             expected: file.violation,
             violation: outcome.violation,
             trace: outcome.trace,
+            unplaced: outcome.unplaced,
         })
     }
 
@@ -359,46 +462,109 @@ impl Explorer {
         };
         let first = run(&self.subject, &self.options, &empty, Record::Kept);
         if let Some(found) = self.diverges(&empty, &first) {
-            return Ok(self.report(started, 1, BTreeMap::new(), Some(found)));
+            return Ok(self.report(started, 1, Searched::new(), Some(found), None));
         }
-        if let Some(violation) = &first.violation {
+        // A fault-free run that breaks the lock is the counterexample; one with only an
+        // inherent finding goes on to the search.
+        if let Some(violation) = &first.violation
+            && !violation.is_inherent()
+        {
             let kind = violation.kind;
-            let found = self.conclude(empty.clone(), first, kind, u64::MAX);
-            return Ok(self.report(started, 1, BTreeMap::new(), Some(found)));
+            let found = self.conclude(empty.clone(), first.clone(), kind, false, u64::MAX);
+            return Ok(self.report(started, 1, Searched::new(), Some(found), None));
         }
         let baseline = Baseline {
             ops: first.ops.clone(),
             duration_ms: u64::try_from(first.main_us / 1000).unwrap_or(0),
         };
-        let (runs, violations, found) = self.search(&baseline, started);
+        let mut searched = self.search(&baseline, started);
         // The search's time, without shrinking: what runs per second are measured by.
         let elapsed = started.elapsed();
-        let found = found.and_then(|(index, schedule, outcome)| {
-            let violation = outcome.violation.clone()?;
-            Some(if violation.kind == ViolationKind::Nondeterminism {
-                self.counterexample(schedule.clone(), schedule, 0, violation, outcome.trace, 0)
-            } else {
-                self.conclude(schedule, outcome, violation.kind, index)
-            })
-        });
-        let mut report = self.report(started, runs, violations, found);
+        let found = searched
+            .found
+            .take()
+            .and_then(|(index, schedule, outcome)| {
+                let violation = outcome.violation.clone()?;
+                Some(if violation.kind == ViolationKind::Nondeterminism {
+                    self.counterexample(schedule.clone(), schedule, 0, violation, outcome.trace, 0)
+                } else {
+                    self.conclude(schedule, outcome, violation.kind, false, index)
+                })
+            });
+        // Shrunk only when the lock showed no bug of its own: then it is the news.
+        let finding = match &found {
+            Some(_) => None,
+            None => searched
+                .inherent_found
+                .take()
+                .and_then(|(index, schedule, outcome)| {
+                    let kind = outcome.violation.as_ref()?.kind;
+                    Some(self.conclude(schedule, outcome, kind, true, index))
+                }),
+        };
+        let mut report = self.report(started, searched.runs, searched, found, finding);
         report.elapsed = elapsed;
         Ok(report)
+    }
+
+    /// Labels a violation of `outcome` that needs one of the schedule's inherent faults
+    /// (a server clock jump, a pause inside a section): without those steps, the same
+    /// kind of violation no longer happens.
+    fn classify(&self, schedule: &Schedule, outcome: &mut Outcome) {
+        let Some(violation) = &outcome.violation else {
+            return;
+        };
+        if violation.is_inherent() || violation.kind == ViolationKind::Nondeterminism {
+            return;
+        }
+        let mut kinds: Vec<FaultKind> = schedule
+            .steps
+            .iter()
+            .map(|s| s.fault.kind())
+            .filter(|k| k.is_inherent())
+            .collect();
+        if kinds.is_empty() {
+            return;
+        }
+        kinds.sort();
+        kinds.dedup();
+        let mut without = schedule.clone();
+        without.steps.retain(|s| !s.fault.kind().is_inherent());
+        let again = run(&self.subject, &self.options, &without, Record::Dropped);
+        if again
+            .violation
+            .is_some_and(|v| v.kind == violation.kind && !v.is_inherent())
+        {
+            return;
+        }
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        let reason = format!(
+            "it needs the inherent fault {}: {}",
+            names.join(" and "),
+            kinds[0].inherent_reason().unwrap_or_default()
+        );
+        if let Some(violation) = &mut outcome.violation {
+            violation.inherent = Some(reason);
+        }
     }
 
     fn report(
         &self,
         started: Instant,
         runs: u64,
-        violations: BTreeMap<ViolationKind, u64>,
+        searched: Searched,
         found: Option<Counterexample>,
+        finding: Option<Counterexample>,
     ) -> Report {
         Report {
             seed: self.seed,
             runs,
-            violations,
+            violations: searched.violations,
+            inherent: searched.inherent,
+            shard: self.shard,
             elapsed: started.elapsed(),
             counterexample: found,
+            inherent_finding: finding,
         }
     }
 
@@ -406,18 +572,19 @@ impl Explorer {
     /// breaks a property wins.
     fn search(&self, baseline: &Baseline, started: Instant) -> Searched {
         let next = AtomicU64::new(0);
-        let counts: Mutex<BTreeMap<ViolationKind, u64>> = Mutex::new(BTreeMap::new());
+        let counts: Mutex<Searched> = Mutex::new(Searched::new());
         let done = AtomicU64::new(0);
         let lowest = AtomicU64::new(u64::MAX);
-        let found: Mutex<Option<(u64, Schedule, Outcome)>> = Mutex::new(None);
         let limit = match (self.runs, self.time) {
             (Some(runs), _) => runs,
             (None, Some(_)) => u64::MAX,
             (None, None) => DEFAULT_RUNS,
         };
+        let (first, stride) = self.shard.unwrap_or((0, 1));
         let worker = || {
             loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
+                let taken = next.fetch_add(1, Ordering::Relaxed);
+                let index = taken.saturating_mul(stride).saturating_add(first);
                 if index >= limit || (!self.keep_going && index > lowest.load(Ordering::Acquire)) {
                     return;
                 }
@@ -436,20 +603,28 @@ impl Explorer {
                     let again = run(&self.subject, &self.options, &schedule, Record::Kept);
                     outcome.violation = divergence(&outcome.trace, &again.trace);
                 }
-                let broken = outcome.violation.is_some();
+                self.classify(&schedule, &mut outcome);
                 let total = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(progress) = &self.progress
                     && total.is_multiple_of(64)
                 {
                     progress(total);
                 }
-                if let Some(violation) = &outcome.violation {
-                    *counts.lock().entry(violation.kind).or_default() += 1;
-                }
-                if broken {
-                    let mut slot = found.lock();
-                    if slot.as_ref().is_none_or(|(i, _, _)| index < *i) {
-                        *slot = Some((index, schedule, outcome));
+                let Some(violation) = &outcome.violation else {
+                    continue;
+                };
+                let mut guard = counts.lock();
+                let searched = &mut *guard;
+                let inherent = violation.is_inherent();
+                let (map, slot) = if inherent {
+                    (&mut searched.inherent, &mut searched.inherent_found)
+                } else {
+                    (&mut searched.violations, &mut searched.found)
+                };
+                *map.entry(violation.kind).or_default() += 1;
+                if slot.as_ref().is_none_or(|(i, _, _)| index < *i) {
+                    *slot = Some((index, schedule, outcome));
+                    if !inherent {
                         lowest.fetch_min(index, Ordering::AcqRel);
                     }
                 }
@@ -468,7 +643,22 @@ impl Explorer {
         if let Some(progress) = &self.progress {
             progress(runs);
         }
-        (runs, counts.into_inner(), found.into_inner())
+        let mut searched = counts.into_inner();
+        searched.runs = runs;
+        // An inherent finding after the first violation in run order depends on how far
+        // the other threads got: it is dropped, so that the report is the same on any
+        // machine.
+        let cut = searched.found.as_ref().map(|(i, _, _)| *i);
+        if let (Some(cut), false) = (cut, self.keep_going) {
+            if searched
+                .inherent_found
+                .as_ref()
+                .is_some_and(|(i, _, _)| *i > cut)
+            {
+                searched.inherent_found = None;
+            }
+        }
+        searched
     }
 
     /// A second run of `schedule` that differs from `outcome`: the counterexample
@@ -481,27 +671,41 @@ impl Explorer {
         Some(self.counterexample(schedule.clone(), schedule.clone(), 0, violation, trace, 0))
     }
 
-    /// Shrinks what run `index` found, and replays the result.
+    /// Shrinks what run `index` found (a violation of `kind`, inherent or the lock's
+    /// own), and replays the result.
     fn conclude(
         &self,
         schedule: Schedule,
         outcome: Outcome,
         kind: ViolationKind,
+        inherent: bool,
         index: u64,
     ) -> Counterexample {
         let original = schedule.clone();
+        let keeps = |candidate: &Schedule, outcome: &Outcome| {
+            let mut outcome = Outcome {
+                trace: Vec::new(),
+                ..outcome.clone()
+            };
+            self.classify(candidate, &mut outcome);
+            outcome
+                .violation
+                .is_some_and(|v| v.kind == kind && v.is_inherent() == inherent)
+        };
         let (shrunk, outcome, shrink_runs) = shrink(
             &self.subject,
             &self.options,
             schedule,
             outcome,
-            kind,
+            &keeps,
             self.shrink_budget,
         );
         // The search and the shrinking kept no trace: the first replay is the reference.
+        let mut reference = run(&self.subject, &self.options, &shrunk, Record::Kept);
+        self.classify(&shrunk, &mut reference);
         let outcome = Outcome {
-            trace: run(&self.subject, &self.options, &shrunk, Record::Kept).trace,
-            ..outcome
+            violation: reference.violation.clone().or(outcome.violation),
+            ..reference
         };
         if let Some(nondeterministic) = self.diverges(&shrunk, &outcome) {
             return nondeterministic;
@@ -518,7 +722,9 @@ impl Explorer {
             at_us: 0,
             clients: Vec::new(),
             dumps: Vec::new(),
+            inherent: None,
         });
+        let anchored = anchor(&shrunk.steps, &outcome.op_logs);
         let mut found = self.counterexample(
             original,
             shrunk,
@@ -527,6 +733,7 @@ impl Explorer {
             outcome.trace,
             identical,
         );
+        found.anchored = anchored;
         found.run = (index != u64::MAX).then_some(index);
         found
     }
@@ -551,8 +758,57 @@ impl Explorer {
             violation,
             trace,
             identical_replays,
+            anchored: Vec::new(),
+            shard: self.shard,
         }
     }
+}
+
+impl Searched {
+    fn new() -> Self {
+        Searched {
+            runs: 0,
+            violations: BTreeMap::new(),
+            inherent: BTreeMap::new(),
+            found: None,
+            inherent_found: None,
+        }
+    }
+}
+
+/// `steps` with each step placed after an operation anchored to that operation's name
+/// and time instead of its index, from the operations of the run that showed them: a
+/// replay on a lock that now sends one command more or fewer still aims at the same
+/// moment.
+fn anchor(steps: &[Step], logs: &[Vec<(String, i64)>]) -> Vec<Step> {
+    steps
+        .iter()
+        .map(|step| {
+            let When::After { client, op } = step.when else {
+                return step.clone();
+            };
+            let Some(log) = logs.get(client) else {
+                return step.clone();
+            };
+            let Some((kind, at_us)) = log.get(op as usize) else {
+                return step.clone();
+            };
+            // Operations of the same name finishing at the same instant before it.
+            let nth = log[..op as usize]
+                .iter()
+                .filter(|(k, t)| k == kind && t == at_us)
+                .count();
+            Step {
+                when: When::AfterNext {
+                    client,
+                    kind: kind.clone(),
+                    from_us: *at_us,
+                    nth: u32::try_from(nth).unwrap_or(u32::MAX),
+                },
+                fault: step.fault,
+            }
+        })
+        .collect()
 }
 
 /// The nondeterminism violation two traces of one schedule show, if they differ.
@@ -574,13 +830,14 @@ fn divergence(first: &Trace, second: &Trace) -> Option<Violation> {
     Some(Violation {
         kind: ViolationKind::Nondeterminism,
         detail: format!(
-            "two runs of one schedule diverged at event {at}: first `{}`, then `{}`; the workload uses time, randomness or I/O that does not come from its context",
+            "two runs of one schedule first differ at event {at}: first `{}`, then `{}`; the workload uses time, randomness or I/O that does not come from its context (use ctx.rng() and ctx.clock())",
             show(first),
             show(second)
         ),
         at_us: first.get(at).or(second.get(at)).map_or(0, |e| e.at_us),
         clients: Vec::new(),
         dumps: Vec::new(),
+        inherent: None,
     })
 }
 

@@ -7,7 +7,6 @@ use fastrand::Rng;
 use crate::options::Options;
 use crate::schedule::Schedule;
 use crate::step::{Fault, FaultKind, Step, When};
-use crate::topology::Topology;
 
 /// What a fault-free run showed: how many operations each client ran, and how long the
 /// planned cycles took.
@@ -93,42 +92,45 @@ fn fault(rng: &mut Rng, kind: FaultKind, options: &Options) -> Fault {
         let ms = i64::try_from(ms).unwrap_or(i64::MAX / 2);
         if rng.bool() { ms } else { -ms }
     };
+    let pause = |rng: &mut Rng| {
+        let ms = around_ttl(rng, ttl);
+        options.max_pause_ms.map_or(ms, |cap| ms.min(cap.max(1)))
+    };
     match kind {
         FaultKind::Pause => Fault::Pause {
             client,
-            ms: around_ttl(rng, ttl),
+            ms: pause(rng),
         },
-        FaultKind::Skew => {
+        FaultKind::SectionPause => Fault::SectionPause {
+            client,
+            ms: pause(rng),
+        },
+        FaultKind::ClientClock => {
             let ms = around_ttl(rng, ttl);
-            // Nodes have clocks of their own on one server and on Redlock's nodes.
-            let node_clocks = matches!(
-                options.topology,
-                Topology::Single | Topology::Redlock { .. }
-            );
-            match rng.u8(..4) {
-                0 | 1 => Fault::Skew {
-                    client,
-                    ms: signed(rng, ms),
-                },
-                2 if node_clocks => Fault::NodeClock {
-                    node,
-                    ms: signed(rng, ms),
-                },
-                3 if node_clocks => Fault::NodeDrift {
-                    node,
-                    permille: [-500, -100, -20, 20, 100, 500][rng.usize(..6)],
-                    ms: around_ttl(rng, ttl),
-                },
-                _ => Fault::Skew {
-                    client,
-                    ms: signed(rng, ms),
-                },
+            Fault::ClientClock {
+                client,
+                ms: signed(rng, ms),
             }
         }
+        // Refused before a search starts where nodes have no clock of their own (see
+        // `Topology::supports`).
+        FaultKind::NodeClock => {
+            let ms = around_ttl(rng, ttl);
+            Fault::NodeClock {
+                node,
+                ms: signed(rng, ms),
+            }
+        }
+        FaultKind::Drift => Fault::NodeDrift {
+            node,
+            permille: [-500, -100, -20, 20, 100, 500][rng.usize(..6)],
+            ms: around_ttl(rng, ttl),
+        },
         FaultKind::LostReply => Fault::LostReply { client },
         FaultKind::Refuse => Fault::Refuse { client },
         FaultKind::Latency => {
-            let ms = rng.u64(1..=ttl.max(2));
+            let cap = options.max_latency_ms.unwrap_or(ttl).max(1);
+            let ms = rng.u64(1..=cap.max(2)).min(cap);
             if rng.bool() {
                 Fault::Latency { client, ms }
             } else {

@@ -1,7 +1,8 @@
 //! One run's shared state: the trace, each client's pending faults, the open critical
-//! sections and fences, the counters, and the first violation. Client views and the
-//! context report to it; it checks exclusion and fences as events happen, so a
-//! violation carries the nodes' keys of that moment.
+//! sections with their validity, the keys clients hold, fences, the counters, and the
+//! first violation. Client views and the context report to it; it checks exclusion,
+//! ownership and fences as events happen, so a violation carries the nodes' keys of
+//! that moment.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use crate::violation::{Violation, ViolationKind};
 #[derive(Debug, Default)]
 struct ClientFaults {
     pause_ms: u64,
+    section_pause_ms: u64,
     latency_ms: u64,
     late_ms: u64,
     lost: u32,
@@ -31,7 +33,8 @@ struct ClientFaults {
 /// What a client's next operation must do before it starts.
 #[derive(Debug, Default)]
 struct Before {
-    delay_ms: u64,
+    pause_ms: u64,
+    latency_ms: u64,
     cancel: bool,
     refuse: bool,
 }
@@ -44,17 +47,66 @@ pub(crate) struct After {
     pub(crate) killed: bool,
 }
 
+/// What a client's operation may start with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Started {
+    /// A command must fail before it runs.
+    pub(crate) refuse: bool,
+    /// When it left the client (after a pause, before latency), virtual µs.
+    pub(crate) sent_us: i64,
+}
+
+/// A critical section a client is inside.
+#[derive(Debug)]
+struct Inside {
+    resource: String,
+    fence: Option<i64>,
+    /// Virtual µs (since the start) until which the lock promised it is alone.
+    deadline_us: Option<i64>,
+}
+
+/// A key a client declared it holds, with its token.
+#[derive(Debug)]
+struct Holding {
+    key: Vec<u8>,
+    token: Vec<u8>,
+}
+
 #[derive(Debug)]
 struct Client {
     faults: ClientFaults,
     ops: u32,
     clock: Clock,
+    /// The highest offset (client clock minus true time, µs) the client's clock had in
+    /// this cycle: a validity is read with it, so a clock that jumped back mid-cycle
+    /// never lengthens what the holder is entitled to.
+    max_offset_us: i64,
     /// Woken when the client's cycle must be dropped.
     cancelled: Arc<Notify>,
-    /// Resources this client is inside, with the fence it entered with.
-    inside: Vec<(String, Option<i64>)>,
+    /// Sections this client is inside.
+    inside: Vec<Inside>,
+    /// Keys it holds while inside them.
+    holding: Vec<Holding>,
+    /// The first key of its last command.
+    last_key: Vec<u8>,
+    /// Every operation's name and finish time, when recording (for anchored replays).
+    op_log: Vec<(String, i64)>,
     /// Whether the client made progress (entered, wrote, counted) since the mark.
     progressed: bool,
+}
+
+impl Client {
+    /// The deadline of the client's latest section with a validity, if it is inside one.
+    fn deadline(&self) -> Option<i64> {
+        self.inside.iter().rev().find_map(|i| i.deadline_us)
+    }
+}
+
+/// A step waiting for an operation, and how many matching operations have passed.
+#[derive(Debug)]
+struct Waiting {
+    step: Step,
+    seen: u32,
 }
 
 #[derive(Debug, Default)]
@@ -78,11 +130,16 @@ struct State {
     clients: Vec<Client>,
     resources: HashMap<String, Resource>,
     counters: HashMap<String, Counter>,
-    /// Steps that wait for a client's operation, by (client, op).
-    waiting: Vec<Step>,
+    /// Steps that wait for a client's operation.
+    waiting: Vec<Waiting>,
+    /// Steps still waiting when faults stopped: they found no place in this run.
+    unplaced: Vec<Step>,
     /// Timed node faults to end later: (virtual µs, recovery).
     recoveries: Vec<(i64, Recovery)>,
     violation: Option<Violation>,
+    /// The first finding inherent to TTL locks (a holder past its validity): kept, but
+    /// the run goes on looking for a violation of the lock's own.
+    finding: Option<Violation>,
     /// Faults stopped: steps still due are ignored.
     healed: bool,
     /// The slot of the last key a client's command named: where a cluster's failover or
@@ -98,6 +155,8 @@ pub(crate) struct Monitor {
     state: Mutex<State>,
     pub(crate) clock: Clock,
     start_us: i64,
+    /// The run's seed, for [`Context::rng`](crate::Context::rng).
+    pub(crate) seed: u64,
     pub(crate) deployment: Deployment,
     fencing: Fencing,
     /// Whether events are kept (see [`crate::run::Trace`]).
@@ -126,6 +185,7 @@ impl Monitor {
         steps: &[Step],
         fencing: Fencing,
         recording: bool,
+        seed: u64,
     ) -> Self {
         let start_us = clock.now_us();
         let clients = (0..clients)
@@ -133,15 +193,22 @@ impl Monitor {
                 faults: ClientFaults::default(),
                 ops: 0,
                 clock: clock.detached(),
+                max_offset_us: 0,
                 cancelled: Arc::new(Notify::new()),
                 inside: Vec::new(),
+                holding: Vec::new(),
+                last_key: Vec::new(),
+                op_log: Vec::new(),
                 progressed: false,
             })
             .collect();
         let waiting = steps
             .iter()
-            .filter(|s| matches!(s.when, When::After { .. }))
-            .copied()
+            .filter(|s| !matches!(s.when, When::At { .. }))
+            .map(|step| Waiting {
+                step: step.clone(),
+                seen: 0,
+            })
             .collect();
         Monitor {
             state: Mutex::new(State {
@@ -150,14 +217,17 @@ impl Monitor {
                 resources: HashMap::new(),
                 counters: HashMap::new(),
                 waiting,
+                unplaced: Vec::new(),
                 recoveries: Vec::new(),
                 violation: None,
+                finding: None,
                 healed: false,
                 last_slot: None,
                 recording,
             }),
             clock,
             start_us,
+            seed,
             deployment,
             fencing,
             recording,
@@ -207,16 +277,22 @@ impl Monitor {
             return;
         }
         let at_us = self.now_us();
-        Self::push(state, at_us, None, What::Fault { step: *step });
+        Self::push(state, at_us, None, What::Fault { fault: step.fault });
         let fault = step.fault;
         if let Some(client) = fault.client() {
+            let now = self.clock.now_us();
             let Some(client) = state.clients.get_mut(client) else {
                 return;
             };
             let faults = &mut client.faults;
             match fault {
                 Fault::Pause { ms, .. } => faults.pause_ms += ms,
-                Fault::Skew { ms, .. } => client.clock.jump(ms),
+                Fault::SectionPause { ms, .. } => faults.section_pause_ms += ms,
+                Fault::ClientClock { ms, .. } => {
+                    client.clock.jump(ms);
+                    let offset = client.clock.now_us() - now;
+                    client.max_offset_us = client.max_offset_us.max(offset);
+                }
                 Fault::LostReply { .. } => faults.lost += 1,
                 Fault::Refuse { .. } => faults.refused += 1,
                 Fault::Latency { ms, .. } => faults.latency_ms += ms,
@@ -232,10 +308,14 @@ impl Monitor {
         }
     }
 
-    /// A client's command names `key` (its first key).
-    pub(crate) fn touched(&self, key: Option<&[u8]>) {
+    /// `client`'s command names `key` (its first key).
+    pub(crate) fn touched(&self, client: usize, key: Option<&[u8]>) {
+        let mut state = self.state.lock();
+        let last = &mut state.clients[client].last_key;
+        last.clear();
         if let Some(key) = key {
-            self.state.lock().last_slot = Some(lock_core::hash_slot(key));
+            last.extend_from_slice(key);
+            state.last_slot = Some(lock_core::hash_slot(key));
         }
     }
 
@@ -264,6 +344,7 @@ impl Monitor {
                     now,
                     None,
                     What::Recovered {
+                        node: recovery.node(),
                         what: format!("{recovery:?}"),
                     },
                 ),
@@ -277,7 +358,8 @@ impl Monitor {
         let mut state = self.state.lock();
         state.healed = true;
         state.recoveries.clear();
-        state.waiting.clear();
+        let unplaced: Vec<Step> = state.waiting.drain(..).map(|w| w.step).collect();
+        state.unplaced = unplaced;
         for client in &mut state.clients {
             client.faults = ClientFaults::default();
             client.progressed = false;
@@ -286,18 +368,25 @@ impl Monitor {
         Self::push(&mut state, now, None, What::Healed);
     }
 
-    /// What `client`'s next operation waits for, or whether it is cancelled. Commands
-    /// also take a refusal.
+    /// What `client`'s next operation waits for, or whether it is cancelled. A pause
+    /// between commands waits for a command; a pause in a section for an operation
+    /// inside one. Commands also take latency and a refusal.
     fn before(&self, client: usize, command: bool) -> Before {
         let mut state = self.state.lock();
+        let inside = !state.clients[client].inside.is_empty();
         let faults = &mut state.clients[client].faults;
         let mut before = Before {
-            delay_ms: std::mem::take(&mut faults.pause_ms),
+            pause_ms: 0,
+            latency_ms: 0,
             cancel: std::mem::take(&mut faults.cancel),
             refuse: false,
         };
+        if inside {
+            before.pause_ms += std::mem::take(&mut faults.section_pause_ms);
+        }
         if command {
-            before.delay_ms += std::mem::take(&mut faults.latency_ms);
+            before.pause_ms += std::mem::take(&mut faults.pause_ms);
+            before.latency_ms = std::mem::take(&mut faults.latency_ms);
             if faults.refused > 0 {
                 faults.refused -= 1;
                 before.refuse = true;
@@ -308,20 +397,28 @@ impl Monitor {
 
     /// Waits out what `client`'s next operation must wait for (a pause, a command's
     /// latency), and never returns when the client's cycle is cancelled there: the
-    /// runner drops the cycle's future at this await point. Whether a command must be
-    /// refused.
-    pub(crate) async fn start_op(&self, client: usize, command: bool) -> bool {
+    /// runner drops the cycle's future at this await point.
+    pub(crate) async fn start_op(&self, client: usize, command: bool) -> Started {
         let before = self.before(client, command);
-        if before.delay_ms > 0 {
+        if before.pause_ms > 0 {
             self.clock
-                .sleep(std::time::Duration::from_millis(before.delay_ms))
+                .sleep(std::time::Duration::from_millis(before.pause_ms))
                 .await;
         }
         if before.cancel {
             self.cancellation(client).notify_one();
             std::future::pending::<()>().await;
         }
-        before.refuse
+        let sent_us = self.now_us();
+        if before.latency_ms > 0 {
+            self.clock
+                .sleep(std::time::Duration::from_millis(before.latency_ms))
+                .await;
+        }
+        Started {
+            refuse: before.refuse,
+            sent_us,
+        }
     }
 
     /// What happens to the reply of `client`'s command that just ran.
@@ -342,42 +439,151 @@ impl Monitor {
         after
     }
 
-    /// `client` finished an operation: record it, count it, and fire the steps that
-    /// wait for it.
-    pub(crate) fn finish_op(&self, client: usize, what: What) {
+    /// `client` finished a command named `kind`: record it, check who still owns what,
+    /// count it, and fire the steps that wait for it.
+    pub(crate) fn finish_op(&self, client: usize, kind: &str, what: Option<What>) {
         let at_us = self.now_us();
         let mut state = self.state.lock();
-        Self::push(&mut state, at_us, Some(client), what);
-        self.count_op(&mut state, client);
+        if let Some(what) = what {
+            Self::push(&mut state, at_us, Some(client), what);
+        }
+        self.check_ownership(&mut state, client, Some(kind));
+        self.count_op(&mut state, client, kind);
     }
 
-    /// `client` finished a marker the monitor already recorded: count it.
-    pub(crate) fn finish_marker(&self, client: usize) {
+    /// `client` finished a marker named `kind` the monitor already recorded: check its
+    /// holdings, count it.
+    pub(crate) fn finish_marker(&self, client: usize, kind: &str) {
         let mut state = self.state.lock();
-        self.count_op(&mut state, client);
+        self.check_ownership(&mut state, client, None);
+        self.count_op(&mut state, client, kind);
     }
 
-    fn count_op(&self, state: &mut State, client: usize) {
+    fn count_op(&self, state: &mut State, client: usize, kind: &str) {
         let op = state.clients[client].ops;
         state.clients[client].ops += 1;
+        if state.recording {
+            let at_us = self.now_us();
+            state.clients[client].op_log.push((kind.to_owned(), at_us));
+        }
         if state.waiting.is_empty() {
             return;
         }
-        let due: Vec<Step> = state
-            .waiting
-            .iter()
-            .filter(|s| s.when == When::After { client, op })
-            .copied()
-            .collect();
-        if due.is_empty() {
-            return;
-        }
-        state
-            .waiting
-            .retain(|s| s.when != When::After { client, op });
+        let now = self.now_us();
+        let mut due = Vec::new();
+        state.waiting.retain_mut(|waiting| {
+            let fire = match &waiting.step.when {
+                When::After { client: c, op: o } => *c == client && *o == op,
+                When::AfterNext {
+                    client: c,
+                    kind: k,
+                    from_us,
+                    nth,
+                } => {
+                    if *c != client || k != kind || now < *from_us {
+                        false
+                    } else if waiting.seen == *nth {
+                        true
+                    } else {
+                        waiting.seen += 1;
+                        false
+                    }
+                }
+                When::At { .. } => false,
+            };
+            if fire {
+                due.push(waiting.step.clone());
+            }
+            !fire
+        });
         for step in due {
             self.apply_locked(state, &step);
         }
+    }
+
+    /// Lost ownership: a holder within its validity whose key no longer holds its
+    /// token. Checked at each of the holder's operations and after every command of
+    /// anyone. A holder whose own command changed its key let go of it (a release
+    /// before leaving the section), which is no violation.
+    fn check_ownership(&self, state: &mut State, actor: usize, command: Option<&str>) {
+        if state.violation.is_some() {
+            return;
+        }
+        let now = self.now_us();
+        for holder in 0..state.clients.len() {
+            let c = &state.clients[holder];
+            if c.holding.is_empty() || (holder != actor && command.is_none()) {
+                continue;
+            }
+            let Some(deadline) = c.deadline() else {
+                continue;
+            };
+            if now > deadline {
+                continue;
+            }
+            let mut lost = None;
+            let mut let_go = Vec::new();
+            for (i, h) in c.holding.iter().enumerate() {
+                if let Err(what) = self.deployment.ownership(&h.key, &h.token) {
+                    if holder == actor && command.is_some() && c.last_key == h.key {
+                        let_go.push(i);
+                    } else if lost.is_none() {
+                        lost = Some((i, what));
+                    }
+                }
+            }
+            for i in let_go.into_iter().rev() {
+                state.clients[holder].holding.remove(i);
+            }
+            if let Some((i, what)) = lost {
+                let h = &state.clients[holder].holding[i];
+                let by = match command {
+                    Some(kind) if holder != actor => format!(" after client {actor}'s {kind}"),
+                    _ => String::new(),
+                };
+                let detail = format!(
+                    "client {holder} holds {:?} with token {:?} and is valid for {:.3} ms more, but the key {what}{by}",
+                    String::from_utf8_lossy(&h.key),
+                    String::from_utf8_lossy(&h.token[..h.token.len().min(40)]),
+                    (deadline - now) as f64 / 1000.0,
+                );
+                let clients = if holder == actor {
+                    vec![holder]
+                } else {
+                    vec![holder, actor]
+                };
+                self.violate(state, ViolationKind::LostOwnership, detail, clients);
+                return;
+            }
+        }
+    }
+
+    /// The steps that found no place in this run (their anchor never came before
+    /// faults stopped).
+    pub(crate) fn unplaced(&self) -> Vec<Step> {
+        let state = self.state.lock();
+        let mut unplaced = state.unplaced.clone();
+        unplaced.extend(state.waiting.iter().map(|w| w.step.clone()));
+        unplaced
+    }
+
+    /// Every client's operations: name and finish time (when recording).
+    pub(crate) fn op_logs(&self) -> Vec<Vec<(String, i64)>> {
+        let mut state = self.state.lock();
+        state
+            .clients
+            .iter_mut()
+            .map(|c| std::mem::take(&mut c.op_log))
+            .collect()
+    }
+
+    /// A cycle starts: the client's clock offset so far is its reference.
+    pub(crate) fn cycle_started(&self, client: usize) {
+        let now = self.clock.now_us();
+        let mut state = self.state.lock();
+        let c = &mut state.clients[client];
+        c.max_offset_us = c.clock.now_us() - now;
+        c.holding.clear();
     }
 
     /// How many operations each client ran.
@@ -390,6 +596,7 @@ impl Monitor {
         let at_us = self.now_us();
         let mut state = self.state.lock();
         state.clients[client].inside.clear();
+        state.clients[client].holding.clear();
         Self::push(&mut state, at_us, Some(client), What::Cancelled);
     }
 
@@ -399,13 +606,23 @@ impl Monitor {
         if state.violation.is_some() {
             return;
         }
-        state.violation = Some(Violation {
+        let inherent = kind.inherent_reason().map(str::to_owned);
+        let violation = Violation {
             kind,
             detail,
             at_us: self.now_us(),
             clients,
             dumps: self.deployment.dumps(),
-        });
+            inherent,
+        };
+        if violation.inherent.is_some() {
+            // Every TTL lock does this: noted, and the run goes on for the lock's own bugs.
+            if state.finding.is_none() {
+                state.finding = Some(violation);
+            }
+            return;
+        }
+        state.violation = Some(violation);
         self.stop.notify_one();
     }
 
@@ -415,10 +632,25 @@ impl Monitor {
         self.violate(&mut state, kind, detail, clients);
     }
 
-    pub(crate) fn enter(&self, client: usize, resource: &str, fence: Option<i64>) {
+    /// The virtual µs (since the start) until which `client` may hold a lock that its
+    /// clock says is valid until `valid_until_ms`: read with the highest offset its clock
+    /// had this cycle.
+    fn deadline(&self, state: &State, client: usize, valid_until_ms: i64) -> i64 {
+        let offset = state.clients[client].max_offset_us;
+        valid_until_ms.saturating_mul(1000) - offset - self.start_us
+    }
+
+    pub(crate) fn enter(
+        &self,
+        client: usize,
+        resource: &str,
+        fence: Option<i64>,
+        valid_until_ms: Option<i64>,
+    ) {
         let at_us = self.now_us();
         let mut state = self.state.lock();
         let state = &mut *state;
+        let deadline_us = valid_until_ms.map(|v| self.deadline(state, client, v));
         Self::push(
             state,
             at_us,
@@ -426,29 +658,60 @@ impl Monitor {
             What::Enter {
                 resource: resource.to_owned(),
                 fence,
+                valid_for_us: deadline_us.map(|d| d - at_us),
             },
         );
         state.clients[client].progressed = true;
         match fence {
             None => {
-                let others: Vec<usize> = state
-                    .clients
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, c)| {
-                        *i != client && c.inside.iter().any(|(r, f)| r == resource && f.is_none())
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
-                if let Some(&other) = others.first() {
-                    self.violate(
-                        state,
-                        ViolationKind::MutualExclusion,
-                        format!(
-                            "client {client} entered {resource:?} while client {other} was inside"
-                        ),
-                        vec![other, client],
-                    );
+                let other = state.clients.iter().enumerate().find_map(|(i, c)| {
+                    let inside = c
+                        .inside
+                        .iter()
+                        .find(|s| s.resource == resource && s.fence.is_none())?;
+                    (i != client).then_some((i, inside.deadline_us))
+                });
+                if let Some((other, other_deadline)) = other {
+                    let expired = |d: Option<i64>| d.is_some_and(|d| at_us > d);
+                    if expired(other_deadline) {
+                        let past = at_us - other_deadline.unwrap_or(at_us);
+                        self.violate(
+                            state,
+                            ViolationKind::ExpiredHolder,
+                            format!(
+                                "client {client} entered {resource:?} while client {other} was still inside, {:.3} ms past the validity its lock promised",
+                                past as f64 / 1000.0
+                            ),
+                            vec![other, client],
+                        );
+                    } else if expired(deadline_us) {
+                        let past = at_us - deadline_us.unwrap_or(at_us);
+                        self.violate(
+                            state,
+                            ViolationKind::ExpiredHolder,
+                            format!(
+                                "client {client} entered {resource:?} {:.3} ms past the validity its lock promised, while client {other} was inside",
+                                past as f64 / 1000.0
+                            ),
+                            vec![other, client],
+                        );
+                    } else {
+                        let valid = match other_deadline {
+                            Some(d) => format!(
+                                " within its validity ({:.3} ms left)",
+                                (d - at_us) as f64 / 1000.0
+                            ),
+                            None => String::new(),
+                        };
+                        self.violate(
+                            state,
+                            ViolationKind::MutualExclusion,
+                            format!(
+                                "client {client} entered {resource:?} while client {other} was inside{valid}"
+                            ),
+                            vec![other, client],
+                        );
+                    }
                 }
             }
             Some(fence) => {
@@ -471,9 +734,58 @@ impl Monitor {
                 }
             }
         }
-        state.clients[client]
+        state.clients[client].inside.push(Inside {
+            resource: resource.to_owned(),
+            fence,
+            deadline_us,
+        });
+    }
+
+    /// The client's section on `resource` is valid until `valid_until_ms` now (its lock
+    /// was extended).
+    pub(crate) fn extend(&self, client: usize, resource: &str, valid_until_ms: i64) {
+        let at_us = self.now_us();
+        let mut state = self.state.lock();
+        let state = &mut *state;
+        let deadline = self.deadline(state, client, valid_until_ms);
+        Self::push(
+            state,
+            at_us,
+            Some(client),
+            What::Extended {
+                resource: resource.to_owned(),
+                valid_for_us: deadline - at_us,
+            },
+        );
+        if let Some(inside) = state.clients[client]
             .inside
-            .push((resource.to_owned(), fence));
+            .iter_mut()
+            .rev()
+            .find(|i| i.resource == resource)
+        {
+            inside.deadline_us = Some(deadline);
+        }
+    }
+
+    /// The client holds `key` with `token` until it leaves its sections.
+    pub(crate) fn holds(&self, client: usize, key: &[u8], token: &[u8]) {
+        let at_us = self.now_us();
+        let mut state = self.state.lock();
+        Self::push(
+            &mut state,
+            at_us,
+            Some(client),
+            What::Holds {
+                key: String::from_utf8_lossy(key).into_owned(),
+                token: String::from_utf8_lossy(token).into_owned(),
+            },
+        );
+        let holding = &mut state.clients[client].holding;
+        holding.retain(|h| h.key != key);
+        holding.push(Holding {
+            key: key.to_vec(),
+            token: token.to_vec(),
+        });
     }
 
     pub(crate) fn exit(&self, client: usize, resource: &str) {
@@ -487,9 +799,12 @@ impl Monitor {
                 resource: resource.to_owned(),
             },
         );
-        let inside = &mut state.clients[client].inside;
-        if let Some(i) = inside.iter().rposition(|(r, _)| r == resource) {
-            inside.remove(i);
+        let c = &mut state.clients[client];
+        if let Some(i) = c.inside.iter().rposition(|s| s.resource == resource) {
+            c.inside.remove(i);
+        }
+        if c.inside.is_empty() {
+            c.holding.clear();
         }
     }
 
@@ -536,6 +851,21 @@ impl Monitor {
                 );
             }
             if !accepted {
+                // The writer's token is in its lock key now, yet a higher fence came
+                // first: a stale client took its fence out of lock order.
+                let current = state.clients[client]
+                    .holding
+                    .iter()
+                    .find(|h| self.deployment.ownership(&h.key, &h.token).is_ok());
+                if let Some(h) = current
+                    && by != client
+                {
+                    let detail = format!(
+                        "{resource:?} refused fence {fence} from client {client}, whose token is in {:?} now, because client {by} wrote fence {highest} first: fence order disagrees with lock order",
+                        String::from_utf8_lossy(&h.key)
+                    );
+                    self.violate(state, ViolationKind::FenceOrder, detail, vec![client, by]);
+                }
                 return Err(StaleWrite { fence, highest });
             }
         }
@@ -615,8 +945,11 @@ impl Monitor {
         counters
     }
 
+    /// The run's verdict: its first violation of the lock's own, else its first finding
+    /// inherent to TTL locks.
     pub(crate) fn violation(&self) -> Option<Violation> {
-        self.state.lock().violation.clone()
+        let state = self.state.lock();
+        state.violation.clone().or_else(|| state.finding.clone())
     }
 
     pub(crate) fn has_violation(&self) -> bool {

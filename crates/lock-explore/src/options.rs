@@ -35,8 +35,16 @@ pub struct Options {
     /// The lock TTL the workload uses: the unit of pause lengths and of the liveness
     /// bound.
     pub ttl_ms: u64,
-    /// The fault families the search may use.
+    /// The fault families the search may use (default: [`FaultKind::defaults`], every
+    /// kind the topology supports that is not inherent).
     pub faults: Vec<FaultKind>,
+    /// No pause ([`Fault::Pause`](crate::Fault::Pause), [`Fault::SectionPause`](crate::Fault::SectionPause))
+    /// is drawn longer than this (`None`: up to three TTLs).
+    #[serde(default)]
+    pub max_pause_ms: Option<u64>,
+    /// No latency or late reply is drawn longer than this (`None`: up to one TTL).
+    #[serde(default)]
+    pub max_latency_ms: Option<u64>,
     /// At most this many steps per schedule.
     pub max_steps: usize,
     /// Once faults stop, every client must make progress within this many TTLs (`None`:
@@ -59,14 +67,9 @@ impl Default for Options {
             clients: 3,
             cycles: 4,
             ttl_ms: 1_000,
-            faults: vec![
-                FaultKind::Pause,
-                FaultKind::Skew,
-                FaultKind::LostReply,
-                FaultKind::Refuse,
-                FaultKind::Latency,
-                FaultKind::Cancel,
-            ],
+            faults: FaultKind::defaults(&Topology::Single),
+            max_pause_ms: None,
+            max_latency_ms: None,
             max_steps: 4,
             liveness_ttls: Some(8),
             fencing: Fencing::Strict,

@@ -33,6 +33,10 @@ pub(crate) struct Outcome {
     pub(crate) ops: Vec<u32>,
     /// Virtual microseconds the planned cycles took.
     pub(crate) main_us: i64,
+    /// Steps that found no place (their anchor never came).
+    pub(crate) unplaced: Vec<Step>,
+    /// Each client's operations, name and finish time (kept runs only).
+    pub(crate) op_logs: Vec<Vec<(String, i64)>>,
 }
 
 /// The code under test: the workload, and what runs its Lua scripts on the double.
@@ -93,6 +97,7 @@ async fn run_local(
         &schedule.steps,
         options.fencing,
         record,
+        schedule.token_seed,
     ));
     let ttl = options.ttl();
     let bound = ttl * u32::try_from(options.liveness_ttls.unwrap_or(8)).unwrap_or(u32::MAX);
@@ -139,6 +144,8 @@ async fn run_local(
         ops: monitor.ops(),
         trace: monitor.take_trace(),
         main_us,
+        unplaced: monitor.unplaced(),
+        op_logs: monitor.op_logs(),
     }
 }
 
@@ -148,9 +155,13 @@ fn step_span_ms(step: &Step) -> u64 {
     let at = match step.when {
         When::At { ms } => ms,
         When::After { .. } => 0,
+        When::AfterNext { from_us, .. } => u64::try_from(from_us / 1000).unwrap_or(0),
     };
     at + match step.fault {
-        Pause { ms, .. } | Latency { ms, .. } | LateReply { ms, .. } | NodeDrift { ms, .. } => ms,
+        Pause { ms, .. } | SectionPause { ms, .. } | Latency { ms, .. } | LateReply { ms, .. } => {
+            ms
+        }
+        NodeDrift { ms, .. } => ms,
         StallReplication { ms } | Restart { ms, .. } | Blackhole { ms, .. } => ms,
         _ => 0,
     }
@@ -161,8 +172,8 @@ fn timed(steps: &[Step]) -> Vec<(u64, Step)> {
     let mut timed: Vec<_> = steps
         .iter()
         .filter_map(|s| match s.when {
-            When::At { ms } => Some((ms, *s)),
-            When::After { .. } => None,
+            When::At { ms } => Some((ms, s.clone())),
+            _ => None,
         })
         .collect();
     timed.sort_by_key(|(ms, _)| *ms);
@@ -228,6 +239,7 @@ async fn one_cycle(
         return false;
     }
     monitor.record(Some(client), What::CycleStart { cycle });
+    monitor.cycle_started(client);
     let views = views(monitor, client);
     let context = Context::new(monitor.clone(), client, cycle, views);
     let cancelled = monitor.cancellation(client);
@@ -314,8 +326,14 @@ async fn probe(
             tokio::task::spawn_local(async move {
                 let mut cycle = first;
                 while !monitor.progressed(client) {
+                    let started = monitor.now_us();
                     if !one_cycle(&workload, &monitor, client, cycle).await {
                         return;
+                    }
+                    // A cycle that gives up at once (no retry, no backoff) would spin
+                    // without letting virtual time pass: a millisecond between tries.
+                    if monitor.now_us() == started {
+                        monitor.clock.sleep(Duration::from_millis(1)).await;
                     }
                     cycle += 1;
                 }

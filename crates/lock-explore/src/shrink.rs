@@ -1,41 +1,71 @@
-//! Shrinking: fewer steps, shorter faults, fewer clients and cycles, for as long as the
-//! same kind of violation persists.
+//! Shrinking: fewer steps, fewer clients and cycles, earlier anchors, then the smallest
+//! length of each fault that still breaks, for as long as the same finding persists.
 
 use crate::options::Options;
 use crate::run::{Outcome, Subject, Trace, run};
 use crate::schedule::Schedule;
 use crate::step::{Fault, Step, When};
-use crate::violation::ViolationKind;
 
-/// The smallest schedule found that still breaks `kind`, its outcome, and the runs spent.
+/// Whether a candidate's outcome still shows the finding being shrunk.
+pub(crate) type Keeps<'a> = dyn Fn(&Schedule, &Outcome) -> bool + 'a;
+
+/// The smallest schedule found that `keeps` accepts, its outcome, and the runs spent.
 pub(crate) fn shrink(
     subject: &Subject,
     options: &Options,
     schedule: Schedule,
     outcome: Outcome,
-    kind: ViolationKind,
+    keeps: &Keeps<'_>,
     budget: u64,
 ) -> (Schedule, Outcome, u64) {
     let mut best = (schedule, outcome);
     let mut runs = 0u64;
+    let attempt = |candidate: &Schedule, runs: &mut u64| -> Option<Outcome> {
+        if *runs >= budget {
+            return None;
+        }
+        *runs += 1;
+        let outcome = run(subject, options, candidate, Trace::Dropped);
+        keeps(candidate, &outcome).then_some(outcome)
+    };
+    // Structure first, most aggressive first: keep any change that still breaks.
     loop {
         let mut improved = false;
         for candidate in candidates(&best.0) {
             if runs >= budget {
                 return (best.0, best.1, runs);
             }
-            runs += 1;
-            let outcome = run(subject, options, &candidate, Trace::Dropped);
-            if outcome.violation.as_ref().map(|v| v.kind) == Some(kind) {
+            if let Some(outcome) = attempt(&candidate, &mut runs) {
                 best = (candidate, outcome);
                 improved = true;
                 break;
             }
         }
         if !improved {
-            return (best.0, best.1, runs);
+            break;
         }
     }
+    // Then each length: the smallest that still breaks, by bisection (a 1,469 ms clock
+    // jump that breaks as 1,001 ms is shown as 1,001 ms).
+    for i in 0..best.0.steps.len() {
+        let Some(length) = length(&best.0.steps[i].fault) else {
+            continue;
+        };
+        let (mut lo, mut hi) = (1u64, length);
+        while lo < hi && runs < budget {
+            let mid = lo + (hi - lo) / 2;
+            let mut candidate = best.0.clone();
+            candidate.steps[i].fault = with_length(candidate.steps[i].fault, mid);
+            match attempt(&candidate, &mut runs) {
+                Some(outcome) => {
+                    hi = mid;
+                    best = (candidate, outcome);
+                }
+                None => lo = mid + 1,
+            }
+        }
+    }
+    (best.0, best.1, runs)
 }
 
 /// Smaller schedules than `s`, most aggressive first.
@@ -64,7 +94,7 @@ fn candidates(s: &Schedule) -> Vec<Schedule> {
             }
         }
     }
-    // Shorter faults, earlier times, earlier anchors.
+    // Halved lengths, earlier times and anchors.
     for i in 0..s.steps.len() {
         for smaller in smaller_steps(&s.steps[i]) {
             let mut c = s.clone();
@@ -78,79 +108,79 @@ fn candidates(s: &Schedule) -> Vec<Schedule> {
 
 fn refers_below(step: &Step, clients: usize) -> bool {
     let anchored = match step.when {
-        When::After { client, .. } => client < clients,
+        When::After { client, .. } | When::AfterNext { client, .. } => client < clients,
         When::At { .. } => true,
     };
     anchored && step.fault.client().is_none_or(|c| c < clients)
 }
 
-fn halve(ms: u64) -> Option<u64> {
-    (ms > 1).then_some(ms / 2)
+/// The length a fault has (ms, or the size of a clock jump), if any.
+fn length(fault: &Fault) -> Option<u64> {
+    match *fault {
+        Fault::Pause { ms, .. }
+        | Fault::SectionPause { ms, .. }
+        | Fault::Latency { ms, .. }
+        | Fault::LateReply { ms, .. }
+        | Fault::StallReplication { ms }
+        | Fault::Restart { ms, .. }
+        | Fault::Blackhole { ms, .. }
+        | Fault::NodeDrift { ms, .. } => Some(ms),
+        Fault::ClientClock { ms, .. } | Fault::NodeClock { ms, .. } => Some(ms.unsigned_abs()),
+        _ => None,
+    }
+}
+
+/// `fault` with its length set to `to` (a clock jump keeps its direction).
+fn with_length(fault: Fault, to: u64) -> Fault {
+    let signed = |ms: i64| ms.signum() * i64::try_from(to).unwrap_or(i64::MAX);
+    match fault {
+        Fault::Pause { client, .. } => Fault::Pause { client, ms: to },
+        Fault::SectionPause { client, .. } => Fault::SectionPause { client, ms: to },
+        Fault::Latency { client, .. } => Fault::Latency { client, ms: to },
+        Fault::LateReply { client, .. } => Fault::LateReply { client, ms: to },
+        Fault::StallReplication { .. } => Fault::StallReplication { ms: to },
+        Fault::Restart {
+            node, persistent, ..
+        } => Fault::Restart {
+            node,
+            ms: to,
+            persistent,
+        },
+        Fault::Blackhole { node, .. } => Fault::Blackhole { node, ms: to },
+        Fault::NodeDrift { node, permille, .. } => Fault::NodeDrift {
+            node,
+            permille,
+            ms: to,
+        },
+        Fault::ClientClock { client, ms } => Fault::ClientClock {
+            client,
+            ms: signed(ms),
+        },
+        Fault::NodeClock { node, ms } => Fault::NodeClock {
+            node,
+            ms: signed(ms),
+        },
+        other => other,
+    }
 }
 
 fn smaller_steps(step: &Step) -> Vec<Step> {
     let mut out = Vec::new();
     let with = |fault: Fault| Step {
-        when: step.when,
+        when: step.when.clone(),
         fault,
     };
-    match step.fault {
-        Fault::Pause { client, ms } => {
-            out.extend(halve(ms).map(|ms| with(Fault::Pause { client, ms })));
-        }
-        Fault::Skew { client, ms } => {
-            out.extend(halve(ms.unsigned_abs()).map(|h| {
-                with(Fault::Skew {
-                    client,
-                    ms: ms.signum() * h as i64,
-                })
-            }));
-        }
-        Fault::NodeClock { node, ms } => {
-            out.extend(halve(ms.unsigned_abs()).map(|h| {
-                with(Fault::NodeClock {
-                    node,
-                    ms: ms.signum() * h as i64,
-                })
-            }));
-        }
-        Fault::NodeDrift { node, permille, ms } => {
-            out.extend(halve(ms).map(|ms| with(Fault::NodeDrift { node, permille, ms })));
-            if permille.abs() > 1 {
-                out.push(with(Fault::NodeDrift {
-                    node,
-                    permille: permille / 2,
-                    ms,
-                }));
-            }
-        }
-        Fault::Latency { client, ms } => {
-            out.extend(halve(ms).map(|ms| with(Fault::Latency { client, ms })));
-        }
-        Fault::LateReply { client, ms } => {
-            out.extend(halve(ms).map(|ms| with(Fault::LateReply { client, ms })));
-        }
-        Fault::StallReplication { ms } => {
-            out.extend(halve(ms).map(|ms| with(Fault::StallReplication { ms })));
-        }
-        Fault::Restart {
+    if let Some(ms) = length(&step.fault).filter(|ms| *ms > 1) {
+        out.push(with(with_length(step.fault, ms / 2)));
+    }
+    if let Fault::NodeDrift { node, permille, ms } = step.fault
+        && permille.abs() > 1
+    {
+        out.push(with(Fault::NodeDrift {
             node,
+            permille: permille / 2,
             ms,
-            persistent,
-        } => {
-            out.extend(halve(ms).map(|ms| {
-                with(Fault::Restart {
-                    node,
-                    ms,
-                    persistent,
-                })
-            }));
-        }
-        Fault::Blackhole { node, ms } => {
-            out.extend(halve(ms).map(|ms| with(Fault::Blackhole { node, ms })));
-        }
-        Fault::SwitchOver | Fault::Failover => {}
-        _ => {}
+        }));
     }
     match step.when {
         When::At { ms } if ms > 0 => out.push(Step {

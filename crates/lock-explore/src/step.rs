@@ -1,4 +1,6 @@
-//! The faults a schedule is made of: typed, serializable steps placed at virtual times.
+//! The faults a schedule is made of: typed, serializable steps placed at virtual times
+//! or next to a client's operations, and the classes of fault: those a correct lock must
+//! survive, and the *inherent* ones that break every TTL lease.
 
 use std::fmt;
 use std::str::FromStr;
@@ -6,7 +8,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// When a step happens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum When {
     /// At this many milliseconds of virtual time after the run started.
@@ -23,6 +25,23 @@ pub enum When {
         /// Its operation, counted from 0.
         op: u32,
     },
+    /// Right after client `client`'s operation named `kind` (`SET`, `DEL`, `EVALSHA
+    /// compare_and_delete`, `ENTER`, ...), the `nth` of that name (from 0) to finish at or
+    /// after `from_us` of virtual time. Saved counterexamples anchor their steps this
+    /// way, so that a replay on a lock that now sends one command more or fewer still
+    /// aims at the same moment.
+    AfterNext {
+        /// The client.
+        client: usize,
+        /// The operation's name: a command's first word (`EVALSHA` and the script's
+        /// name for a script), or a marker's (`ENTER`, `EXIT`, `WORK`, `WRITE`, ...).
+        kind: String,
+        /// Virtual microseconds since the start: operations finishing earlier are skipped.
+        from_us: i64,
+        /// How many operations of that name to let pass first.
+        #[serde(default)]
+        nth: u32,
+    },
 }
 
 /// One fault. Client faults hit that client's next operation; node faults hit a node at
@@ -30,22 +49,33 @@ pub enum When {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "fault")]
 pub enum Fault {
-    /// The client stalls for `ms` before its next operation: a GC pause, possibly longer
-    /// than the TTL.
+    /// The client stalls for `ms` before its next command (markers pass): a GC pause
+    /// between two of its commands, possibly longer than the TTL.
     Pause {
         /// The client.
         client: usize,
         /// How long it stalls.
         ms: u64,
     },
+    /// The client stalls for `ms` at its next operation inside a critical section: a
+    /// holder paused while it works. Inherent once it outlasts the holder's validity:
+    /// nothing protects an unfenced resource from it.
+    SectionPause {
+        /// The client.
+        client: usize,
+        /// How long it stalls.
+        ms: u64,
+    },
     /// The client's clock jumps by `ms` (negative: back), and stays skewed.
-    Skew {
+    #[serde(alias = "skew")]
+    ClientClock {
         /// The client.
         client: usize,
         /// The jump.
         ms: i64,
     },
-    /// A node's clock jumps by `ms`: keys on it expire earlier (or later).
+    /// A node's clock jumps by `ms`: keys on it expire earlier (or later). Inherent: a
+    /// forward jump shortens every lease on the node by its size.
     NodeClock {
         /// The node (0 on a single server).
         node: usize,
@@ -53,7 +83,8 @@ pub enum Fault {
         ms: i64,
     },
     /// A node's clock runs `permille` per thousand fast (negative: slow) for `ms` of
-    /// virtual time: its keys expire early (or late) by that share of the time.
+    /// virtual time: its keys expire early (or late) by that share of the time. Inherent:
+    /// a fast server clock shortens every lease.
     NodeDrift {
         /// The node (0 on a single server).
         node: usize,
@@ -141,7 +172,7 @@ pub enum Fault {
 }
 
 /// One step of a schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
     /// When.
     pub when: When,
@@ -155,7 +186,8 @@ impl Fault {
     pub fn client(&self) -> Option<usize> {
         match *self {
             Fault::Pause { client, .. }
-            | Fault::Skew { client, .. }
+            | Fault::SectionPause { client, .. }
+            | Fault::ClientClock { client, .. }
             | Fault::LostReply { client }
             | Fault::Refuse { client }
             | Fault::Latency { client, .. }
@@ -166,13 +198,27 @@ impl Fault {
         }
     }
 
+    /// The node (or shard) this fault hits, if it names one.
+    pub fn node(&self) -> Option<usize> {
+        match *self {
+            Fault::NodeClock { node, .. }
+            | Fault::NodeDrift { node, .. }
+            | Fault::Interrupt { node, .. }
+            | Fault::Restart { node, .. }
+            | Fault::Blackhole { node, .. } => Some(node),
+            Fault::Migrate { to } => Some(to),
+            _ => None,
+        }
+    }
+
     /// The kind of fault, as `--faults` names it.
     pub fn kind(&self) -> FaultKind {
         match self {
             Fault::Pause { .. } => FaultKind::Pause,
-            Fault::Skew { .. } | Fault::NodeClock { .. } | Fault::NodeDrift { .. } => {
-                FaultKind::Skew
-            }
+            Fault::SectionPause { .. } => FaultKind::SectionPause,
+            Fault::ClientClock { .. } => FaultKind::ClientClock,
+            Fault::NodeClock { .. } => FaultKind::NodeClock,
+            Fault::NodeDrift { .. } => FaultKind::Drift,
             Fault::LostReply { .. } => FaultKind::LostReply,
             Fault::Refuse { .. } => FaultKind::Refuse,
             Fault::Latency { .. } | Fault::LateReply { .. } => FaultKind::Latency,
@@ -194,6 +240,22 @@ impl fmt::Display for When {
         match self {
             When::At { ms } => write!(f, "at {ms} ms"),
             When::After { client, op } => write!(f, "after client {client}'s op {op}"),
+            When::AfterNext {
+                client,
+                kind,
+                from_us,
+                nth,
+            } => {
+                let ms = *from_us as f64 / 1000.0;
+                match nth {
+                    0 => write!(f, "after client {client}'s next {kind} from {ms:.3} ms"),
+                    n => write!(
+                        f,
+                        "after client {client}'s {} {kind} from {ms:.3} ms",
+                        ordinal(n + 1)
+                    ),
+                }
+            }
         }
     }
 }
@@ -201,8 +263,15 @@ impl fmt::Display for When {
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Fault::Pause { client, ms } => write!(f, "client {client} pauses {ms} ms"),
-            Fault::Skew { client, ms } => write!(f, "client {client}'s clock jumps {ms:+} ms"),
+            Fault::Pause { client, ms } => {
+                write!(f, "client {client} pauses {ms} ms before its next command")
+            }
+            Fault::SectionPause { client, ms } => {
+                write!(f, "client {client} pauses {ms} ms inside its section")
+            }
+            Fault::ClientClock { client, ms } => {
+                write!(f, "client {client}'s clock jumps {ms:+} ms")
+            }
             Fault::NodeClock { node, ms } => write!(f, "node {node}'s clock jumps {ms:+} ms"),
             Fault::NodeDrift { node, permille, ms } => {
                 write!(f, "node {node}'s clock drifts {permille:+}‰ for {ms} ms")
@@ -252,8 +321,14 @@ impl fmt::Display for Step {
 pub enum FaultKind {
     /// [`Fault::Pause`].
     Pause,
-    /// [`Fault::Skew`], [`Fault::NodeClock`] and [`Fault::NodeDrift`].
-    Skew,
+    /// [`Fault::SectionPause`] (inherent).
+    SectionPause,
+    /// [`Fault::ClientClock`].
+    ClientClock,
+    /// [`Fault::NodeClock`] (inherent).
+    NodeClock,
+    /// [`Fault::NodeDrift`] (inherent).
+    Drift,
     /// [`Fault::LostReply`].
     LostReply,
     /// [`Fault::Refuse`].
@@ -278,9 +353,12 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind, in `--faults` order.
-    pub const ALL: [FaultKind; 12] = [
+    pub const ALL: [FaultKind; 15] = [
         FaultKind::Pause,
-        FaultKind::Skew,
+        FaultKind::SectionPause,
+        FaultKind::ClientClock,
+        FaultKind::NodeClock,
+        FaultKind::Drift,
         FaultKind::LostReply,
         FaultKind::Refuse,
         FaultKind::Latency,
@@ -297,7 +375,10 @@ impl FaultKind {
     pub fn name(self) -> &'static str {
         match self {
             FaultKind::Pause => "pause",
-            FaultKind::Skew => "skew",
+            FaultKind::SectionPause => "section-pause",
+            FaultKind::ClientClock => "client-clock",
+            FaultKind::NodeClock => "node-clock",
+            FaultKind::Drift => "drift",
             FaultKind::LostReply => "lost-reply",
             FaultKind::Refuse => "refuse",
             FaultKind::Latency => "latency",
@@ -310,6 +391,54 @@ impl FaultKind {
             FaultKind::Cancel => "cancel",
         }
     }
+
+    /// Whether this kind breaks every TTL lease, correct or not: a holder paused inside
+    /// its section (past its validity, nothing protects an unfenced resource), and a
+    /// server clock that jumps or runs fast (the key dies before the validity its lock
+    /// promised). Inherent kinds are opt-in, and a finding that needs one is labelled
+    /// inherent rather than blamed on the lock.
+    pub fn is_inherent(self) -> bool {
+        matches!(
+            self,
+            FaultKind::SectionPause | FaultKind::NodeClock | FaultKind::Drift
+        )
+    }
+
+    /// Why an inherent kind breaks every TTL lease, and what protects against it.
+    pub fn inherent_reason(self) -> Option<&'static str> {
+        Some(match self {
+            FaultKind::SectionPause => {
+                "a holder paused past its validity keeps working while another client holds the lock; every TTL lock does this. Remedy: fence the resource (FencedLock and a resource that refuses stale fences)"
+            }
+            FaultKind::NodeClock => {
+                "a server clock that jumps forward expires every key early, so every TTL lease ends before the validity its lock promised. Remedy: keep server clocks monotonic (no step adjustments) and fence the resource"
+            }
+            FaultKind::Drift => {
+                "a server clock that runs fast expires every key early, so every TTL lease ends before the validity its lock promised. Remedy: allow for drift in the validity (Redlock's drift factor) and fence the resource"
+            }
+            _ => return None,
+        })
+    }
+
+    /// The default fault set on `topology`: every kind it supports that is not
+    /// inherent. [`Explorer::new`](crate::Explorer::new) and `nxlock explore` share it.
+    pub fn defaults(topology: &crate::Topology) -> Vec<FaultKind> {
+        FaultKind::ALL
+            .into_iter()
+            .filter(|k| !k.is_inherent() && topology.supports(*k))
+            .collect()
+    }
+}
+
+fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 impl fmt::Display for FaultKind {
@@ -321,7 +450,7 @@ impl fmt::Display for FaultKind {
 /// A name that is not one of [`FaultKind::ALL`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown fault {0:?}; the faults are pause, skew, lost-reply, refuse, latency, interrupt, kill-connection, failover, restart, blackhole, migrate and cancel"
+    "unknown fault {0:?}; the faults are pause, client-clock, lost-reply, refuse, latency, interrupt, kill-connection, failover, restart, blackhole, migrate and cancel, and the inherent section-pause, node-clock and drift"
 )]
 pub struct UnknownFault(pub String);
 

@@ -51,6 +51,10 @@ impl Topology {
             }
             FaultKind::Restart | FaultKind::Blackhole => matches!(self, Topology::Redlock { .. }),
             FaultKind::Migrate => matches!(self, Topology::Cluster { .. }),
+            // Nodes have clocks of their own on one server and on Redlock's nodes.
+            FaultKind::NodeClock | FaultKind::Drift => {
+                matches!(self, Topology::Single | Topology::Redlock { .. })
+            }
             _ => true,
         }
     }
@@ -209,6 +213,33 @@ impl Deployment {
             Deployment::Cluster(cluster) => cluster.primary_for(key)?,
         };
         node.peek(key).map(|k| k.value)
+    }
+
+    /// Whether `key` holds `token` where clients read it (on Redlock's nodes: on a
+    /// majority of them); if not, what it holds instead, in words.
+    pub(crate) fn ownership(&self, key: &[u8], token: &[u8]) -> Result<(), String> {
+        if let Deployment::Redlock(nodes) = self {
+            let all = nodes.nodes();
+            let holding = all
+                .iter()
+                .filter(|n| n.peek(key).is_some_and(|k| k.value == token))
+                .count();
+            if holding > all.len() / 2 {
+                return Ok(());
+            }
+            return Err(format!(
+                "holds the token on {holding} of {} nodes",
+                all.len()
+            ));
+        }
+        match self.read(key) {
+            Some(value) if value == token => Ok(()),
+            Some(value) => Err(format!(
+                "holds {:?}",
+                String::from_utf8_lossy(&value[..value.len().min(40)])
+            )),
+            None => Err("is gone".to_owned()),
+        }
     }
 
     /// The node a script fault aims at.
@@ -382,6 +413,18 @@ pub(crate) enum Recovery {
         permille: i32,
         left_ms: u64,
     },
+}
+
+impl Recovery {
+    /// The node it ends a fault on, if one.
+    pub(crate) fn node(&self) -> Option<usize> {
+        match *self {
+            Recovery::Restart { node, .. }
+            | Recovery::Heal { node }
+            | Recovery::Drift { node, .. } => Some(node),
+            Recovery::ResumeReplication => None,
+        }
+    }
 }
 
 /// How often a drifting clock steps: every 10 ms of virtual time.

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::step::Step;
+use crate::step::Fault;
 
 /// One thing that happened.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,13 +31,17 @@ pub enum What {
     CycleEnd,
     /// The cycle was cancelled: its future was dropped at an await point.
     Cancelled,
-    /// A command and its reply, as the client saw it.
+    /// A command and its reply, as the client saw it. The event's time is when the
+    /// reply arrived (or the client gave up on it).
     Command {
+        /// When it left the client, virtual µs since the start.
+        sent_us: i64,
         /// The Redlock node it went to, if several.
         node: Option<usize>,
         /// The command, e.g. `SET lock 5f0c… NX PX 1000`.
         command: String,
-        /// The reply, or the error.
+        /// The reply, the error, or `(cancelled)` when the client's future was dropped
+        /// while it waited.
         reply: String,
     },
     /// The client entered a critical section.
@@ -46,6 +50,23 @@ pub enum What {
         resource: String,
         /// Its fence, for a fenced section.
         fence: Option<i64>,
+        /// How long its lock promised it is alone, µs (a validity-aware section).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        valid_for_us: Option<i64>,
+    },
+    /// The client's lock was extended inside its section.
+    Extended {
+        /// The resource.
+        resource: String,
+        /// How long it is now alone, µs.
+        valid_for_us: i64,
+    },
+    /// The client declared that it holds a lock key with its token.
+    Holds {
+        /// The key.
+        key: String,
+        /// Its token.
+        token: String,
     },
     /// The client left it.
     Exit {
@@ -84,11 +105,14 @@ pub enum What {
     },
     /// A step of the schedule took effect.
     Fault {
-        /// The step.
-        step: Step,
+        /// Its fault.
+        fault: Fault,
     },
     /// A timed node fault ended.
     Recovered {
+        /// The node it ended on, if one.
+        #[serde(default)]
+        node: Option<usize>,
         /// What ended.
         what: String,
     },
@@ -106,18 +130,40 @@ impl fmt::Display for What {
             What::CycleEnd => f.write_str("cycle ends"),
             What::Cancelled => f.write_str("cycle cancelled"),
             What::Command {
+                sent_us,
                 node,
                 command,
                 reply,
-            } => match node {
-                Some(node) => write!(f, "node {node}: {command} -> {reply}"),
-                None => write!(f, "{command} -> {reply}"),
-            },
+            } => {
+                if let Some(node) = node {
+                    write!(f, "node {node}: ")?;
+                }
+                write!(f, "{command} -> {reply}")?;
+                write!(f, "  (sent {:.3} ms)", *sent_us as f64 / 1000.0)
+            }
             What::Enter {
                 resource,
-                fence: Some(fence),
-            } => write!(f, "ENTER {resource} with fence {fence}"),
-            What::Enter { resource, .. } => write!(f, "ENTER {resource}"),
+                fence,
+                valid_for_us,
+            } => {
+                write!(f, "ENTER {resource}")?;
+                if let Some(fence) = fence {
+                    write!(f, " with fence {fence}")?;
+                }
+                if let Some(valid) = valid_for_us {
+                    write!(f, ", valid for {:.3} ms", *valid as f64 / 1000.0)?;
+                }
+                Ok(())
+            }
+            What::Extended {
+                resource,
+                valid_for_us,
+            } => write!(
+                f,
+                "EXTENDED {resource}, valid for {:.3} ms",
+                *valid_for_us as f64 / 1000.0
+            ),
+            What::Holds { key, token } => write!(f, "HOLDS {key} {token}"),
             What::Exit { resource } => write!(f, "EXIT {resource}"),
             What::Write {
                 resource,
@@ -143,8 +189,8 @@ impl fmt::Display for What {
                     None => "(outcome unknown)",
                 }
             ),
-            What::Fault { step } => write!(f, "FAULT {}", step.fault),
-            What::Recovered { what } => write!(f, "RECOVERED {what}"),
+            What::Fault { fault } => write!(f, "FAULT {fault}"),
+            What::Recovered { what, .. } => write!(f, "RECOVERED {what}"),
             What::Healed => f.write_str("faults stop; everything heals"),
         }
     }

@@ -9,8 +9,20 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ViolationKind {
-    /// Two clients inside one resource's unfenced critical section at once.
+    /// Two clients inside one resource's unfenced critical section at once, both within
+    /// the validity their locks promised.
     MutualExclusion,
+    /// A holder stayed inside (or entered) past the validity its lock promised while
+    /// another client was inside: what every TTL lock does to an unfenced resource.
+    /// Inherent: it never stops a search.
+    ExpiredHolder,
+    /// A holder within its validity whose lock key holds another token, or nothing:
+    /// the earliest sign of a release or extend that touched a lock it did not own.
+    LostOwnership,
+    /// A fenced resource refused the write of the client whose token is in the lock key
+    /// now, because a stale client took a higher fence: fence order disagrees with lock
+    /// order (a fence taken apart from the lock).
+    FenceOrder,
     /// A fenced resource accepted a write whose fence was not newer than one it had
     /// already accepted from another client.
     StaleFence,
@@ -38,6 +50,9 @@ impl ViolationKind {
     pub fn name(self) -> &'static str {
         match self {
             ViolationKind::MutualExclusion => "mutual-exclusion",
+            ViolationKind::ExpiredHolder => "expired-holder",
+            ViolationKind::LostOwnership => "lost-ownership",
+            ViolationKind::FenceOrder => "fence-order",
             ViolationKind::StaleFence => "stale-fence",
             ViolationKind::FenceWentBack => "fence-went-back",
             ViolationKind::LostUpdate => "lost-update",
@@ -46,6 +61,19 @@ impl ViolationKind {
             ViolationKind::Liveness => "liveness",
             ViolationKind::Panic => "panic",
             ViolationKind::Nondeterminism => "nondeterminism",
+        }
+    }
+}
+
+impl ViolationKind {
+    /// Why this kind is inherent to TTL locks, with the remedy; `None` for a kind that
+    /// is the lock's own.
+    pub fn inherent_reason(self) -> Option<&'static str> {
+        match self {
+            ViolationKind::ExpiredHolder => Some(
+                "a holder that works past the validity its lock promised shares the resource with the next holder; no TTL lock can prevent it on an unfenced resource. Remedy: check the validity before each step, and fence the resource (FencedLock and a resource that refuses stale fences)",
+            ),
+            _ => None,
         }
     }
 }
@@ -69,6 +97,16 @@ pub struct Violation {
     pub clients: Vec<usize>,
     /// Every node's keys at that moment.
     pub dumps: Vec<Dump>,
+    /// Why the finding is inherent to TTL locks (and the remedy); `None` when it is the
+    /// lock's own violation.
+    pub inherent: Option<String>,
+}
+
+impl Violation {
+    /// Whether this is inherent to every TTL lock rather than the lock's own violation.
+    pub fn is_inherent(&self) -> bool {
+        self.inherent.is_some()
+    }
 }
 
 impl fmt::Display for Violation {
@@ -79,6 +117,10 @@ impl fmt::Display for Violation {
             self.kind,
             self.at_us as f64 / 1000.0,
             self.detail
-        )
+        )?;
+        if let Some(reason) = &self.inherent {
+            write!(f, "\nINHERENT TO TTL LOCKS: {reason}")?;
+        }
+        Ok(())
     }
 }

@@ -119,7 +119,7 @@ fn a_skew_moves_only_its_clients_clock() {
     .permanent_keys("now");
     let (trace, _) = explorer.run_schedule(&schedule(vec![Step {
         when: When::At { ms: 0 },
-        fault: Fault::Skew {
+        fault: Fault::ClientClock {
             client: 1,
             ms: 5_000,
         },

@@ -1,12 +1,14 @@
 //! Each known unsafe case, found by search alone (no scripted scenario) with a fixed
-//! seed and a small budget, and shrunk to at most 6 steps.
+//! seed and a small budget, and shrunk to at most 6 steps. The cases that need an
+//! inherent fault (a server clock jump, a holder paused inside its section) are found
+//! with that fault named, and labelled inherent rather than blamed on the lock.
 
 use std::time::Duration;
 
 use lock_core::{LockAlgorithm, LockGuard, LockName, LockOptions, Redlock};
 use lock_explore::{Algorithm, Context, Explorer, FaultKind, Topology, ViolationKind};
 
-use crate::support::{TTL, explorer, found, token_cycle};
+use crate::support::{TTL, explorer, found, inherent, token_cycle};
 
 /// Searches nxlock's `algorithm` on `topology` with `faults` alone: what it found.
 fn search(
@@ -25,11 +27,11 @@ fn search(
 }
 
 #[test]
-fn the_legacy_lock_races_under_clock_skew() {
+fn the_legacy_lock_races_under_client_clock_jumps() {
     let found = search(
         Algorithm::Legacy,
         Topology::Single,
-        &[FaultKind::Skew],
+        &[FaultKind::ClientClock],
         500,
         ViolationKind::MutualExclusion,
     );
@@ -38,29 +40,33 @@ fn the_legacy_lock_races_under_clock_skew() {
             .schedule
             .steps
             .iter()
-            .any(|s| s.fault.kind() == FaultKind::Skew)
+            .any(|s| s.fault.kind() == FaultKind::ClientClock)
     );
+    assert!(!found.violation.is_inherent(), "{found}");
 }
 
 #[test]
 fn a_token_lock_without_wait_is_lost_on_failover() {
-    search(
+    // The holder's key is gone from the new primary while it is still valid: caught as
+    // lost ownership, before another client even enters.
+    let found = search(
         Algorithm::Token,
         Topology::Replicated { replicas: 2 },
         &[FaultKind::Failover],
         2_000,
-        ViolationKind::MutualExclusion,
+        ViolationKind::LostOwnership,
     );
+    assert!(!found.violation.is_inherent(), "{found}");
 }
 
 #[test]
-fn a_fence_counter_goes_back_after_a_failover() {
+fn a_fenced_lock_is_lost_on_failover_before_its_fence_goes_back() {
     search(
         Algorithm::Fenced,
         Topology::Replicated { replicas: 2 },
         &[FaultKind::Failover],
         2_000,
-        ViolationKind::FenceWentBack,
+        ViolationKind::LostOwnership,
     );
 }
 
@@ -71,7 +77,7 @@ fn redlock_breaks_when_a_node_restarts_without_persistence() {
         Topology::Redlock { nodes: 3 },
         &[FaultKind::Restart],
         2_000,
-        ViolationKind::MutualExclusion,
+        ViolationKind::LostOwnership,
     );
     assert!(
         found.schedule.steps.iter().any(|s| matches!(
@@ -87,13 +93,13 @@ fn redlock_breaks_when_a_node_restarts_without_persistence() {
 
 #[test]
 fn redlock_breaks_when_a_bare_majority_node_jumps_its_clock() {
-    let found = search(
-        Algorithm::Redlock,
-        Topology::Redlock { nodes: 3 },
-        &[FaultKind::Skew],
-        2_000,
-        ViolationKind::MutualExclusion,
-    );
+    // Inherent: a server clock jump ends every lease early. Found, and labelled so.
+    let report = explorer(Algorithm::Redlock.explorer(Topology::Redlock { nodes: 3 }, TTL))
+        .faults(&[FaultKind::NodeClock])
+        .runs(2_000)
+        .explore()
+        .unwrap();
+    let found = inherent(report);
     assert!(
         found
             .schedule
@@ -102,23 +108,37 @@ fn redlock_breaks_when_a_bare_majority_node_jumps_its_clock() {
             .any(|s| matches!(s.fault, lock_explore::Fault::NodeClock { .. })),
         "{found}"
     );
+    assert!(
+        found
+            .violation
+            .inherent
+            .as_deref()
+            .unwrap()
+            .contains("node-clock"),
+        "{found}"
+    );
 }
 
 #[test]
-fn a_holder_paused_past_its_ttl_shares_an_unfenced_resource() {
+fn a_holder_paused_past_its_validity_is_an_inherent_finding() {
     let report = explorer(Explorer::new(|ctx: Context| token_cycle(ctx, None)))
         .ttl(TTL)
-        .faults(&[FaultKind::Pause])
+        .faults(&[FaultKind::SectionPause])
         .runs(500)
         .explore()
         .unwrap();
-    let found = found(report, ViolationKind::MutualExclusion);
+    let found = inherent(report);
+    assert_eq!(
+        found.violation.kind,
+        ViolationKind::ExpiredHolder,
+        "{found}"
+    );
     assert!(
         found
             .schedule
             .steps
             .iter()
-            .any(|s| matches!(s.fault, lock_explore::Fault::Pause { ms, .. } if ms >= TTL.as_millis() as u64 / 2)),
+            .any(|s| matches!(s.fault, lock_explore::Fault::SectionPause { .. })),
         "{found}"
     );
 }
@@ -154,7 +174,7 @@ fn a_users_redlock_workload_sees_every_node() {
         }
     }))
     .topology(Topology::Redlock { nodes: 3 })
-    .faults(&[FaultKind::Pause])
+    .faults(&[FaultKind::SectionPause])
     .runs(50);
     let report = explorer.explore().unwrap();
     // A pause can land inside the section: found or not, the run must be consistent.
@@ -174,7 +194,7 @@ fn a_token_lock_on_a_cluster_is_lost_when_its_shard_fails_over() {
         Topology::Cluster { shards: 3 },
         &[FaultKind::Failover, FaultKind::Migrate],
         2_000,
-        ViolationKind::MutualExclusion,
+        ViolationKind::LostOwnership,
     );
     assert!(
         found

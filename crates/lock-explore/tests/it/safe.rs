@@ -22,7 +22,7 @@ fn a_fenced_lock_with_a_strict_resource_survives_pauses_skew_and_faults() {
             .fencing(Fencing::Strict)
             .faults(&[
                 FaultKind::Pause,
-                FaultKind::Skew,
+                FaultKind::ClientClock,
                 FaultKind::LostReply,
                 FaultKind::Refuse,
                 FaultKind::Latency,
