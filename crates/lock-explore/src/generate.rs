@@ -149,10 +149,10 @@ fn fault(rng: &mut Rng, kind: FaultKind, options: &Options) -> Fault {
                 ms: around_ttl(rng, ttl),
             },
         },
-        FaultKind::Restart => Fault::Restart {
+        FaultKind::Restart | FaultKind::RestartEmpty => Fault::Restart {
             node,
             ms: around_ttl(rng, ttl),
-            persistent: rng.bool(),
+            persistent: kind == FaultKind::Restart,
         },
         FaultKind::Blackhole => Fault::Blackhole {
             node,

@@ -227,7 +227,10 @@ impl Fault {
             Fault::StallReplication { .. } | Fault::Failover | Fault::SwitchOver => {
                 FaultKind::Failover
             }
-            Fault::Restart { .. } => FaultKind::Restart,
+            Fault::Restart {
+                persistent: true, ..
+            } => FaultKind::Restart,
+            Fault::Restart { .. } => FaultKind::RestartEmpty,
             Fault::Blackhole { .. } => FaultKind::Blackhole,
             Fault::Migrate { .. } => FaultKind::Migrate,
             Fault::Cancel { .. } => FaultKind::Cancel,
@@ -341,8 +344,10 @@ pub enum FaultKind {
     KillConnection,
     /// [`Fault::Failover`], [`Fault::SwitchOver`] and [`Fault::StallReplication`].
     Failover,
-    /// [`Fault::Restart`].
+    /// [`Fault::Restart`] with its data.
     Restart,
+    /// [`Fault::Restart`] without its data (inherent).
+    RestartEmpty,
     /// [`Fault::Blackhole`].
     Blackhole,
     /// [`Fault::Migrate`].
@@ -353,7 +358,7 @@ pub enum FaultKind {
 
 impl FaultKind {
     /// Every kind, in `--faults` order.
-    pub const ALL: [FaultKind; 15] = [
+    pub const ALL: [FaultKind; 16] = [
         FaultKind::Pause,
         FaultKind::SectionPause,
         FaultKind::ClientClock,
@@ -366,6 +371,7 @@ impl FaultKind {
         FaultKind::KillConnection,
         FaultKind::Failover,
         FaultKind::Restart,
+        FaultKind::RestartEmpty,
         FaultKind::Blackhole,
         FaultKind::Migrate,
         FaultKind::Cancel,
@@ -386,6 +392,7 @@ impl FaultKind {
             FaultKind::KillConnection => "kill-connection",
             FaultKind::Failover => "failover",
             FaultKind::Restart => "restart",
+            FaultKind::RestartEmpty => "restart-empty",
             FaultKind::Blackhole => "blackhole",
             FaultKind::Migrate => "migrate",
             FaultKind::Cancel => "cancel",
@@ -400,7 +407,10 @@ impl FaultKind {
     pub fn is_inherent(self) -> bool {
         matches!(
             self,
-            FaultKind::SectionPause | FaultKind::NodeClock | FaultKind::Drift
+            FaultKind::SectionPause
+                | FaultKind::NodeClock
+                | FaultKind::Drift
+                | FaultKind::RestartEmpty
         )
     }
 
@@ -415,6 +425,9 @@ impl FaultKind {
             }
             FaultKind::Drift => {
                 "a server clock that runs fast expires every key early, so every TTL lease ends before the validity its lock promised. Remedy: allow for drift in the validity (Redlock's drift factor) and fence the resource"
+            }
+            FaultKind::RestartEmpty => {
+                "a Redlock node that comes back empty before the TTL has passed lets a second client win a majority while the first still holds its lease; no Redlock client can prevent it. Remedy: persist every write (appendfsync always) or keep a crashed node down for a TTL before it rejoins"
             }
             _ => return None,
         })
@@ -450,7 +463,7 @@ impl fmt::Display for FaultKind {
 /// A name that is not one of [`FaultKind::ALL`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown fault {0:?}; the faults are pause, client-clock, lost-reply, refuse, latency, interrupt, kill-connection, failover, restart, blackhole, migrate and cancel, and the inherent section-pause, node-clock and drift"
+    "unknown fault {0:?}; the faults are pause, client-clock, lost-reply, refuse, latency, interrupt, kill-connection, failover, restart, blackhole, migrate and cancel, and the inherent section-pause, node-clock, drift and restart-empty"
 )]
 pub struct UnknownFault(pub String);
 

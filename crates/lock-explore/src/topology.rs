@@ -49,7 +49,9 @@ impl Topology {
             FaultKind::Failover => {
                 matches!(self, Topology::Replicated { .. } | Topology::Cluster { .. })
             }
-            FaultKind::Restart | FaultKind::Blackhole => matches!(self, Topology::Redlock { .. }),
+            FaultKind::Restart | FaultKind::RestartEmpty | FaultKind::Blackhole => {
+                matches!(self, Topology::Redlock { .. })
+            }
             FaultKind::Migrate => matches!(self, Topology::Cluster { .. }),
             // Nodes have clocks of their own on one server and on Redlock's nodes.
             FaultKind::NodeClock | FaultKind::Drift => {

@@ -4,6 +4,8 @@
 mod determinism;
 mod faults_per_client;
 mod known_unsafe;
+mod precision;
 mod replay;
 mod safe;
 mod support;
+mod user_locks;
