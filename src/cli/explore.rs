@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use nxlock::explore::{Algorithm, FaultKind, Fencing, Report, Topology};
+use nxlock::explore::{Algorithm, FaultKind, Fencing, Report, ShardReport, Topology};
 
 /// `println!` that stops quietly when stdout is closed (`nxlock explore | head`).
 macro_rules! say {
@@ -19,8 +19,8 @@ macro_rules! say {
 
 #[derive(Debug, Args)]
 pub struct ExploreArgs {
-    /// The algorithm: token, fenced, fair, reentrant, legacy, scripted, redlock or
-    /// optimistic.
+    /// The algorithm: token, fenced, fair, reentrant, legacy, scripted, redlock,
+    /// optimistic or unprotected.
     #[arg(long, default_value = "token")]
     algorithm: Algorithm,
     /// What the clients talk to: single, replicated (1 primary + 2 replicas), redlock
@@ -36,11 +36,26 @@ pub struct ExploreArgs {
     /// (WAIT, within a tenth of the TTL): token, fenced and reentrant locks.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     wait_replicas: Option<u32>,
-    /// Comma-separated faults in play: pause, skew, lost-reply, refuse, latency,
-    /// interrupt, kill-connection, failover, restart, blackhole, migrate, cancel.
-    /// Default: every one the topology supports.
+    /// Comma-separated faults in play: pause, client-clock, lost-reply, refuse,
+    /// latency, interrupt, kill-connection, failover, restart, blackhole, migrate,
+    /// cancel; and the inherent ones, which break every TTL lock and are opt-in:
+    /// section-pause, node-clock, drift, restart-empty. Default: every non-inherent
+    /// fault the topology supports.
     #[arg(long, value_delimiter = ',')]
     faults: Option<Vec<FaultKind>>,
+    /// No pause is drawn longer than this many milliseconds.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_pause_ms: Option<u64>,
+    /// No latency or late reply is drawn longer than this many milliseconds.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_latency_ms: Option<u64>,
+    /// Run shard K of N of the budget (K from 0): N machines with the same seed and
+    /// budget explore it together; --merge combines their --json reports.
+    #[arg(long, value_parser = parse_shard)]
+    shard: Option<(u64, u64)>,
+    /// Merge these shard reports (written by --shard K/N --json) and print the result.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["replay", "shard", "runs", "time"])]
+    merge: Option<Vec<PathBuf>>,
     /// Clients running the algorithm at once.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
     clients: u64,
@@ -89,6 +104,16 @@ pub struct ExploreArgs {
     quiet: bool,
 }
 
+fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.parse().ok()?, n.parse().ok()?)));
+    match parsed {
+        Some((k, n)) if k < n => Ok((k, n)),
+        _ => Err(format!("{text:?} is not a shard K/N with 0 <= K < N")),
+    }
+}
+
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 enum FencingArg {
     Strict,
@@ -100,18 +125,19 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     if let Some(path) = &args.replay {
         return replay(path, args.json);
     }
+    if let Some(paths) = &args.merge {
+        return merge(paths, args.json);
+    }
     let topology = match (args.topology, args.nodes) {
         (Topology::Redlock { .. }, Some(nodes)) => Topology::Redlock { nodes },
         (Topology::Replicated { .. }, Some(replicas)) => Topology::Replicated { replicas },
         (Topology::Cluster { .. }, Some(shards)) => Topology::Cluster { shards },
         (topology, _) => topology,
     };
-    let faults = args.faults.clone().unwrap_or_else(|| {
-        FaultKind::ALL
-            .into_iter()
-            .filter(|k| topology.supports(*k))
-            .collect()
-    });
+    let faults = args
+        .faults
+        .clone()
+        .unwrap_or_else(|| FaultKind::defaults(&topology));
     let mut explorer = args
         .algorithm
         .explorer_waiting(
@@ -142,6 +168,15 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     }
     if let Some(threads) = args.threads {
         explorer = explorer.threads(threads);
+    }
+    if let Some(ms) = args.max_pause_ms {
+        explorer = explorer.max_pause(Duration::from_millis(ms));
+    }
+    if let Some(ms) = args.max_latency_ms {
+        explorer = explorer.max_latency(Duration::from_millis(ms));
+    }
+    if let Some((k, n)) = args.shard {
+        explorer = explorer.shard(k, n);
     }
     let bar = progress(args.runs, args.quiet || args.json);
     if let Some(bar) = &bar {
@@ -180,81 +215,145 @@ fn progress(runs: Option<u64>, quiet: bool) -> Option<ProgressBar> {
 }
 
 fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
-    let rate = report.runs as f64 / report.elapsed.as_secs_f64().max(1e-9);
-    let counts: serde_json::Map<String, serde_json::Value> = report
-        .violations
-        .iter()
-        .map(|(kind, n)| (kind.name().to_owned(), (*n).into()))
-        .collect();
-    if args.keep_going && !args.json {
-        let listed: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        say!(
-            "{} runs in {:.1} s ({rate:.0} runs/s); runs with a violation: {}",
-            report.runs,
-            report.elapsed.as_secs_f64(),
-            if listed.is_empty() {
-                "none".to_owned()
-            } else {
-                listed.join(", ")
-            }
-        );
-    }
-    let Some(found) = &report.counterexample else {
-        if args.json {
-            let json = serde_json::json!({
-                "algorithm": args.algorithm.name(),
-                "seed": report.seed,
-                "runs": report.runs,
-                "seconds": report.elapsed.as_secs_f64(),
-                "runs_per_second": rate,
-                "violations": counts,
-                "violation": null,
-            });
-            say!("{json:#}");
-        } else {
-            say!(
-                "no violation in {} runs ({:.1} s, {rate:.0} runs/s), seed {}",
-                report.runs,
-                report.elapsed.as_secs_f64(),
-                report.seed
-            );
-        }
-        return ExitCode::SUCCESS;
+    let rate = report.runs_per_second();
+    let counts = |map: &std::collections::BTreeMap<nxlock::explore::ViolationKind, u64>| {
+        map.iter()
+            .map(|(kind, n)| (kind.name().to_owned(), serde_json::Value::from(*n)))
+            .collect::<serde_json::Map<String, serde_json::Value>>()
     };
-    if let Some(path) = &args.html
-        && let Err(error) = std::fs::write(path, found.timeline_html())
+    let blame = report
+        .counterexample
+        .as_ref()
+        .map(|found| args.algorithm.blame(found));
+    if let Some(found) = report
+        .counterexample
+        .as_ref()
+        .or(report.inherent_finding.as_ref())
     {
-        eprintln!("nxlock explore: {}: {error}", path.display());
-        return ExitCode::from(2);
+        if let Some(path) = &args.html
+            && let Err(error) = std::fs::write(path, found.timeline_html())
+        {
+            eprintln!("nxlock explore: {}: {error}", path.display());
+            return ExitCode::from(2);
+        }
+        if let Some(path) = &args.save
+            && let Err(error) = found.save(path)
+        {
+            eprintln!("nxlock explore: {error}");
+            return ExitCode::from(2);
+        }
     }
-    if let Some(path) = &args.save
-        && let Err(error) = found.save(path)
-    {
-        eprintln!("nxlock explore: {error}");
-        return ExitCode::from(2);
-    }
-    if args.json {
-        let mut json: serde_json::Value =
-            serde_json::from_str(&found.to_json()).unwrap_or(serde_json::Value::Null);
+    if args.json && args.shard.is_some() {
+        let shard = ShardReport::of(report);
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&shard).unwrap_or_default()
+        );
+    } else if args.json {
+        let mut json = match &report.counterexample {
+            Some(found) => {
+                let mut json: serde_json::Value =
+                    serde_json::from_str(&found.to_json()).unwrap_or(serde_json::Value::Null);
+                json["found_by_run"] = found.run.into();
+                json["shrink_runs"] = found.shrink_runs.into();
+                json["identical_replays"] = found.identical_replays.into();
+                json["blame"] = blame.as_ref().map(ToString::to_string).into();
+                json
+            }
+            None => serde_json::json!({ "algorithm": args.algorithm.name(), "violation": null }),
+        };
         json["seed"] = report.seed.into();
         json["runs"] = report.runs.into();
         json["seconds"] = report.elapsed.as_secs_f64().into();
         json["runs_per_second"] = rate.into();
-        json["violations"] = counts.into();
-        json["found_by_run"] = found.run.into();
-        json["shrink_runs"] = found.shrink_runs.into();
-        json["identical_replays"] = found.identical_replays.into();
+        json["violations"] = counts(&report.violations).into();
+        json["inherent"] = counts(&report.inherent).into();
+        json["inherent_finding"] = report
+            .inherent_finding
+            .as_ref()
+            .map(|f| serde_json::json!({ "violation": f.violation.kind.name(), "detail": f.violation.detail, "reason": f.violation.inherent }))
+            .into();
         say!("{json:#}");
     } else {
-        say!("{found}");
-        say!(
-            "{} runs ({:.1} s, {rate:.0} runs/s) before the violation; seed {}",
-            report.runs,
-            report.elapsed.as_secs_f64(),
-            report.seed
-        );
+        if args.keep_going {
+            let listed: Vec<String> = report
+                .violations
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
+            say!(
+                "runs with a violation of the lock's own: {}",
+                if listed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    listed.join(", ")
+                }
+            );
+        }
+        say!("{report}");
+        if let Some(blame) = &blame {
+            say!("blame: {blame}");
+        }
     }
-    ExitCode::from(1)
+    if report.counterexample.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `--merge`: shard reports combined into the one a single machine would have made.
+fn merge(paths: &[PathBuf], json: bool) -> ExitCode {
+    let mut shards = Vec::new();
+    for path in paths {
+        let parsed = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| serde_json::from_str::<ShardReport>(&text).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(shard) => shards.push(shard),
+            Err(error) => {
+                eprintln!("nxlock explore: {}: {error}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let merged = match ShardReport::merge(&shards) {
+        Ok(merged) => merged,
+        Err(error) => {
+            eprintln!("nxlock explore: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    if json {
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&merged).unwrap_or_default()
+        );
+    } else {
+        if let Some(text) = &merged.text {
+            say!("{text}");
+        }
+        let rate = merged.runs as f64 / merged.seconds.max(1e-9);
+        match merged.found_by_run {
+            Some(run) => say!(
+                "first violation at run {run} of seed {}; {} runs over {} shards ({rate:.0} runs/s per shard-second)",
+                merged.seed,
+                merged.runs,
+                merged.shards
+            ),
+            None => say!(
+                "no violation in {} runs over {} shards, seed {} ({rate:.0} runs/s per shard-second)",
+                merged.runs,
+                merged.shards,
+                merged.seed
+            ),
+        }
+    }
+    if merged.found_by_run.is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn replay(path: &std::path::Path, json: bool) -> ExitCode {
@@ -263,20 +362,27 @@ fn replay(path: &std::path::Path, json: bool) -> ExitCode {
             let reproduced = replayed.reproduced();
             if json {
                 let found = replayed.violation.as_ref();
+                let unplaced: Vec<String> =
+                    replayed.unplaced.iter().map(ToString::to_string).collect();
                 let value = serde_json::json!({
                     "expected": replayed.expected.name(),
                     "violation": found.map(|v| v.kind.name()),
                     "detail": found.map(|v| v.detail.clone()),
                     "reproduced": reproduced,
+                    "unplaced": unplaced,
                 });
                 say!("{value:#}");
-            } else if let Some(violation) = &replayed.violation {
-                say!("{violation}");
             } else {
-                say!(
-                    "no violation: the recorded {} did not happen",
-                    replayed.expected
-                );
+                match &replayed.violation {
+                    Some(violation) => say!("{violation}"),
+                    None => say!(
+                        "no violation: the recorded {} did not happen",
+                        replayed.expected
+                    ),
+                }
+                for step in &replayed.unplaced {
+                    say!("could not place: {step} (the operation it is anchored to never came)");
+                }
             }
             if reproduced {
                 ExitCode::from(1)

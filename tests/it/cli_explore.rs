@@ -28,7 +28,7 @@ fn a_violation_exits_1_with_the_shrunk_steps_in_json() {
         "--algorithm",
         "legacy",
         "--faults",
-        "skew",
+        "client-clock",
         "--runs",
         "500",
         "--seed",
@@ -47,12 +47,13 @@ fn a_violation_exits_1_with_the_shrunk_steps_in_json() {
     assert_eq!(json["workload"], "legacy");
     let steps = json["steps"].as_array().expect("steps");
     assert!(!steps.is_empty() && steps.len() <= 6, "{json:#}");
-    assert!(
-        steps
-            .iter()
-            .any(|s| s["fault"] == "skew" || s["fault"] == "node_clock")
-    );
+    assert!(steps.iter().any(|s| s["fault"] == "client_clock"));
     assert_eq!(json["identical_replays"], 10);
+    // The reference token lock survives the same schedule: the legacy lock's own bug.
+    assert!(
+        json["blame"].as_str().unwrap().contains("survives"),
+        "{json:#}"
+    );
     assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
 
     let replayed = nxlock(&["explore", "--replay", saved.to_str().unwrap(), "--json"]);
@@ -86,9 +87,9 @@ fn keep_going_counts_every_violating_run() {
     let out = nxlock(&[
         "explore",
         "--algorithm",
-        "token",
+        "legacy",
         "--faults",
-        "pause",
+        "client-clock",
         "--runs",
         "300",
         "--threads",
@@ -99,9 +100,110 @@ fn keep_going_counts_every_violating_run() {
     let first = String::from_utf8_lossy(&out.stdout);
     let summary = first.lines().next().unwrap();
     assert!(
-        summary.starts_with("300 runs") && summary.contains("mutual-exclusion"),
+        summary.starts_with("runs with a violation of the lock's own: mutual-exclusion"),
         "{summary}"
     );
+    assert!(first.contains("300 runs ("), "{first}");
+    assert!(first.contains("runs/s"), "{first}");
+}
+
+#[test]
+fn inherent_faults_give_labelled_findings_and_exit_0() {
+    let out = nxlock(&[
+        "explore",
+        "--algorithm",
+        "token",
+        "--faults",
+        "section-pause,node-clock,drift",
+        "--runs",
+        "2000",
+        "--seed",
+        "1",
+        "--threads",
+        "1",
+    ]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("no violation of the lock's own"), "{shown}");
+    assert!(shown.contains("INHERENT FINDING"), "{shown}");
+    assert!(shown.contains("INHERENT TO TTL LOCKS"), "{shown}");
+    assert!(!shown.contains("VIOLATION mutual-exclusion"), "{shown}");
+}
+
+#[test]
+fn shards_merge_into_what_one_machine_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "explore",
+        "--algorithm",
+        "legacy",
+        "--faults",
+        "client-clock,pause",
+        "--runs",
+        "600",
+        "--seed",
+        "4",
+        "--threads",
+        "1",
+        "--json",
+    ];
+    let whole = nxlock(&args);
+    let whole: serde_json::Value = serde_json::from_slice(&whole.stdout).unwrap();
+    let mut files = Vec::new();
+    for k in 0..3 {
+        let shard = format!("{k}/3");
+        let mut sharded = args.to_vec();
+        sharded.extend(["--shard", &shard]);
+        let out = nxlock(&sharded);
+        let path = dir.path().join(format!("shard-{k}.json"));
+        std::fs::write(&path, &out.stdout).unwrap();
+        files.push(path);
+    }
+    let mut merge = vec!["explore", "--json", "--merge"];
+    merge.extend(files.iter().map(|p| p.to_str().unwrap()));
+    let out = nxlock(&merge);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let merged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(merged["found_by_run"], whole["found_by_run"], "{merged:#}");
+    assert_eq!(merged["replay"]["steps"], whole["steps"], "{merged:#}");
+    assert_eq!(merged["covered"], serde_json::json!([0, 1, 2]));
+
+    // A missing shard is refused.
+    let out = nxlock(&["explore", "--merge", files[0].to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("missing shards 1/3, 2/3"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn help_lists_every_algorithm_and_the_inherent_faults() {
+    let out = nxlock(&["explore", "--help"]);
+    let help = text(&out);
+    for name in [
+        "token",
+        "fenced",
+        "fair",
+        "reentrant",
+        "legacy",
+        "scripted",
+        "redlock",
+        "optimistic",
+        "unprotected",
+    ] {
+        assert!(help.contains(name), "{name}: {help}");
+    }
+    for fault in [
+        "section-pause",
+        "node-clock",
+        "drift",
+        "restart-empty",
+        "client-clock",
+    ] {
+        assert!(help.contains(fault), "{fault}: {help}");
+    }
 }
 
 #[test]
@@ -116,6 +218,9 @@ fn what_the_double_cannot_do_is_refused_with_exit_2() {
     let failover = nxlock(&["explore", "--faults", "failover"]);
     assert_eq!(failover.status.code(), Some(2));
     assert!(text(&failover).contains("does not apply to the single topology"));
+    let shard = nxlock(&["explore", "--shard", "3/3"]);
+    assert_eq!(shard.status.code(), Some(2));
+    assert!(text(&shard).contains("not a shard K/N"), "{}", text(&shard));
     let unknown = nxlock(&["explore", "--faults", "meteor"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown).contains("unknown fault \"meteor\""));

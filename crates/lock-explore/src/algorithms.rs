@@ -14,8 +14,11 @@ use lock_core::{
 };
 
 use crate::context::Context;
+use crate::counterexample::Counterexample;
 use crate::explorer::Explorer;
+use crate::step::{Step, When};
 use crate::topology::Topology;
+use crate::violation::ViolationKind;
 use crate::workload::Workload;
 
 /// The lock's name in every built-in workload.
@@ -123,6 +126,93 @@ impl Algorithm {
             _ => explorer,
         };
         explorer
+    }
+}
+
+/// Whether a correct reference algorithm of the same kind breaks under a
+/// counterexample's schedule: if it does, the schedule breaks every lock of the kind on
+/// that deployment (inherent); if not, the algorithm has a bug of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blame {
+    /// The algorithm blamed.
+    pub algorithm: Algorithm,
+    /// The reference it was compared with.
+    pub reference: Algorithm,
+    /// What the reference broke under the same schedule, if anything.
+    pub reference_broke: Option<ViolationKind>,
+}
+
+impl Blame {
+    /// Whether the reference broke too.
+    pub fn is_inherent(&self) -> bool {
+        self.reference_broke.is_some()
+    }
+}
+
+impl fmt::Display for Blame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (algorithm, reference) = (self.algorithm, self.reference);
+        match self.reference_broke {
+            Some(kind) if algorithm == reference => write!(
+                f,
+                "{algorithm} is the reference lock of its kind, and this schedule breaks it ({kind}): every lock of its kind breaks here; the remedy is in the deployment (WAIT, persistence, fencing)"
+            ),
+            Some(kind) => write!(
+                f,
+                "the reference {reference} lock breaks under the same schedule too ({kind}): inherent to the deployment and its faults, not a bug of {algorithm}"
+            ),
+            None => write!(
+                f,
+                "the reference {reference} lock survives the same schedule: a bug of {algorithm}"
+            ),
+        }
+    }
+}
+
+impl Algorithm {
+    /// The correct reference of the same kind: Redlock for Redlock, the fenced lock for
+    /// fenced, Versioned for the counters, the token lock for every other lock.
+    pub fn reference(self) -> Algorithm {
+        match self {
+            Algorithm::Redlock => Algorithm::Redlock,
+            Algorithm::Fenced => Algorithm::Fenced,
+            Algorithm::Optimistic | Algorithm::Unprotected => Algorithm::Optimistic,
+            _ => Algorithm::Token,
+        }
+    }
+
+    /// Runs [`Algorithm::reference`] under `found`'s schedule, its steps placed at the
+    /// virtual times they took effect (the reference sends other commands, so an
+    /// operation's index means nothing to it).
+    pub fn blame(self, found: &Counterexample) -> Blame {
+        let reference = self.reference();
+        let mut schedule = found.schedule.clone();
+        if found.anchored.len() == schedule.steps.len() {
+            schedule.steps = found
+                .anchored
+                .iter()
+                .map(|step| Step {
+                    when: match &step.when {
+                        When::AfterNext { from_us, .. } => When::At {
+                            ms: u64::try_from(*from_us).unwrap_or(0).div_ceil(1000),
+                        },
+                        other => other.clone(),
+                    },
+                    fault: step.fault,
+                })
+                .collect();
+        }
+        let explorer = reference
+            .explorer(found.options.topology, found.options.ttl())
+            .fencing(found.options.fencing)
+            .clients(found.options.clients)
+            .cycles(found.options.cycles);
+        let (_, violation) = explorer.run_schedule(&schedule);
+        Blame {
+            algorithm: self,
+            reference,
+            reference_broke: violation.filter(|v| !v.is_inherent()).map(|v| v.kind),
+        }
     }
 }
 

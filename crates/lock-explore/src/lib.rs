@@ -88,7 +88,7 @@ mod trace;
 mod violation;
 mod workload;
 
-pub use algorithms::{Algorithm, COUNTER, LOCK, RESOURCE, UnknownAlgorithm};
+pub use algorithms::{Algorithm, Blame, COUNTER, LOCK, RESOURCE, UnknownAlgorithm};
 pub use client::ClientView;
 pub use context::{Context, Increment};
 pub use counterexample::{Counterexample, REPLAY_FORMAT, ReplayError, ReplayFile};
