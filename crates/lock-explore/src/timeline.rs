@@ -168,7 +168,7 @@ pub(crate) fn html(found: &Counterexample) -> String {
                 svg,
                 r##"<line class="validity" x1="{:.1}" x2="{:.1}" y1="{}" y2="{}" stroke="#7ed321" stroke-width="3"><title>validity its lock promised</title></line>"##,
                 x(s.from),
-                x(valid).max(x(s.from) + 1.0),
+                x(valid).clamp(x(s.from) + 1.0, WIDTH - 20.0),
                 y + 20.0,
                 y + 20.0
             );

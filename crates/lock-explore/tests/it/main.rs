@@ -8,4 +8,5 @@ mod precision;
 mod replay;
 mod safe;
 mod support;
+mod timeline_browser;
 mod user_locks;
