@@ -649,14 +649,13 @@ impl Explorer {
         // the other threads got: it is dropped, so that the report is the same on any
         // machine.
         let cut = searched.found.as_ref().map(|(i, _, _)| *i);
-        if let (Some(cut), false) = (cut, self.keep_going) {
-            if searched
+        if let (Some(cut), false) = (cut, self.keep_going)
+            && searched
                 .inherent_found
                 .as_ref()
                 .is_some_and(|(i, _, _)| *i > cut)
-            {
-                searched.inherent_found = None;
-            }
+        {
+            searched.inherent_found = None;
         }
         searched
     }
