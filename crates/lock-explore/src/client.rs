@@ -22,7 +22,7 @@ use crate::trace::What;
 /// Faults aimed at the client hit its next command here: a pause or latency before it
 /// is sent, a refusal instead of it, a lost reply or a dead connection after it ran, a
 /// late reply, or the cancellation of the client's cycle. Its [`KvBackend::clock`] is the
-/// client's own, which [`Fault::Skew`](crate::Fault::Skew) moves.
+/// client's own, which [`Fault::ClientClock`](crate::Fault::ClientClock) moves.
 #[derive(Clone, Debug)]
 pub struct ClientView {
     inner: DynBackend,

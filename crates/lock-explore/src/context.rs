@@ -57,7 +57,7 @@ impl Context {
         self.views.clone()
     }
 
-    /// The client's own clock (what [`Fault::Skew`](crate::Fault::Skew) moves); the same
+    /// The client's own clock (what [`Fault::ClientClock`](crate::Fault::ClientClock) moves); the same
     /// as its backend's.
     pub fn clock(&self) -> Clock {
         self.monitor.client_clock(self.client)
