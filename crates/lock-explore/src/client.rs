@@ -342,9 +342,8 @@ impl KvBackend for ClientView {
     }
     async fn eval(&self, script: &Script, keys: &[&[u8]], args: &[&[u8]]) -> Result<Value> {
         self.monitor.touched(self.client, keys.first().copied());
-        let kind = format!("EVALSHA {}", script.name());
         self.command(
-            &kind,
+            script.name(),
             || eval_line(script, keys, args),
             value,
             self.inner.eval(script, keys, args),
@@ -359,9 +358,8 @@ impl KvBackend for ClientView {
         replication: &Replication,
     ) -> Result<Replicated<Value>> {
         self.monitor.touched(self.client, keys.first().copied());
-        let kind = format!("EVALSHA {}", script.name());
         self.command(
-            &kind,
+            script.name(),
             || {
                 format!(
                     "{} + WAIT {} {}",

@@ -512,7 +512,17 @@ impl Monitor {
         let now = self.now_us();
         for holder in 0..state.clients.len() {
             let c = &state.clients[holder];
-            if c.holding.is_empty() || (holder != actor && command.is_none()) {
+            if c.holding.is_empty() {
+                continue;
+            }
+            // Another client's command matters only when it wrote to a held key.
+            if holder != actor
+                && (command.is_none()
+                    || !c
+                        .holding
+                        .iter()
+                        .any(|h| h.key == state.clients[actor].last_key))
+            {
                 continue;
             }
             let Some(deadline) = c.deadline() else {

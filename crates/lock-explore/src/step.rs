@@ -25,16 +25,16 @@ pub enum When {
         /// Its operation, counted from 0.
         op: u32,
     },
-    /// Right after client `client`'s operation named `kind` (`SET`, `DEL`, `EVALSHA
-    /// compare_and_delete`, `ENTER`, ...), the `nth` of that name (from 0) to finish at or
+    /// Right after client `client`'s operation named `kind` (`SET`, `DEL`,
+    /// `compare-and-delete`, `ENTER`, ...), the `nth` of that name (from 0) to finish at or
     /// after `from_us` of virtual time. Saved counterexamples anchor their steps this
     /// way, so that a replay on a lock that now sends one command more or fewer still
     /// aims at the same moment.
     AfterNext {
         /// The client.
         client: usize,
-        /// The operation's name: a command's first word (`EVALSHA` and the script's
-        /// name for a script), or a marker's (`ENTER`, `EXIT`, `WORK`, `WRITE`, ...).
+        /// The operation's name: a command's first word (a script's name for a
+        /// script), or a marker's (`ENTER`, `EXIT`, `WORK`, `WRITE`, ...).
         kind: String,
         /// Virtual microseconds since the start: operations finishing earlier are skipped.
         from_us: i64,
