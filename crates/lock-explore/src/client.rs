@@ -70,6 +70,12 @@ impl ClientView {
         };
         let started = self.monitor.start_op(self.client, true).await;
         pending.sent_us = Some(started.sent_us);
+        if started.latency_ms > 0 {
+            self.monitor
+                .clock
+                .sleep(Duration::from_millis(started.latency_ms))
+                .await;
+        }
         let result = if started.refuse {
             Err(Error::injected(ErrorKind::Connection, "connection refused"))
         } else {

@@ -543,7 +543,11 @@ impl Explorer {
             names.join(" and "),
             kinds[0].inherent_reason().unwrap_or_default()
         );
+        // Named for what broke the lease, so that it is never read as the lock's own
+        // mutual-exclusion or lost-ownership; the detail keeps what was observed.
         if let Some(violation) = &mut outcome.violation {
+            violation.detail = format!("{}: {}", violation.kind, violation.detail);
+            violation.kind = ViolationKind::LeaseCutShort;
             violation.inherent = Some(reason);
         }
     }

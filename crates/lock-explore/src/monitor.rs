@@ -54,6 +54,9 @@ pub(crate) struct Started {
     pub(crate) refuse: bool,
     /// When it left the client (after a pause, before latency), virtual µs.
     pub(crate) sent_us: i64,
+    /// How long the command takes to reach the server (the caller waits it out, so
+    /// that a command dropped meanwhile counts as sent).
+    pub(crate) latency_ms: u64,
 }
 
 /// A critical section a client is inside.
@@ -409,15 +412,10 @@ impl Monitor {
             self.cancellation(client).notify_one();
             std::future::pending::<()>().await;
         }
-        let sent_us = self.now_us();
-        if before.latency_ms > 0 {
-            self.clock
-                .sleep(std::time::Duration::from_millis(before.latency_ms))
-                .await;
-        }
         Started {
             refuse: before.refuse,
-            sent_us,
+            sent_us: self.now_us(),
+            latency_ms: before.latency_ms,
         }
     }
 

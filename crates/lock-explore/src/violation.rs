@@ -16,6 +16,11 @@ pub enum ViolationKind {
     /// another client was inside: what every TTL lock does to an unfenced resource.
     /// Inherent: it never stops a search.
     ExpiredHolder,
+    /// A lease ended before the validity its lock promised because of an inherent fault
+    /// (a server clock that jumped or ran fast, a Redlock node that came back empty), and
+    /// the overlap or lost ownership that followed is what every TTL lock shows there.
+    /// Inherent: it never stops a search. The detail names what was observed.
+    LeaseCutShort,
     /// A holder within its validity whose lock key holds another token, or nothing:
     /// the earliest sign of a release or extend that touched a lock it did not own.
     LostOwnership,
@@ -51,6 +56,7 @@ impl ViolationKind {
         match self {
             ViolationKind::MutualExclusion => "mutual-exclusion",
             ViolationKind::ExpiredHolder => "expired-holder",
+            ViolationKind::LeaseCutShort => "lease-cut-short",
             ViolationKind::LostOwnership => "lost-ownership",
             ViolationKind::FenceOrder => "fence-order",
             ViolationKind::StaleFence => "stale-fence",

@@ -111,3 +111,69 @@ fn a_workload_reading_the_real_clock_is_reported_as_nondeterministic() {
 fn a_workload_using_a_thread_rng_is_reported_as_nondeterministic() {
     verdict(|| fastrand::u64(0..1_000));
 }
+
+#[test]
+fn ctx_rng_is_seeded_by_the_run_the_client_and_the_cycle() {
+    let explorer = Explorer::new(|ctx: Context| async move {
+        let drawn = ctx.rng().u64(..) % 1_000;
+        ctx.work(Duration::from_millis(drawn)).await;
+        let _ = lock_core::KvBackend::get(&ctx.backend(), drawn.to_string().as_bytes()).await;
+    })
+    .clients(2)
+    .cycles(2)
+    .liveness(None);
+    let schedule = lock_explore::Schedule {
+        clients: 2,
+        cycles: 2,
+        token_seed: 9,
+        steps: Vec::new(),
+    };
+    let (first, _) = explorer.run_schedule(&schedule);
+    assert_eq!(explorer.run_schedule(&schedule).0, first);
+    let other = lock_explore::Schedule {
+        token_seed: 10,
+        ..schedule
+    };
+    assert_ne!(explorer.run_schedule(&other).0, first);
+    // The whole search agrees: no nondeterminism.
+    let report = explorer
+        .clone()
+        .seed(1)
+        .runs(20)
+        .threads(1)
+        .explore()
+        .unwrap();
+    assert!(
+        report
+            .counterexample
+            .is_none_or(|c| c.violation.kind != ViolationKind::Nondeterminism)
+    );
+}
+
+#[test]
+fn shards_of_a_budget_merge_into_what_one_search_finds() {
+    let search = || {
+        explorer(Algorithm::Legacy.explorer(Topology::Single, TTL))
+            .faults(&[FaultKind::ClientClock, FaultKind::Pause])
+            .seed(5)
+            .runs(400)
+    };
+    let whole = lock_explore::ShardReport::of(&search().explore().unwrap());
+    let shards: Vec<_> = (0..3)
+        .map(|k| lock_explore::ShardReport::of(&search().shard(k, 3).explore().unwrap()))
+        .collect();
+    let merged = lock_explore::ShardReport::merge(&shards).unwrap();
+    assert_eq!(merged.found_by_run, whole.found_by_run);
+    assert_eq!(
+        merged.replay.as_ref().map(|r| &r.steps),
+        whole.replay.as_ref().map(|r| &r.steps)
+    );
+    assert!(matches!(
+        lock_explore::ShardReport::merge(&shards[..2]),
+        Err(lock_explore::MergeError::Coverage(_))
+    ));
+    assert!(matches!(
+        lock_explore::ShardReport::merge(&[]),
+        Err(lock_explore::MergeError::Empty)
+    ));
+}

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use lock_core::{KvBackend, SetOptions};
+use lock_core::{KvBackend, OwnedCommands, SetOptions};
 use lock_explore::{Context, Explorer, Fault, Schedule, Step, What, When};
 
 fn schedule(steps: Vec<Step>) -> Schedule {
@@ -237,4 +237,72 @@ fn a_drifting_node_clock_expires_keys_early_by_its_share() {
         .parse()
         .unwrap();
     assert!((450..=451).contains(&left), "{left}");
+}
+
+#[test]
+fn a_late_reply_shows_when_the_command_was_sent_and_when_it_answered() {
+    let (trace, _) = explorer().run_schedule(&schedule(vec![Step {
+        when: When::At { ms: 0 },
+        fault: Fault::LateReply { client: 0, ms: 300 },
+    }]));
+    let set = trace
+        .iter()
+        .find(|e| {
+            e.client == Some(0)
+                && matches!(&e.what, What::Command { command, .. } if command.starts_with("SET"))
+        })
+        .unwrap();
+    let What::Command { sent_us, .. } = set.what else {
+        unreachable!()
+    };
+    assert_eq!((sent_us, set.at_us), (0, 300_000));
+    assert!(set.to_string().contains("(sent 0.000 ms)"), "{set}");
+}
+
+#[test]
+fn a_command_dropped_by_the_users_timeout_is_recorded_as_cancelled() {
+    let explorer = Explorer::new(|ctx: Context| async move {
+        let get = ctx.backend().get_owned(b"k".to_vec());
+        let _ = tokio::time::timeout(Duration::from_millis(100), get).await;
+    })
+    .clients(1)
+    .cycles(1)
+    .liveness(None);
+    let (trace, _) = explorer.run_schedule(&Schedule {
+        clients: 1,
+        cycles: 1,
+        token_seed: 1,
+        steps: vec![Step {
+            when: When::At { ms: 0 },
+            fault: Fault::Latency { client: 0, ms: 500 },
+        }],
+    });
+    let cancelled: Vec<_> = commands(&trace, 0)
+        .into_iter()
+        .filter(|(_, _, reply)| reply == "(cancelled)")
+        .collect();
+    assert_eq!(cancelled.len(), 1, "{trace:#?}");
+    assert_eq!(cancelled[0].0, 100_000);
+}
+
+#[test]
+fn work_is_an_operation_a_step_can_follow() {
+    let explorer = Explorer::new(|ctx: Context| async move {
+        ctx.work(Duration::from_millis(10)).await;
+        let _ = ctx.backend().get(b"k").await;
+    })
+    .clients(1)
+    .cycles(1)
+    .liveness(None);
+    // Op 0 is the work: a pause after it delays the GET.
+    let (trace, _) = explorer.run_schedule(&Schedule {
+        clients: 1,
+        cycles: 1,
+        token_seed: 1,
+        steps: vec![Step {
+            when: When::After { client: 0, op: 0 },
+            fault: Fault::Pause { client: 0, ms: 200 },
+        }],
+    });
+    assert_eq!(commands(&trace, 0)[0].0, 210_000, "{trace:#?}");
 }

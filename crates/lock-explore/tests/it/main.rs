@@ -1,6 +1,8 @@
 //! lock-explore's tests: the known unsafe cases found by search alone, the safe
 //! configurations staying clean, determinism, replay, shrinking, and bad input.
 
+mod anchored_replay;
+mod checkers;
 mod determinism;
 mod faults_per_client;
 mod known_unsafe;

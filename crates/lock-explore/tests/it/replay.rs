@@ -123,3 +123,51 @@ fn a_bad_replay_file_is_a_typed_error() {
     let error = ReplayFile::load(&future).unwrap_err().to_string();
     assert!(error.contains("format 99"), "{error}");
 }
+
+#[test]
+fn shrinking_finds_the_smallest_length_that_still_breaks() {
+    let found = found();
+    for step in &found.schedule.steps {
+        if let lock_explore::Fault::ClientClock { ms, .. } = step.fault {
+            // One less no longer breaks it.
+            let mut smaller = found.schedule.clone();
+            for s in &mut smaller.steps {
+                if let lock_explore::Fault::ClientClock { ms: m, .. } = &mut s.fault
+                    && *m == ms
+                {
+                    *m -= ms.signum();
+                }
+            }
+            let explorer = explorer(Algorithm::Legacy.explorer(Topology::Single, TTL));
+            let (_, violation) = explorer.run_schedule(&smaller);
+            assert_ne!(
+                violation.map(|v| v.kind),
+                Some(found.violation.kind),
+                "{ms} ms was not the smallest: {found}"
+            );
+        }
+    }
+}
+
+#[test]
+fn blame_tells_an_algorithms_bug_from_the_deployments() {
+    // The legacy lock's race: the token lock survives the same schedule.
+    let blame = Algorithm::Legacy.blame(&found());
+    assert_eq!(blame.reference, Algorithm::Token);
+    assert!(!blame.is_inherent(), "{blame}");
+    assert!(blame.to_string().contains("a bug of legacy"), "{blame}");
+    // A failover without WAIT: the reference token lock breaks too.
+    let lost = explorer(Algorithm::Token.explorer(Topology::Replicated { replicas: 2 }, TTL))
+        .faults(&[FaultKind::Failover])
+        .runs(2_000)
+        .explore()
+        .unwrap()
+        .counterexample
+        .expect("found");
+    let blame = Algorithm::Token.blame(&lost);
+    assert!(blame.is_inherent(), "{blame}");
+    assert!(
+        blame.to_string().contains("reference lock of its kind"),
+        "{blame}"
+    );
+}
