@@ -279,8 +279,8 @@ fn options(ttl: Duration) -> LockOptions {
 
 /// Holds `guard` through a critical section within the validity it promised (and its
 /// key with `token`, where the algorithm's key holds just the token), then releases it.
-async fn hold<G: LockGuard>(context: &Context, ttl: Duration, guard: G, token: Option<String>) {
-    if let Some(token) = &token {
+async fn hold<G: LockGuard + Held>(context: &Context, ttl: Duration, guard: G) {
+    if let Some(token) = guard.held() {
         context.holds(guard.key(), token.as_bytes());
     }
     context.enter_until(RESOURCE, guard.valid_until_ms()).await;
@@ -291,19 +291,19 @@ async fn hold<G: LockGuard>(context: &Context, ttl: Duration, guard: G, token: O
 
 /// What a guard's key holds, where that is its token alone.
 trait Held {
-    fn held(&self) -> Option<String> {
+    fn held(&self) -> Option<&str> {
         None
     }
 }
 
 impl<B: lock_core::KvBackend + Clone + 'static> Held for lock_core::TokenGuard<B> {
-    fn held(&self) -> Option<String> {
-        Some(self.token().to_owned())
+    fn held(&self) -> Option<&str> {
+        Some(self.token())
     }
 }
 impl<B: lock_core::KvBackend + Clone + 'static> Held for lock_core::RedlockGuard<B> {
-    fn held(&self) -> Option<String> {
-        Some(self.token().to_owned())
+    fn held(&self) -> Option<&str> {
+        Some(self.token())
     }
 }
 impl<B: lock_core::KvBackend + Clone + 'static> Held for lock_core::FairGuard<B> {}
@@ -318,8 +318,7 @@ where
 {
     let Ok(lock) = lock else { return };
     if let Ok(guard) = lock.acquire().await {
-        let token = guard.held();
-        hold(context, ttl, guard, token).await;
+        hold(context, ttl, guard).await;
     }
 }
 

@@ -58,6 +58,7 @@ impl ClientView {
     async fn command<T>(
         &self,
         kind: &str,
+        wrote: impl FnOnce(&Result<T>) -> bool,
         describe: impl FnOnce() -> String,
         brief: impl FnOnce(&T) -> String,
         run: impl Future<Output = Result<T>>,
@@ -99,6 +100,7 @@ impl ClientView {
             }
         };
         let describe = pending.describe.take();
+        let wrote = wrote(&result);
         let what = match describe {
             Some(describe) if self.monitor.recording => Some(What::Command {
                 sent_us: started.sent_us,
@@ -111,7 +113,7 @@ impl ClientView {
             }),
             _ => None,
         };
-        self.monitor.finish_op(self.client, kind, what);
+        self.monitor.finish_op(self.client, kind, wrote, what);
         result
     }
 }
@@ -138,7 +140,8 @@ impl<D: FnOnce() -> String> Drop for Pending<'_, D> {
             command: describe(),
             reply: "(cancelled)".to_owned(),
         });
-        monitor.finish_op(self.view.client, self.kind, what);
+        // It may have run: count it as a write.
+        monitor.finish_op(self.view.client, self.kind, true, what);
     }
 }
 
@@ -216,6 +219,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "SET",
+            |r: &Result<SetReply>| !matches!(r, Ok(SetReply::NotApplied)),
             || set_line(key, value, options),
             |reply| match reply {
                 SetReply::Applied => "OK".to_owned(),
@@ -230,6 +234,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "SETNX",
+            |r: &Result<bool>| !matches!(r, Ok(false)),
             || line("SETNX", &[key, value]),
             |set| format!("(integer) {}", i32::from(*set)),
             self.inner.setnx(key, value),
@@ -238,13 +243,20 @@ impl KvBackend for ClientView {
     }
     async fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.monitor.touched(self.client, Some(key));
-        self.command("GET", || line("GET", &[key]), bulk, self.inner.get(key))
-            .await
+        self.command(
+            "GET",
+            |_: &Result<_>| false,
+            || line("GET", &[key]),
+            bulk,
+            self.inner.get(key),
+        )
+        .await
     }
     async fn getset(&self, key: &[u8], value: &[u8]) -> Result<Option<Vec<u8>>> {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "GETSET",
+            |_: &Result<_>| true,
             || line("GETSET", &[key, value]),
             bulk,
             self.inner.getset(key, value),
@@ -255,6 +267,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "GETDEL",
+            |r: &Result<Option<Vec<u8>>>| !matches!(r, Ok(None)),
             || line("GETDEL", &[key]),
             bulk,
             self.inner.getdel(key),
@@ -265,6 +278,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, keys.first().copied());
         self.command(
             "DEL",
+            |r: &Result<i64>| !matches!(r, Ok(0)),
             || line("DEL", keys),
             |n| format!("(integer) {n}"),
             self.inner.del(keys),
@@ -275,6 +289,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, keys.first().copied());
         self.command(
             "EXISTS",
+            |_: &Result<_>| false,
             || line("EXISTS", keys),
             |n| format!("(integer) {n}"),
             self.inner.exists(keys),
@@ -285,6 +300,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "PEXPIRE",
+            |r: &Result<bool>| !matches!(r, Ok(false)),
             || format!("{} {ms} {condition:?}", line("PEXPIRE", &[key])),
             |set| format!("(integer) {}", i32::from(*set)),
             self.inner.pexpire(key, ms, condition),
@@ -300,6 +316,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "PEXPIREAT",
+            |r: &Result<bool>| !matches!(r, Ok(false)),
             || format!("{} {unix_ms} {condition:?}", line("PEXPIREAT", &[key])),
             |set| format!("(integer) {}", i32::from(*set)),
             self.inner.pexpireat(key, unix_ms, condition),
@@ -310,6 +327,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "PTTL",
+            |_: &Result<_>| false,
             || line("PTTL", &[key]),
             |n| format!("(integer) {n}"),
             self.inner.pttl(key),
@@ -320,6 +338,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "TTL",
+            |_: &Result<_>| false,
             || line("TTL", &[key]),
             |n| format!("(integer) {n}"),
             self.inner.ttl(key),
@@ -330,6 +349,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "PERSIST",
+            |r: &Result<bool>| !matches!(r, Ok(false)),
             || line("PERSIST", &[key]),
             |set| format!("(integer) {}", i32::from(*set)),
             self.inner.persist(key),
@@ -340,6 +360,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, Some(key));
         self.command(
             "INCR",
+            |_: &Result<_>| true,
             || line("INCR", &[key]),
             |n| format!("(integer) {n}"),
             self.inner.incr(key),
@@ -350,6 +371,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, keys.first().copied());
         self.command(
             script.name(),
+            |_: &Result<_>| true,
             || eval_line(script, keys, args),
             value,
             self.inner.eval(script, keys, args),
@@ -366,6 +388,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, keys.first().copied());
         self.command(
             script.name(),
+            |_: &Result<_>| true,
             || {
                 format!(
                     "{} + WAIT {} {}",
@@ -382,6 +405,7 @@ impl KvBackend for ClientView {
     async fn publish(&self, channel: &[u8], message: &[u8]) -> Result<i64> {
         self.command(
             "PUBLISH",
+            |_: &Result<_>| false,
             || line("PUBLISH", &[channel, message]),
             |n| format!("(integer) {n}"),
             self.inner.publish(channel, message),
@@ -391,6 +415,7 @@ impl KvBackend for ClientView {
     async fn subscribe(&self, channel: &[u8]) -> Result<Subscription> {
         self.command(
             "SUBSCRIBE",
+            |_: &Result<_>| false,
             || line("SUBSCRIBE", &[channel]),
             |_| "subscribed".to_owned(),
             self.inner.subscribe(channel),
@@ -401,6 +426,7 @@ impl KvBackend for ClientView {
         self.monitor.touched(self.client, keys.first().copied());
         self.command(
             "WATCH",
+            |_: &Result<_>| false,
             || line("WATCH+GET", keys),
             |_| "watching".to_owned(),
             self.inner.watch(keys),

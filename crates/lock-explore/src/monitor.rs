@@ -11,6 +11,7 @@ use lock_core::Clock;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
+use crate::client::ClientView;
 use crate::options::Fencing;
 use crate::step::{Fault, Step, When};
 use crate::topology::{Deployment, Recovery};
@@ -73,6 +74,9 @@ struct Inside {
 struct Holding {
     key: Vec<u8>,
     token: Vec<u8>,
+    /// Last seen holding the token: at which write epoch, and until when (virtual µs)
+    /// its TTL keeps it there at least. Nothing can change it before either moves.
+    verified: Option<(u64, i64)>,
 }
 
 #[derive(Debug)]
@@ -80,9 +84,11 @@ struct Client {
     faults: ClientFaults,
     ops: u32,
     clock: Clock,
-    /// The highest offset (client clock minus true time, µs) the client's clock had in
-    /// this cycle: a validity is read with it, so a clock that jumped back mid-cycle
-    /// never lengthens what the holder is entitled to.
+    /// The client clock's offset from true time, µs: only client clock jumps move it.
+    offset_us: i64,
+    /// The highest offset the client's clock had in this cycle: a validity is read with
+    /// it, so a clock that jumped back mid-cycle never lengthens what the holder is
+    /// entitled to.
     max_offset_us: i64,
     /// Woken when the client's cycle must be dropped.
     cancelled: Arc<Notify>,
@@ -145,11 +151,14 @@ struct State {
     finding: Option<Violation>,
     /// Faults stopped: steps still due are ignored.
     healed: bool,
-    /// The slot of the last key a client's command named: where a cluster's failover or
-    /// migration strikes.
-    last_slot: Option<u16>,
+    /// The last key a client's command named: its slot is where a cluster's failover
+    /// or migration strikes (hashed only then).
+    last_key: Option<Vec<u8>>,
     /// Whether events are kept.
     recording: bool,
+    /// Moves on every fault and every recovery: a holding verified at the current epoch,
+    /// before its key's expiry and with no write to its key since, still holds.
+    epoch: u64,
 }
 
 /// Shared by a run's client views, contexts and driver.
@@ -168,6 +177,8 @@ pub(crate) struct Monitor {
     pub(crate) stop: Notify,
     /// Woken when a timed node fault was armed, so the driver schedules its end.
     pub(crate) recovery_armed: Notify,
+    /// Each client's connections ([`Monitor::views`]).
+    views: Mutex<Vec<Vec<ClientView>>>,
 }
 
 /// A write refused because the resource has accepted a newer (or equal) fence.
@@ -196,6 +207,7 @@ impl Monitor {
                 faults: ClientFaults::default(),
                 ops: 0,
                 clock: clock.detached(),
+                offset_us: 0,
                 max_offset_us: 0,
                 cancelled: Arc::new(Notify::new()),
                 inside: Vec::new(),
@@ -225,8 +237,9 @@ impl Monitor {
                 violation: None,
                 finding: None,
                 healed: false,
-                last_slot: None,
+                last_key: None,
                 recording,
+                epoch: 0,
             }),
             clock,
             start_us,
@@ -236,11 +249,38 @@ impl Monitor {
             recording,
             stop: Notify::new(),
             recovery_armed: Notify::new(),
+            views: Mutex::new(Vec::new()),
         }
     }
 
     pub(crate) fn now_us(&self) -> i64 {
         self.clock.now_us() - self.start_us
+    }
+
+    /// `client`'s connections (one per Redlock node, else one), made once per run and
+    /// shared by its cycles.
+    pub(crate) fn views(self: &Arc<Self>, client: usize) -> Vec<ClientView> {
+        let mut views = self.views.lock();
+        if views.len() <= client {
+            views.resize_with(client + 1, Vec::new);
+        }
+        if views[client].is_empty() {
+            let backends = self.deployment.client_backends();
+            let several = backends.len() > 1;
+            views[client] = backends
+                .into_iter()
+                .enumerate()
+                .map(|(node, backend)| {
+                    ClientView::new(backend, self.clone(), client, several.then_some(node))
+                })
+                .collect();
+        }
+        views[client].clone()
+    }
+
+    /// Drops the views made for the run: they hold the monitor, which holds them.
+    pub(crate) fn forget_views(&self) {
+        self.views.lock().clear();
     }
 
     pub(crate) fn client_clock(&self, client: usize) -> Clock {
@@ -262,8 +302,14 @@ impl Monitor {
         });
     }
 
+    /// The time for a trace event: read only when the trace is kept (search runs keep
+    /// none, and reading the paused clock is a measurable share of a run).
+    fn trace_now(&self) -> i64 {
+        if self.recording { self.now_us() } else { 0 }
+    }
+
     pub(crate) fn record(&self, client: Option<usize>, what: What) {
-        let at_us = self.now_us();
+        let at_us = self.trace_now();
         Self::push(&mut self.state.lock(), at_us, client, what);
     }
 
@@ -279,11 +325,11 @@ impl Monitor {
         if state.healed {
             return;
         }
+        state.epoch += 1;
         let at_us = self.now_us();
         Self::push(state, at_us, None, What::Fault { fault: step.fault });
         let fault = step.fault;
         if let Some(client) = fault.client() {
-            let now = self.clock.now_us();
             let Some(client) = state.clients.get_mut(client) else {
                 return;
             };
@@ -293,8 +339,8 @@ impl Monitor {
                 Fault::SectionPause { ms, .. } => faults.section_pause_ms += ms,
                 Fault::ClientClock { ms, .. } => {
                     client.clock.jump(ms);
-                    let offset = client.clock.now_us() - now;
-                    client.max_offset_us = client.max_offset_us.max(offset);
+                    client.offset_us = client.offset_us.saturating_add(ms.saturating_mul(1000));
+                    client.max_offset_us = client.max_offset_us.max(client.offset_us);
                 }
                 Fault::LostReply { .. } => faults.lost += 1,
                 Fault::Refuse { .. } => faults.refused += 1,
@@ -304,7 +350,10 @@ impl Monitor {
                 Fault::Cancel { .. } => faults.cancel = true,
                 _ => {}
             }
-        } else if let Some((ms, recovery)) = self.deployment.apply(&fault, state.last_slot) {
+        } else if let Some((ms, recovery)) = self
+            .deployment
+            .apply(&fault, state.last_key.as_deref().map(lock_core::hash_slot))
+        {
             let due = at_us + i64::try_from(ms).unwrap_or(i64::MAX / 4) * 1000;
             state.recoveries.push((due, recovery));
             self.recovery_armed.notify_one();
@@ -314,11 +363,14 @@ impl Monitor {
     /// `client`'s command names `key` (its first key).
     pub(crate) fn touched(&self, client: usize, key: Option<&[u8]>) {
         let mut state = self.state.lock();
+        let state = &mut *state;
         let last = &mut state.clients[client].last_key;
         last.clear();
         if let Some(key) = key {
             last.extend_from_slice(key);
-            state.last_slot = Some(lock_core::hash_slot(key));
+            let global = state.last_key.get_or_insert_with(Vec::new);
+            global.clear();
+            global.extend_from_slice(key);
         }
     }
 
@@ -332,6 +384,7 @@ impl Monitor {
     pub(crate) fn recover_due(&self) {
         let now = self.now_us();
         let mut state = self.state.lock();
+        state.epoch += 1;
         let (due, later): (Vec<_>, Vec<_>) =
             state.recoveries.drain(..).partition(|(at, _)| *at <= now);
         state.recoveries = later;
@@ -359,6 +412,7 @@ impl Monitor {
     pub(crate) fn heal(&self) {
         let now = self.now_us();
         let mut state = self.state.lock();
+        state.epoch += 1;
         state.healed = true;
         state.recoveries.clear();
         let unplaced: Vec<Step> = state.waiting.drain(..).map(|w| w.step).collect();
@@ -414,7 +468,9 @@ impl Monitor {
         }
         Started {
             refuse: before.refuse,
-            sent_us: self.now_us(),
+            // Read only for the trace: search runs keep none, and a clock read is a
+            // measurable share of a run.
+            sent_us: if self.recording { self.now_us() } else { 0 },
             latency_ms: before.latency_ms,
         }
     }
@@ -439,13 +495,26 @@ impl Monitor {
 
     /// `client` finished a command named `kind`: record it, check who still owns what,
     /// count it, and fire the steps that wait for it.
-    pub(crate) fn finish_op(&self, client: usize, kind: &str, what: Option<What>) {
-        let at_us = self.now_us();
+    pub(crate) fn finish_op(&self, client: usize, kind: &str, wrote: bool, what: Option<What>) {
         let mut state = self.state.lock();
+        if wrote {
+            // A write to a held key makes its holders look again.
+            let state = &mut *state;
+            let key = std::mem::take(&mut state.clients[client].last_key);
+            for c in &mut state.clients {
+                for h in &mut c.holding {
+                    if h.key == key {
+                        h.verified = None;
+                    }
+                }
+            }
+            state.clients[client].last_key = key;
+        }
         if let Some(what) = what {
+            let at_us = self.now_us();
             Self::push(&mut state, at_us, Some(client), what);
         }
-        self.check_ownership(&mut state, client, Some(kind));
+        self.check_ownership(&mut state, client, Some((kind, wrote)));
         self.count_op(&mut state, client, kind);
     }
 
@@ -464,10 +533,17 @@ impl Monitor {
             let at_us = self.now_us();
             state.clients[client].op_log.push((kind.to_owned(), at_us));
         }
-        if state.waiting.is_empty() {
+        let anchored_here = |w: &Waiting| match &w.step.when {
+            When::After { client: c, op: o } => *c == client && *o == op,
+            When::AfterNext {
+                client: c, kind: k, ..
+            } => *c == client && k == kind,
+            When::At { .. } => false,
+        };
+        if !state.waiting.iter().any(anchored_here) {
             return;
         }
-        let now = self.now_us();
+        let mut now = None;
         let mut due = Vec::new();
         state.waiting.retain_mut(|waiting| {
             let fire = match &waiting.step.when {
@@ -478,7 +554,10 @@ impl Monitor {
                     from_us,
                     nth,
                 } => {
-                    if *c != client || k != kind || now < *from_us {
+                    if *c != client
+                        || k != kind
+                        || *now.get_or_insert_with(|| self.now_us()) < *from_us
+                    {
                         false
                     } else if waiting.seen == *nth {
                         true
@@ -503,11 +582,11 @@ impl Monitor {
     /// token. Checked at each of the holder's operations and after every command of
     /// anyone. A holder whose own command changed its key let go of it (a release
     /// before leaving the section), which is no violation.
-    fn check_ownership(&self, state: &mut State, actor: usize, command: Option<&str>) {
-        if state.violation.is_some() {
+    fn check_ownership(&self, state: &mut State, actor: usize, command: Option<(&str, bool)>) {
+        if state.violation.is_some() || state.clients.iter().all(|c| c.holding.is_empty()) {
             return;
         }
-        let now = self.now_us();
+        let mut now = None;
         for holder in 0..state.clients.len() {
             let c = &state.clients[holder];
             if c.holding.is_empty() {
@@ -526,19 +605,51 @@ impl Monitor {
             let Some(deadline) = c.deadline() else {
                 continue;
             };
+            let epoch = state.epoch;
+            // Every key seen holding its token since the last fault and write, and for
+            // longer than the holder's validity: nothing can have changed it.
+            if c.holding.iter().all(|h| {
+                h.verified
+                    .is_some_and(|(at, until)| at == epoch && until >= deadline)
+            }) {
+                continue;
+            }
+            let now = *now.get_or_insert_with(|| self.now_us());
             if now > deadline {
                 continue;
             }
             let mut lost = None;
             let mut let_go = Vec::new();
+            let mut verified = Vec::new();
             for (i, h) in c.holding.iter().enumerate() {
-                if let Err(what) = self.deployment.ownership(&h.key, &h.token) {
-                    if holder == actor && command.is_some() && c.last_key == h.key {
+                if h.verified
+                    .is_some_and(|(at, until)| at == epoch && now < until)
+                {
+                    continue;
+                }
+                match self.deployment.ownership(&h.key, &h.token) {
+                    Ok(pttl) => {
+                        // A whole ms less than the PTTL: the node rounds down. Redlock's
+                        // nodes give no one PTTL: checked again every time.
+                        let until = match pttl {
+                            Some(-1) => i64::MAX,
+                            Some(ms) => now + (ms - 1) * 1000,
+                            None => i64::MIN,
+                        };
+                        verified.push((i, (epoch, until)));
+                    }
+                    Err(_) if holder == actor && command.is_some() && c.last_key == h.key => {
                         let_go.push(i);
-                    } else if lost.is_none() {
-                        lost = Some((i, what));
+                    }
+                    Err(what) => {
+                        if lost.is_none() {
+                            lost = Some((i, what));
+                        }
                     }
                 }
+            }
+            for (i, mark) in verified {
+                state.clients[holder].holding[i].verified = Some(mark);
             }
             for i in let_go.into_iter().rev() {
                 state.clients[holder].holding.remove(i);
@@ -546,7 +657,7 @@ impl Monitor {
             if let Some((i, what)) = lost {
                 let h = &state.clients[holder].holding[i];
                 let by = match command {
-                    Some(kind) if holder != actor => format!(" after client {actor}'s {kind}"),
+                    Some((kind, _)) if holder != actor => format!(" after client {actor}'s {kind}"),
                     _ => String::new(),
                 };
                 let detail = format!(
@@ -587,10 +698,9 @@ impl Monitor {
 
     /// A cycle starts: the client's clock offset so far is its reference.
     pub(crate) fn cycle_started(&self, client: usize) {
-        let now = self.clock.now_us();
         let mut state = self.state.lock();
         let c = &mut state.clients[client];
-        c.max_offset_us = c.clock.now_us() - now;
+        c.max_offset_us = c.offset_us;
         c.holding.clear();
     }
 
@@ -601,7 +711,7 @@ impl Monitor {
 
     /// The client's cycle was dropped: it is inside nothing any more.
     pub(crate) fn cancelled(&self, client: usize) {
-        let at_us = self.now_us();
+        let at_us = self.trace_now();
         let mut state = self.state.lock();
         state.clients[client].inside.clear();
         state.clients[client].holding.clear();
@@ -777,27 +887,30 @@ impl Monitor {
 
     /// The client holds `key` with `token` until it leaves its sections.
     pub(crate) fn holds(&self, client: usize, key: &[u8], token: &[u8]) {
-        let at_us = self.now_us();
         let mut state = self.state.lock();
-        Self::push(
-            &mut state,
-            at_us,
-            Some(client),
-            What::Holds {
-                key: String::from_utf8_lossy(key).into_owned(),
-                token: String::from_utf8_lossy(token).into_owned(),
-            },
-        );
+        if state.recording {
+            let at_us = self.now_us();
+            Self::push(
+                &mut state,
+                at_us,
+                Some(client),
+                What::Holds {
+                    key: String::from_utf8_lossy(key).into_owned(),
+                    token: String::from_utf8_lossy(token).into_owned(),
+                },
+            );
+        }
         let holding = &mut state.clients[client].holding;
         holding.retain(|h| h.key != key);
         holding.push(Holding {
             key: key.to_vec(),
             token: token.to_vec(),
+            verified: None,
         });
     }
 
     pub(crate) fn exit(&self, client: usize, resource: &str) {
-        let at_us = self.now_us();
+        let at_us = self.trace_now();
         let mut state = self.state.lock();
         Self::push(
             &mut state,
@@ -822,7 +935,7 @@ impl Monitor {
         resource: &str,
         fence: i64,
     ) -> Result<(), StaleWrite> {
-        let at_us = self.now_us();
+        let at_us = self.trace_now();
         let mut state = self.state.lock();
         let state = &mut *state;
         state.clients[client].progressed = true;
@@ -881,7 +994,7 @@ impl Monitor {
     }
 
     pub(crate) fn counter_read(&self, client: usize, counter: &str) -> i64 {
-        let at_us = self.now_us();
+        let at_us = self.trace_now();
         let mut state = self.state.lock();
         let value = state.counters.get(counter).map_or(0, |c| c.value);
         Self::push(
@@ -897,7 +1010,7 @@ impl Monitor {
     }
 
     pub(crate) fn counter_write(&self, client: usize, counter: &str, value: i64) {
-        let at_us = self.now_us();
+        let at_us = self.trace_now();
         let mut state = self.state.lock();
         state.counters.entry(counter.to_owned()).or_default().value = value;
         Self::push(
@@ -914,7 +1027,7 @@ impl Monitor {
     /// One increment ended: applied (`Some(true)`), not applied (`Some(false)`), or
     /// unknown (`None`).
     pub(crate) fn counted(&self, client: usize, counter: &str, applied: Option<bool>) {
-        let at_us = self.now_us();
+        let at_us = self.trace_now();
         let mut state = self.state.lock();
         if applied == Some(true) {
             state.clients[client].progressed = true;

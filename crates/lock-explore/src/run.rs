@@ -9,7 +9,6 @@ use lock_core::{Clock, SeededRandom};
 use lock_memory::ScriptRunner;
 use tokio::task::{JoinHandle, LocalSet};
 
-use crate::client::ClientView;
 use crate::context::Context;
 use crate::monitor::Monitor;
 use crate::options::Options;
@@ -139,6 +138,7 @@ async fn run_local(
     if !monitor.has_violation() {
         check_end(&monitor, options);
     }
+    monitor.forget_views();
     Outcome {
         violation: monitor.violation(),
         ops: monitor.ops(),
@@ -240,7 +240,7 @@ async fn one_cycle(
     }
     monitor.record(Some(client), What::CycleStart { cycle });
     monitor.cycle_started(client);
-    let views = views(monitor, client);
+    let views = monitor.views(client);
     let context = Context::new(monitor.clone(), client, cycle, views);
     let cancelled = monitor.cancellation(client);
     let body = workload.cycle(context);
@@ -250,18 +250,6 @@ async fn one_cycle(
         () = body => monitor.record(Some(client), What::CycleEnd),
     }
     true
-}
-
-fn views(monitor: &Arc<Monitor>, client: usize) -> Vec<ClientView> {
-    let backends = monitor.deployment.client_backends();
-    let several = backends.len() > 1;
-    backends
-        .into_iter()
-        .enumerate()
-        .map(|(node, backend)| {
-            ClientView::new(backend, monitor.clone(), client, several.then_some(node))
-        })
-        .collect()
 }
 
 /// Waits for every client (a panic is a violation), a violation, or the horizon: the

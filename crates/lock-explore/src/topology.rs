@@ -218,24 +218,33 @@ impl Deployment {
     }
 
     /// Whether `key` holds `token` where clients read it (on Redlock's nodes: on a
-    /// majority of them); if not, what it holds instead, in words.
-    pub(crate) fn ownership(&self, key: &[u8], token: &[u8]) -> Result<(), String> {
+    /// majority of them), with its PTTL on one node (-1: no TTL; `None` on Redlock's
+    /// nodes, where no one PTTL tells); if not, what it holds instead, in words.
+    pub(crate) fn ownership(&self, key: &[u8], token: &[u8]) -> Result<Option<i64>, String> {
         if let Deployment::Redlock(nodes) = self {
             let all = nodes.nodes();
             let holding = all
                 .iter()
-                .filter(|n| n.peek(key).is_some_and(|k| k.value == token))
+                .filter(|n| n.string_pttl(key, token).is_some())
                 .count();
             if holding > all.len() / 2 {
-                return Ok(());
+                return Ok(None);
             }
             return Err(format!(
                 "holds the token on {holding} of {} nodes",
                 all.len()
             ));
         }
+        let node = match self {
+            Deployment::Single { backend, .. } => Some(backend.clone()),
+            Deployment::Replicated(set) => set.primary_node(),
+            Deployment::Redlock(_) => None,
+            Deployment::Cluster(cluster) => cluster.primary_for(key),
+        };
+        if let Some(pttl) = node.and_then(|n| n.string_pttl(key, token)) {
+            return Ok(Some(pttl));
+        }
         match self.read(key) {
-            Some(value) if value == token => Ok(()),
             Some(value) => Err(format!(
                 "holds {:?}",
                 String::from_utf8_lossy(&value[..value.len().min(40)])

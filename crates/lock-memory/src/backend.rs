@@ -230,6 +230,21 @@ impl MemoryBackend {
             .map(|entry| KeyDump::of(key, entry, now_ms))
     }
 
+    /// The PTTL of `key` (-1 without a TTL) if it is live and holds the string
+    /// `expected`, else `None`: a look from outside, as [`peek`](Self::peek) is, that
+    /// copies nothing (a checker asks it after every command of a run).
+    pub fn string_pttl(&self, key: &[u8], expected: &[u8]) -> Option<i64> {
+        let now_ms = self.shared.clock.now_us().div_euclid(1000);
+        let store = self.shared.store.lock();
+        let entry = store.peek(key, now_ms)?;
+        match &entry.value {
+            crate::data::Data::String(bytes) if bytes.as_slice() == expected => {
+                Some(entry.expires_at.map_or(-1, |at| (at - now_ms).max(0)))
+            }
+            _ => None,
+        }
+    }
+
     /// Every live key with its value and PTTL.
     pub fn dump(&self) -> Dump {
         let mut store = self.shared.store.lock();
