@@ -261,7 +261,7 @@ impl Workload for Builtin {
         if let Some(replication) = self.replication {
             options = options.replication(replication);
         }
-        Box::pin(cycle(self.algorithm, self.ttl, options, context))
+        cycle(self.algorithm, self.ttl, options, context)
     }
 }
 
@@ -322,51 +322,58 @@ where
     }
 }
 
-async fn cycle(algorithm: Algorithm, ttl: Duration, options: LockOptions, context: Context) {
+/// One cycle of `algorithm`, boxed alone: a future of every arm at once would be the size
+/// of the largest, moved into its box on every cycle.
+fn cycle(
+    algorithm: Algorithm,
+    ttl: Duration,
+    options: LockOptions,
+    context: Context,
+) -> crate::workload::Cycle {
     let name = LockName::new(LOCK).expect("a valid name");
     let backend = context.backend();
     match algorithm {
-        Algorithm::Token => {
+        Algorithm::Token => Box::pin(async move {
             acquire_and_hold(
                 &context,
                 ttl,
                 TokenLock::with_options(backend, &name, options),
             )
             .await;
-        }
-        Algorithm::Fair => {
+        }),
+        Algorithm::Fair => Box::pin(async move {
             acquire_and_hold(
                 &context,
                 ttl,
                 FairLock::with_options(backend, &name, options),
             )
             .await;
-        }
-        Algorithm::Reentrant => {
+        }),
+        Algorithm::Reentrant => Box::pin(async move {
             let lock = ReentrantLock::with_options(backend, &name, LockOwner::new(), options);
             acquire_and_hold(&context, ttl, lock).await;
-        }
-        Algorithm::Legacy => {
+        }),
+        Algorithm::Legacy => Box::pin(async move {
             acquire_and_hold(
                 &context,
                 ttl,
                 LegacyLock::with_options(backend, &name, options),
             )
             .await;
-        }
-        Algorithm::Scripted => {
+        }),
+        Algorithm::Scripted => Box::pin(async move {
             acquire_and_hold(
                 &context,
                 ttl,
                 ScriptedLock::with_options(backend, &name, options),
             )
             .await;
-        }
-        Algorithm::Redlock => {
+        }),
+        Algorithm::Redlock => Box::pin(async move {
             let lock = Redlock::with_options(context.nodes(), &name, options);
             acquire_and_hold(&context, ttl, lock).await;
-        }
-        Algorithm::Fenced => {
+        }),
+        Algorithm::Fenced => Box::pin(async move {
             let Ok(lock) = FencedLock::with_options(backend, &name, options) else {
                 return;
             };
@@ -383,8 +390,8 @@ async fn cycle(algorithm: Algorithm, ttl: Duration, options: LockOptions, contex
             let _ = context.write(RESOURCE, fence).await;
             context.exit(RESOURCE).await;
             let _ = guard.release().await;
-        }
-        Algorithm::Optimistic => {
+        }),
+        Algorithm::Optimistic => Box::pin(async move {
             let counter = Versioned::new(backend, &name).with_policy(options.policy);
             let increment = context.increment(COUNTER);
             match counter
@@ -401,8 +408,8 @@ async fn cycle(algorithm: Algorithm, ttl: Duration, options: LockOptions, contex
                 // Versioned's contract: any other error means the write did not run.
                 Err(_) => increment.failed(),
             }
-        }
-        Algorithm::Unprotected => {
+        }),
+        Algorithm::Unprotected => Box::pin(async move {
             let key = name.key("counter");
             let increment = context.increment(COUNTER);
             let Ok(old) = backend.get(&key).await else {
@@ -418,6 +425,6 @@ async fn cycle(algorithm: Algorithm, ttl: Duration, options: LockOptions, contex
                 // A connection error or a timeout may come after the SET ran.
                 Err(_) => increment.unknown(),
             }
-        }
+        }),
     }
 }

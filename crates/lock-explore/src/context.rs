@@ -18,7 +18,7 @@ pub struct Context {
     monitor: Arc<Monitor>,
     client: usize,
     cycle: u32,
-    views: Vec<ClientView>,
+    views: Arc<[ClientView]>,
 }
 
 impl Context {
@@ -26,7 +26,7 @@ impl Context {
         monitor: Arc<Monitor>,
         client: usize,
         cycle: u32,
-        views: Vec<ClientView>,
+        views: Arc<[ClientView]>,
     ) -> Self {
         Self {
             monitor,
@@ -54,7 +54,7 @@ impl Context {
 
     /// The client's connection to each node: one per Redlock node, else one.
     pub fn nodes(&self) -> Vec<ClientView> {
-        self.views.clone()
+        self.views.to_vec()
     }
 
     /// The client's own clock (what [`Fault::ClientClock`](crate::Fault::ClientClock) moves); the same

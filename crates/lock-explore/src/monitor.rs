@@ -178,7 +178,7 @@ pub(crate) struct Monitor {
     /// Woken when a timed node fault was armed, so the driver schedules its end.
     pub(crate) recovery_armed: Notify,
     /// Each client's connections ([`Monitor::views`]).
-    views: Mutex<Vec<Vec<ClientView>>>,
+    views: Mutex<Vec<Arc<[ClientView]>>>,
 }
 
 /// A write refused because the resource has accepted a newer (or equal) fence.
@@ -259,10 +259,10 @@ impl Monitor {
 
     /// `client`'s connections (one per Redlock node, else one), made once per run and
     /// shared by its cycles.
-    pub(crate) fn views(self: &Arc<Self>, client: usize) -> Vec<ClientView> {
+    pub(crate) fn views(self: &Arc<Self>, client: usize) -> Arc<[ClientView]> {
         let mut views = self.views.lock();
         if views.len() <= client {
-            views.resize_with(client + 1, Vec::new);
+            views.resize_with(client + 1, || Arc::from(Vec::new()));
         }
         if views[client].is_empty() {
             let backends = self.deployment.client_backends();
@@ -309,7 +309,10 @@ impl Monitor {
     }
 
     pub(crate) fn record(&self, client: Option<usize>, what: What) {
-        let at_us = self.trace_now();
+        if !self.recording {
+            return;
+        }
+        let at_us = self.now_us();
         Self::push(&mut self.state.lock(), at_us, client, what);
     }
 
@@ -368,9 +371,12 @@ impl Monitor {
         last.clear();
         if let Some(key) = key {
             last.extend_from_slice(key);
-            let global = state.last_key.get_or_insert_with(Vec::new);
-            global.clear();
-            global.extend_from_slice(key);
+            // Only a cluster's faults aim at the last key's slot.
+            if self.deployment.is_cluster() {
+                let global = state.last_key.get_or_insert_with(Vec::new);
+                global.clear();
+                global.extend_from_slice(key);
+            }
         }
     }
 
@@ -628,14 +634,9 @@ impl Monitor {
                     continue;
                 }
                 match self.deployment.ownership(&h.key, &h.token) {
-                    Ok(pttl) => {
-                        // A whole ms less than the PTTL: the node rounds down. Redlock's
-                        // nodes give no one PTTL: checked again every time.
-                        let until = match pttl {
-                            Some(-1) => i64::MAX,
-                            Some(ms) => now + (ms - 1) * 1000,
-                            None => i64::MIN,
-                        };
+                    Ok(live_us) => {
+                        // Redlock's nodes give no one expiry: checked again every time.
+                        let until = live_us.map_or(i64::MIN, |us| now.saturating_add(us));
                         verified.push((i, (epoch, until)));
                     }
                     Err(_) if holder == actor && command.is_some() && c.last_key == h.key => {

@@ -146,6 +146,11 @@ impl Deployment {
         }
     }
 
+    /// Whether this is a cluster (whose faults aim at a slot).
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self, Deployment::Cluster(_))
+    }
+
     /// Every node runs scripts without a native body with `runner`.
     pub(crate) fn install(&self, runner: &Arc<dyn ScriptRunner>) {
         match self {
@@ -218,14 +223,15 @@ impl Deployment {
     }
 
     /// Whether `key` holds `token` where clients read it (on Redlock's nodes: on a
-    /// majority of them), with its PTTL on one node (-1: no TTL; `None` on Redlock's
-    /// nodes, where no one PTTL tells); if not, what it holds instead, in words.
+    /// majority of them), with how many µs it stays so on one node (`i64::MAX`: no TTL;
+    /// `None` on Redlock's nodes, where no one node tells); if not, what it holds
+    /// instead, in words.
     pub(crate) fn ownership(&self, key: &[u8], token: &[u8]) -> Result<Option<i64>, String> {
         if let Deployment::Redlock(nodes) = self {
             let all = nodes.nodes();
             let holding = all
                 .iter()
-                .filter(|n| n.string_pttl(key, token).is_some())
+                .filter(|n| n.string_live_us(key, token).is_some())
                 .count();
             if holding > all.len() / 2 {
                 return Ok(None);
@@ -237,12 +243,12 @@ impl Deployment {
         }
         let node = match self {
             Deployment::Single { backend, .. } => Some(backend.clone()),
-            Deployment::Replicated(set) => set.primary_node(),
+            Deployment::Replicated(set) => set.primary_as_is(),
             Deployment::Redlock(_) => None,
             Deployment::Cluster(cluster) => cluster.primary_for(key),
         };
-        if let Some(pttl) = node.and_then(|n| n.string_pttl(key, token)) {
-            return Ok(Some(pttl));
+        if let Some(live_us) = node.and_then(|n| n.string_live_us(key, token)) {
+            return Ok(Some(live_us));
         }
         match self.read(key) {
             Some(value) => Err(format!(

@@ -230,16 +230,22 @@ impl MemoryBackend {
             .map(|entry| KeyDump::of(key, entry, now_ms))
     }
 
-    /// The PTTL of `key` (-1 without a TTL) if it is live and holds the string
-    /// `expected`, else `None`: a look from outside, as [`peek`](Self::peek) is, that
-    /// copies nothing (a checker asks it after every command of a run).
-    pub fn string_pttl(&self, key: &[u8], expected: &[u8]) -> Option<i64> {
-        let now_ms = self.shared.clock.now_us().div_euclid(1000);
+    /// How many µs of this backend's clock `key` stays live holding the string
+    /// `expected` (`i64::MAX` without a TTL), or `None` if it does not hold it now: a
+    /// look from outside, as [`peek`](Self::peek) is, that copies nothing (a checker
+    /// asks it after every command of a run).
+    pub fn string_live_us(&self, key: &[u8], expected: &[u8]) -> Option<i64> {
+        let now_us = self.shared.clock.now_us();
         let store = self.shared.store.lock();
-        let entry = store.peek(key, now_ms)?;
+        let entry = store.peek(key, now_us.div_euclid(1000))?;
         match &entry.value {
             crate::data::Data::String(bytes) if bytes.as_slice() == expected => {
-                Some(entry.expires_at.map_or(-1, |at| (at - now_ms).max(0)))
+                // Live while the clock's ms reading is at most `expires_at`.
+                Some(entry.expires_at.map_or(i64::MAX, |at| {
+                    at.saturating_add(1)
+                        .saturating_mul(1000)
+                        .saturating_sub(now_us)
+                }))
             }
             _ => None,
         }

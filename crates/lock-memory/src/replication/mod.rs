@@ -455,4 +455,11 @@ impl MemoryReplicaSet {
         self.deliver();
         self.primary().map(|i| self.inner.nodes[i].clone())
     }
+
+    /// The current primary's backend as it stands, for a look that changes nothing:
+    /// unlike [`primary_node`](Self::primary_node), replication due by now is not applied
+    /// first (the primary's own data does not depend on it).
+    pub fn primary_as_is(&self) -> Option<MemoryBackend> {
+        self.primary().map(|i| self.inner.nodes[i].clone())
+    }
 }
