@@ -259,24 +259,34 @@ fn a_late_reply_shows_when_the_command_was_sent_and_when_it_answered() {
     assert!(set.to_string().contains("(sent 0.000 ms)"), "{set}");
 }
 
-#[test]
-fn a_command_dropped_by_the_users_timeout_is_recorded_as_cancelled() {
-    let explorer = Explorer::new(|ctx: Context| async move {
-        let get = ctx.backend().get_owned(b"k".to_vec());
-        let _ = tokio::time::timeout(Duration::from_millis(100), get).await;
-    })
-    .clients(1)
-    .cycles(1)
-    .liveness(None);
-    let (trace, _) = explorer.run_schedule(&Schedule {
+/// One client, one cycle of `workload`, under `step` alone: the run's trace.
+fn alone<F, Fut>(workload: F, step: Step) -> Vec<lock_explore::Event>
+where
+    F: Fn(Context) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + 'static,
+{
+    let explorer = Explorer::new(workload).clients(1).cycles(1).liveness(None);
+    let schedule = Schedule {
         clients: 1,
         cycles: 1,
         token_seed: 1,
-        steps: vec![Step {
+        steps: vec![step],
+    };
+    explorer.run_schedule(&schedule).0
+}
+
+#[test]
+fn a_command_dropped_by_the_users_timeout_is_recorded_as_cancelled() {
+    let trace = alone(
+        |ctx: Context| async move {
+            let get = ctx.backend().get_owned(b"k".to_vec());
+            let _ = tokio::time::timeout(Duration::from_millis(100), get).await;
+        },
+        Step {
             when: When::At { ms: 0 },
             fault: Fault::Latency { client: 0, ms: 500 },
-        }],
-    });
+        },
+    );
     let cancelled: Vec<_> = commands(&trace, 0)
         .into_iter()
         .filter(|(_, _, reply)| reply == "(cancelled)")
@@ -287,22 +297,16 @@ fn a_command_dropped_by_the_users_timeout_is_recorded_as_cancelled() {
 
 #[test]
 fn work_is_an_operation_a_step_can_follow() {
-    let explorer = Explorer::new(|ctx: Context| async move {
-        ctx.work(Duration::from_millis(10)).await;
-        let _ = ctx.backend().get(b"k").await;
-    })
-    .clients(1)
-    .cycles(1)
-    .liveness(None);
     // Op 0 is the work: a pause after it delays the GET.
-    let (trace, _) = explorer.run_schedule(&Schedule {
-        clients: 1,
-        cycles: 1,
-        token_seed: 1,
-        steps: vec![Step {
+    let trace = alone(
+        |ctx: Context| async move {
+            ctx.work(Duration::from_millis(10)).await;
+            let _ = ctx.backend().get(b"k").await;
+        },
+        Step {
             when: When::After { client: 0, op: 0 },
             fault: Fault::Pause { client: 0, ms: 200 },
-        }],
-    });
+        },
+    );
     assert_eq!(commands(&trace, 0)[0].0, 210_000, "{trace:#?}");
 }
