@@ -30,7 +30,7 @@ impl ReplicaSetClient {
     }
 
     fn primary(&self) -> Result<MemoryBackend> {
-        self.set.primary_node().ok_or_else(|| {
+        self.set.primary_for_command().ok_or_else(|| {
             Error::new(
                 ErrorKind::Connection,
                 "Connection refused: no node of the replica set is primary",

@@ -75,6 +75,10 @@ pub enum Role {
     Crashed,
 }
 
+/// Writes a replica set's stream may hold before a command to the primary delivers
+/// them (see `MemoryReplicaSet::primary_for_command`).
+const DELIVER_BACKLOG: usize = 256;
+
 /// A primary and its replicas, each a [`MemoryBackend`] (with its own faults), on one
 /// clock. Clones share the set. Node 0 starts as the primary; nodes `1..=replicas` are its
 /// replicas, their links flowing without delay.
@@ -182,6 +186,13 @@ impl MemoryReplicaSet {
         (0..state.roles.len())
             .filter(|i| matches!(state.roles[*i], Role::Replica { .. }))
             .collect()
+    }
+
+    /// How many of the primary's writes the set keeps for a replica that has not
+    /// applied them yet. Replicas apply what has arrived whenever anything looks at
+    /// them, so this may be above zero with every link flowing; it stays bounded.
+    pub fn backlog(&self) -> usize {
+        self.inner.state.lock().stream.backlog()
     }
 
     /// The primary's replication offset: how many writes it has made.
@@ -454,6 +465,21 @@ impl MemoryReplicaSet {
     pub fn primary_node(&self) -> Option<MemoryBackend> {
         self.deliver();
         self.primary().map(|i| self.inner.nodes[i].clone())
+    }
+
+    /// The primary a client's command goes to. Replicas receive the writes due by now
+    /// whenever anything looks at them (every accessor, `WAIT`, a failover delivers
+    /// first), so a command to the primary need not deliver them; it does once the
+    /// backlog passes [`DELIVER_BACKLOG`] writes, so that a set nobody looks at keeps its
+    /// stream bounded.
+    pub(crate) fn primary_for_command(&self) -> Option<MemoryBackend> {
+        let state = self.inner.state.lock();
+        let backlog = state.stream.backlog();
+        drop(state);
+        if backlog > DELIVER_BACKLOG {
+            self.deliver();
+        }
+        self.primary_as_is()
     }
 
     /// The current primary's backend as it stands, for a look that changes nothing:

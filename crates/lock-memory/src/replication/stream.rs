@@ -66,6 +66,11 @@ impl Stream {
     }
 
     /// The offset of the last write.
+    /// How many writes wait in the stream for some replica.
+    pub(crate) fn backlog(&self) -> usize {
+        self.inner.lock().entries.len()
+    }
+
     pub(crate) fn offset(&self) -> u64 {
         self.inner.lock().offset
     }

@@ -66,3 +66,26 @@ async fn live_keys_survive_sweeps() {
     assert_eq!(backend.get(b"long").await.unwrap(), Some(b"2".to_vec()));
     assert!(backend.stats().stored_keys < 2_100);
 }
+
+#[tokio::test]
+async fn a_replica_set_nobody_looks_at_keeps_its_stream_bounded() {
+    // Commands to the primary leave replication to whoever looks at a replica next; a
+    // set nobody looks at still delivers once the backlog grows.
+    let set = lock_memory::MemoryReplicaSet::with_clock(2, Clock::system());
+    let client = set.client();
+    let mut peak = 0;
+    for i in 0..10_000u32 {
+        client
+            .set(format!("k{i}").as_bytes(), b"v", SetOptions::new())
+            .await
+            .unwrap();
+        peak = peak.max(set.backlog());
+    }
+    assert!(peak <= 257, "the stream grew to {peak} writes");
+    // Looking at a replica delivers everything that has arrived.
+    assert_eq!(
+        set.node(1).get(b"k9999").await.unwrap(),
+        Some(b"v".to_vec())
+    );
+    assert_eq!(set.backlog(), 0);
+}
