@@ -118,3 +118,26 @@ fn watch_counters_survive_lost_replies_and_cancellation() {
         .unwrap(),
     );
 }
+
+#[test]
+fn a_token_lock_under_the_default_faults_has_no_bug_of_its_own() {
+    // The whole budget the precision goal names: 20,000 runs on seeds 1, 2 and 3.
+    for seed in [1, 2, 3] {
+        let report = Algorithm::Token
+            .explorer(Topology::Single, TTL)
+            .seed(seed)
+            .runs(20_000)
+            .threads(1)
+            .explore()
+            .unwrap();
+        assert!(report.counterexample.is_none(), "seed {seed}: {report}");
+        assert_eq!(report.runs, 20_000);
+        // What it does find is labelled inherent, never mutual exclusion.
+        assert!(
+            !report
+                .inherent
+                .contains_key(&lock_explore::ViolationKind::MutualExclusion),
+            "{report}"
+        );
+    }
+}
