@@ -221,10 +221,13 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
             .map(|(kind, n)| (kind.name().to_owned(), serde_json::Value::from(*n)))
             .collect::<serde_json::Map<String, serde_json::Value>>()
     };
-    let blame = report
-        .counterexample
-        .as_ref()
-        .map(|found| args.algorithm.blame(found));
+    // Runs the reference algorithm once: only where the verdict is shown.
+    let blame = || {
+        report
+            .counterexample
+            .as_ref()
+            .map(|found| args.algorithm.blame(found))
+    };
     if let Some(found) = report
         .counterexample
         .as_ref()
@@ -257,7 +260,7 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
                 json["found_by_run"] = found.run.into();
                 json["shrink_runs"] = found.shrink_runs.into();
                 json["identical_replays"] = found.identical_replays.into();
-                json["blame"] = blame.as_ref().map(ToString::to_string).into();
+                json["blame"] = blame().as_ref().map(ToString::to_string).into();
                 json
             }
             None => serde_json::json!({ "algorithm": args.algorithm.name(), "violation": null }),
@@ -291,7 +294,7 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
             );
         }
         say!("{report}");
-        if let Some(blame) = &blame {
+        if let Some(blame) = blame() {
             say!("blame: {blame}");
         }
     }

@@ -510,8 +510,8 @@ impl Explorer {
     /// Labels a violation of `outcome` that needs one of the schedule's inherent faults
     /// (a server clock jump, a pause inside a section): without those steps, the same
     /// kind of violation no longer happens.
-    fn classify(&self, schedule: &Schedule, outcome: &mut Outcome) {
-        let Some(violation) = &outcome.violation else {
+    fn classify(&self, schedule: &Schedule, verdict: &mut Option<Violation>) {
+        let Some(violation) = verdict.as_ref() else {
             return;
         };
         if violation.is_inherent() || violation.kind == ViolationKind::Nondeterminism {
@@ -545,7 +545,7 @@ impl Explorer {
         );
         // Named for what broke the lease, so that it is never read as the lock's own
         // mutual-exclusion or lost-ownership; the detail keeps what was observed.
-        if let Some(violation) = &mut outcome.violation {
+        if let Some(violation) = verdict {
             violation.detail = format!("{}: {}", violation.kind, violation.detail);
             violation.kind = ViolationKind::LeaseCutShort;
             violation.inherent = Some(reason);
@@ -607,7 +607,7 @@ impl Explorer {
                     let again = run(&self.subject, &self.options, &schedule, Record::Kept);
                     outcome.violation = divergence(&outcome.trace, &again.trace);
                 }
-                self.classify(&schedule, &mut outcome);
+                self.classify(&schedule, &mut outcome.violation);
                 let total = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if let Some(progress) = &self.progress
                     && total.is_multiple_of(64)
@@ -686,14 +686,9 @@ impl Explorer {
     ) -> Counterexample {
         let original = schedule.clone();
         let keeps = |candidate: &Schedule, outcome: &Outcome| {
-            let mut outcome = Outcome {
-                trace: Vec::new(),
-                ..outcome.clone()
-            };
-            self.classify(candidate, &mut outcome);
-            outcome
-                .violation
-                .is_some_and(|v| v.kind == kind && v.is_inherent() == inherent)
+            let mut verdict = outcome.violation.clone();
+            self.classify(candidate, &mut verdict);
+            verdict.is_some_and(|v| v.kind == kind && v.is_inherent() == inherent)
         };
         let (shrunk, outcome, shrink_runs) = shrink(
             &self.subject,
@@ -705,7 +700,7 @@ impl Explorer {
         );
         // The search and the shrinking kept no trace: the first replay is the reference.
         let mut reference = run(&self.subject, &self.options, &shrunk, Record::Kept);
-        self.classify(&shrunk, &mut reference);
+        self.classify(&shrunk, &mut reference.violation);
         let outcome = Outcome {
             violation: reference.violation.clone().or(outcome.violation),
             ..reference

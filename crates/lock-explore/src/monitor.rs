@@ -520,7 +520,7 @@ impl Monitor {
             let at_us = self.now_us();
             Self::push(&mut state, at_us, Some(client), what);
         }
-        self.check_ownership(&mut state, client, Some((kind, wrote)));
+        self.check_ownership(&mut state, client, Some(kind));
         self.count_op(&mut state, client, kind);
     }
 
@@ -552,18 +552,13 @@ impl Monitor {
         let mut now = None;
         let mut due = Vec::new();
         state.waiting.retain_mut(|waiting| {
+            if !anchored_here(waiting) {
+                return true;
+            }
+            // An anchor by name also waits for its time and lets `nth` matches pass.
             let fire = match &waiting.step.when {
-                When::After { client: c, op: o } => *c == client && *o == op,
-                When::AfterNext {
-                    client: c,
-                    kind: k,
-                    from_us,
-                    nth,
-                } => {
-                    if *c != client
-                        || k != kind
-                        || *now.get_or_insert_with(|| self.now_us()) < *from_us
-                    {
+                When::AfterNext { from_us, nth, .. } => {
+                    if *now.get_or_insert_with(|| self.now_us()) < *from_us {
                         false
                     } else if waiting.seen == *nth {
                         true
@@ -572,7 +567,7 @@ impl Monitor {
                         false
                     }
                 }
-                When::At { .. } => false,
+                _ => true,
             };
             if fire {
                 due.push(waiting.step.clone());
@@ -588,7 +583,7 @@ impl Monitor {
     /// token. Checked at each of the holder's operations and after every command of
     /// anyone. A holder whose own command changed its key let go of it (a release
     /// before leaving the section), which is no violation.
-    fn check_ownership(&self, state: &mut State, actor: usize, command: Option<(&str, bool)>) {
+    fn check_ownership(&self, state: &mut State, actor: usize, command: Option<&str>) {
         if state.violation.is_some() || state.clients.iter().all(|c| c.holding.is_empty()) {
             return;
         }
@@ -598,7 +593,8 @@ impl Monitor {
             if c.holding.is_empty() {
                 continue;
             }
-            // Another client's command matters only when it wrote to a held key.
+            // Another client's command matters only when it named a held key (a write to
+            // it has cleared the key's verification in `finish_op`).
             if holder != actor
                 && (command.is_none()
                     || !c
@@ -658,7 +654,7 @@ impl Monitor {
             if let Some((i, what)) = lost {
                 let h = &state.clients[holder].holding[i];
                 let by = match command {
-                    Some((kind, _)) if holder != actor => format!(" after client {actor}'s {kind}"),
+                    Some(kind) if holder != actor => format!(" after client {actor}'s {kind}"),
                     _ => String::new(),
                 };
                 let detail = format!(
