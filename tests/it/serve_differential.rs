@@ -1245,3 +1245,165 @@ async fn client_side_caching_invalidates_like_redis() {
     assert_same_transcripts(&transcripts, "client-side caching");
     server.stop().await;
 }
+
+/// Where Redis checks one thing before another (the key's type before an argument, a
+/// missing key before either), and how it treats a transaction or an unknown command
+/// that a queue-time error refuses.
+fn error_order() -> Vec<Scenario> {
+    let s = |lines: &[&'static str]| -> Vec<Vec<&'static str>> {
+        lines.iter().map(|l| l.split(' ').collect()).collect()
+    };
+    vec![
+        s(&["MULTI", "EXEC extra", "INCR c", "EXEC", "GET c"]),
+        s(&["MULTI", "INCR c", "SUBSCRIBE ch", "EXEC", "GET c"]),
+        s(&["MULTI", "INCR c", "NOSUCH", "EXEC", "GET c"]),
+        s(&["MULTI", "INCR c", "GET", "EXEC", "GET c"]),
+        s(&["MULTI", "INCR c", "MULTI", "EXEC", "GET c"]),
+        s(&["MULTI", "INCR c", "WATCH c", "EXEC", "GET c"]),
+        s(&[
+            "LINDEX missing x",
+            "SADD s m",
+            "LINDEX s x",
+            "LSET s x v",
+            "LSET missing x v",
+            "RPUSH l a",
+            "INCRBYFLOAT l notafloat",
+            "INCRBYFLOAT missing notafloat",
+            "SSCAN missing 0 bogus",
+            "SSCAN s 0 bogus",
+            "ZSCAN l 0 bogus",
+            "ZSCAN missing 0 bogus",
+            "HSCAN missing 0 bogus",
+            "SCAN 0 bogus",
+            "SMOVE missing l m",
+            "SMOVE s l m",
+            "SMOVE s missing nope",
+            "EVALSHA_RO xyz 1",
+            "EVALSHA xyz 1",
+            "EVALSHA xyz notanumber",
+            "ZADD z 1 a",
+            "ZCOUNT z x 1",
+            "ZCOUNT missing x 1",
+            "ZRANGEBYSCORE z x 1",
+            "ZRANGEBYSCORE missing x 1",
+            "LRANGE s x 1",
+            "LRANGE missing x 1",
+            "LTRIM s x 1",
+            "SRANDMEMBER l x",
+            "SPOP l x",
+            "HINCRBY l f x",
+            "HINCRBY missing f x",
+            "INCRBY l x",
+            "ZINCRBY l x m",
+            "ZRANGE l x 1",
+            "EXPIRE missing x",
+            "GETEX missing EX x",
+            "GETRANGE l x 1",
+            "SETRANGE l x v",
+            "LPOS l a RANK x",
+            "LPOS missing a RANK x",
+        ]),
+        s(&[
+            "SCRIPT KILL",
+            "FUNCTION KILL",
+            "SCRIPT KILL x",
+            "FUNCTION KILL x",
+        ]),
+        vec![
+            vec!["ZADD", "z", "1", "a"],
+            vec!["ZCOUNT", "z", " ", "1"],
+            vec!["ZCOUNT", "z", "1", ""],
+            vec!["ZCOUNT", "z", "(", "1"],
+            vec!["ZRANGEBYSCORE", "z", " ", "1"],
+            vec!["ZREMRANGEBYSCORE", "z", "1 ", "1"],
+        ],
+    ]
+}
+
+#[tokio::test]
+async fn errors_come_in_redis_order() {
+    let Some(servers) = both_servers("errors_come_in_redis_order").await else {
+        return;
+    };
+    let found = support::side_by_side::mismatches(&servers, &error_order()).await;
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// Inline commands split as `sdssplitargs` splits them: a quote inside a word opens a
+/// quoted part, a closing quote needs white space after it, and an unbalanced quote is
+/// a protocol error that closes the connection. What each stores is compared too.
+#[tokio::test]
+async fn inline_commands_are_split_like_redis() {
+    let Some(servers) = both_servers("inline_commands_are_split_like_redis").await else {
+        return;
+    };
+    let inputs: [&[u8]; 10] = [
+        b"SET k\"v a\"\r\n",
+        b"SET k\"v a\" x\r\n",
+        b"SET 'a b'c x\r\n",
+        b"SET a'b c' \"x\\x41\\n\"\r\n",
+        b"SET \"k\\\"q\" 'it\\'s'\r\n",
+        b"SET k \"open\r\n",
+        b"SET k 'open\r\n",
+        b"SET \x0bk\x0b v\r\n",
+        b"SET k\tv\r\n",
+        b"SET k \"\"\r\n",
+    ];
+    for input in inputs {
+        let mut answers = Vec::new();
+        for addr in [servers.ours(), servers.redis_addr.clone()] {
+            let mut setup = Raw::connect(&addr).await;
+            setup.command(&["FLUSHALL"]).await;
+            let mut client = Raw::connect(&addr).await;
+            let reply = client.send_bytes(input).await;
+            let mut check = Raw::connect(&addr).await;
+            let keys = check.command(&["KEYS", "*"]).await;
+            let values = check
+                .command(&["MGET", "k", "kv a", "a bc", "ab c", "k\"q", "\x0bk\x0b"])
+                .await;
+            answers.push((reply, keys, values));
+        }
+        assert_eq!(
+            format!("{:?}", answers[0]),
+            format!("{:?}", answers[1]),
+            "what each server did with {:?}",
+            String::from_utf8_lossy(input)
+        );
+    }
+}
+
+/// An unknown command's error as Redis words it: name and arguments cut at 128 bytes,
+/// a NUL ending each, CR and LF turned into spaces, other bytes kept as sent.
+#[tokio::test]
+async fn unknown_commands_are_quoted_like_redis() {
+    let Some(servers) = both_servers("unknown_commands_are_quoted_like_redis").await else {
+        return;
+    };
+    let many: Vec<Vec<u8>> = std::iter::once(b"NOSUCH".to_vec())
+        .chain((0..100_000).map(|i| format!("argument-{i}").into_bytes()))
+        .collect();
+    let long = vec![b'x'; 300];
+    let requests: Vec<Vec<Vec<u8>>> = vec![
+        many,
+        vec![b"NO\xffSUCH\xfe".to_vec(), b"\xc3(".to_vec()],
+        vec![long.clone(), long.clone()],
+        vec![b"NOSUCH".to_vec(), long.clone(), b"after".to_vec()],
+        vec![b"NOSUCH".to_vec(), b"a\r\nb".to_vec(), b"c\0d".to_vec()],
+        vec![b"NO\0SUCH".to_vec()],
+        vec![
+            b"NOSUCH".to_vec(),
+            vec![b'y'; 120],
+            b"0123456789".to_vec(),
+            b"z".to_vec(),
+        ],
+    ];
+    for args in requests {
+        let mut ours = Raw::connect(&servers.ours()).await;
+        let mut redis = Raw::connect(&servers.redis_addr).await;
+        let (a, b) = (
+            ours.send_bytes(&request(&args)).await,
+            redis.send_bytes(&request(&args)).await,
+        );
+        assert_eq!(a, b, "replies to {} arguments", args.len());
+    }
+}

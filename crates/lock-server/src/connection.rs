@@ -161,8 +161,10 @@ async fn converse(
             };
             for reply in replies {
                 let Reply::Block(request) = reply else {
-                    if let Reply::Value(value) = &reply {
-                        shared.stats.command(value);
+                    match &reply {
+                        Reply::Value(value) => shared.stats.command(value),
+                        Reply::ErrorBytes(_) => shared.stats.command(&Value::Error("ERR".into())),
+                        _ => {}
                     }
                     // Pub/sub confirmations are pushes, which CLIENT REPLY does not
                     // silence.

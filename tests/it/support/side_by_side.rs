@@ -104,6 +104,25 @@ pub async fn compare_one_by_one(servers: &Servers, scenarios: &[Scenario], how: 
     compared
 }
 
+/// Like [`compare_one_by_one`], but goes on past a difference: every mismatch, as
+/// [`mismatch`] words it, so one run shows all that differs.
+pub async fn mismatches(servers: &Servers, scenarios: &[Scenario]) -> Vec<String> {
+    let mut found = Vec::new();
+    for scenario in scenarios {
+        let mut ours = Raw::connect(&servers.ours()).await;
+        let mut redis = Raw::connect(&servers.redis_addr).await;
+        ours.command(&["FLUSHALL"]).await;
+        redis.command(&["FLUSHALL"]).await;
+        for command in scenario {
+            let (a, b) = (ours.command(command).await, redis.command(command).await);
+            if !same(command, &a, &b) {
+                found.push(mismatch("", command, &a, &b));
+            }
+        }
+    }
+    found
+}
+
 /// Each scenario sent as one pipelined write: the replies must be Redis's, in order.
 pub async fn compare_pipelined(servers: &Servers, scenarios: &[Scenario]) {
     for scenario in scenarios {
@@ -247,6 +266,10 @@ enum Comparison {
 pub fn same(command: &[&str], ours: &[u8], redis: &[u8]) -> bool {
     if ours == redis {
         return true;
+    }
+    // An error is compared byte for byte, whatever the command's comparison.
+    if ours.starts_with(b"-") || redis.starts_with(b"-") {
+        return false;
     }
     if reply_end(ours, 0) != Some(ours.len()) || reply_end(redis, 0) != Some(redis.len()) {
         return false;

@@ -394,42 +394,48 @@ pub(crate) fn scan(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
 
 /// `HSCAN key cursor [MATCH pattern] [COUNT count]`: fields and values.
 pub(crate) fn hscan(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    // Redis reads the cursor, then answers a missing key's empty scan, then checks the
+    // type, and only then the options.
     cursor(args[2])?;
+    let Some(hash) = hash(store, args[1])? else {
+        return Ok(scan_reply(Vec::new()));
+    };
     let options = scan_options(&args[3..], false)?;
-    let pairs = hash(store, args[1])?.map_or_else(Vec::new, |hash| {
-        hash.iter()
-            .filter(|(field, _)| matches(options.pattern, field))
-            .flat_map(|(field, value)| [field.clone(), value.clone()])
-            .collect()
-    });
+    let pairs = hash
+        .iter()
+        .filter(|(field, _)| matches(options.pattern, field))
+        .flat_map(|(field, value)| [field.clone(), value.clone()])
+        .collect();
     Ok(scan_reply(pairs))
 }
 
 /// `SSCAN key cursor [MATCH pattern] [COUNT count]`.
 pub(crate) fn sscan(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     cursor(args[2])?;
+    let Some(members) = set(store, args[1])? else {
+        return Ok(scan_reply(Vec::new()));
+    };
     let options = scan_options(&args[3..], false)?;
-    let members = set(store, args[1])?.map_or_else(Vec::new, |members| {
-        members
-            .iter()
-            .filter(|member| matches(options.pattern, member))
-            .cloned()
-            .collect()
-    });
+    let members = members
+        .iter()
+        .filter(|member| matches(options.pattern, member))
+        .cloned()
+        .collect();
     Ok(scan_reply(members))
 }
 
 /// `ZSCAN key cursor [MATCH pattern] [COUNT count]`: members and scores.
 pub(crate) fn zscan(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     cursor(args[2])?;
+    let Some(sorted) = sorted_set(store, args[1])? else {
+        return Ok(scan_reply(Vec::new()));
+    };
     let options = scan_options(&args[3..], false)?;
-    let pairs = sorted_set(store, args[1])?.map_or_else(Vec::new, |sorted| {
-        sorted
-            .iter()
-            .filter(|(member, _)| matches(options.pattern, member))
-            .flat_map(|(member, score)| [member.to_vec(), format_double(score).into_bytes()])
-            .collect()
-    });
+    let pairs = sorted
+        .iter()
+        .filter(|(member, _)| matches(options.pattern, member))
+        .flat_map(|(member, score)| [member.to_vec(), format_double(score).into_bytes()])
+        .collect();
     Ok(scan_reply(pairs))
 }
 

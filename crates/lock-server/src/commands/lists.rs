@@ -176,18 +176,19 @@ pub(crate) fn lindex(
     args: &[&[u8]],
     _: Context,
 ) -> Result<Value, String> {
-    let index = index_arg(args[2])?;
+    // Redis looks the key up and checks its type before it reads the index.
     let Some(source) = list(store, args[1])? else {
         return Ok(Value::Nil);
     };
+    let index = index_arg(args[2])?;
     Ok(position(index, source.len()).map_or(Value::Nil, |at| Value::Data(source[at].clone())))
 }
 
 pub(crate) fn lset(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
-    let index = index_arg(args[2])?;
     let Some(target) = list(store, args[1])? else {
         return Err("ERR no such key".into());
     };
+    let index = index_arg(args[2])?;
     let at = position(index, target.len()).ok_or("ERR index out of range")?;
     target[at] = args[3].to_vec();
     store.changed(args[1]);

@@ -99,8 +99,8 @@ pub(crate) fn scard(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Res
 
 pub(crate) fn smove(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     let (source, destination, member) = (args[1], args[2], args[3]);
+    // A missing source answers 0 before Redis looks at the destination's type.
     let Some(from) = set(store, source)? else {
-        check_type(store, destination, "set")?;
         return Ok(Value::Int(0));
     };
     let present = from.contains(member);

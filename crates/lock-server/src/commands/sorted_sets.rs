@@ -26,11 +26,12 @@ fn score_bound(arg: &[u8]) -> Result<ScoreBound, String> {
         _ => (false, arg),
     };
     let text = std::str::from_utf8(text).map_err(|_| "ERR min or max is not a float")?;
-    let text = text.trim_start();
     let value = if text.is_empty() {
         Some(0.0) // strtod reads nothing from an empty string and stops at its end
     } else {
-        text.parse::<f64>().ok()
+        // strtod skips leading white space before a number; with no number after it,
+        // it stops at the start, so white space alone is not used whole.
+        text.trim_start().parse::<f64>().ok()
     };
     match value {
         Some(value) if !value.is_nan() => Ok(ScoreBound { value, exclusive }),

@@ -172,11 +172,12 @@ pub(crate) fn incrbyfloat(
     args: &[&[u8]],
     _: Context,
 ) -> Result<Value, String> {
-    let by = float_increment(args[2])?;
+    // Redis checks the key's type and reads its value before the increment.
     let current = match string(store, args[1])? {
         None => LongDouble::parse(b"0").expect("zero parses"),
         Some(value) => LongDouble::parse(&value).ok_or(NOT_A_FLOAT)?,
     };
+    let by = float_increment(args[2])?;
     let next = current.add(&by).ok_or(NAN_OR_INFINITY)?.to_human();
     replace_keeping_ttl(store, args[1], next.clone().into_bytes());
     Ok(Value::Data(next.into_bytes()))
@@ -220,27 +221,16 @@ pub(crate) fn psetex(
 /// `GETEX key [EX seconds|PX ms|EXAT unix-s|PXAT unix-ms|PERSIST]`.
 pub(crate) fn getex(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
     let invalid = || "ERR invalid expire time in 'getex' command".to_string();
-    let mut change: Option<Option<i64>> = None; // Some(None): persist
+    // Redis checks the options' syntax, then answers a missing key's nil, checks the
+    // type, and only then reads the expire time.
+    let mut change: Option<Option<(Vec<u8>, &[u8])>> = None; // Some(None): persist
     let mut j = 2;
     while j < args.len() {
         let option = args[j].to_ascii_lowercase();
         match option.as_slice() {
             b"persist" if change.is_none() => change = Some(None),
             b"ex" | b"px" | b"exat" | b"pxat" if change.is_none() && j + 1 < args.len() => {
-                let amount = integer(args[j + 1]).ok_or(NOT_AN_INTEGER)?;
-                if amount <= 0 {
-                    return Err(invalid());
-                }
-                let ms = match option.as_slice() {
-                    b"ex" | b"exat" => amount.checked_mul(1000).ok_or_else(invalid)?,
-                    _ => amount,
-                };
-                let at = if option.ends_with(b"at") {
-                    ms
-                } else {
-                    store.now_ms().checked_add(ms).ok_or_else(invalid)?
-                };
-                change = Some(Some(at));
+                change = Some(Some((option, args[j + 1])));
                 j += 1;
             }
             _ => return Err(SYNTAX_ERROR.into()),
@@ -255,11 +245,25 @@ pub(crate) fn getex(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Res
         Some(None) => {
             store.persist(args[1]).map_err(text)?;
         }
-        Some(Some(at)) if at <= store.now_ms() => {
-            store.del(&[args[1]]).map_err(text)?;
-        }
-        Some(Some(at)) => {
-            store.put(args[1], Data::String(value.clone()), Some(at));
+        Some(Some((option, amount))) => {
+            let amount = integer(amount).ok_or(NOT_AN_INTEGER)?;
+            if amount <= 0 {
+                return Err(invalid());
+            }
+            let ms = match option.as_slice() {
+                b"ex" | b"exat" => amount.checked_mul(1000).ok_or_else(invalid)?,
+                _ => amount,
+            };
+            let at = if option.ends_with(b"at") {
+                ms
+            } else {
+                store.now_ms().checked_add(ms).ok_or_else(invalid)?
+            };
+            if at <= store.now_ms() {
+                store.del(&[args[1]]).map_err(text)?;
+            } else {
+                store.put(args[1], Data::String(value.clone()), Some(at));
+            }
         }
     }
     Ok(Value::Data(value))

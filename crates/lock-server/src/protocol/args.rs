@@ -3,6 +3,8 @@
 
 use lock_core::Value;
 
+use crate::protocol::reply::Reply;
+
 /// `ERR wrong number of arguments for '<name>' command`.
 pub(crate) fn wrong_arity(name: &str) -> Value {
     Value::Error(wrong_arity_text(name))
@@ -14,19 +16,33 @@ pub(crate) fn wrong_arity_text(name: &str) -> String {
 }
 
 /// Redis's reply to a command it does not know.
-pub(crate) fn unknown_command(args: &[Vec<u8>]) -> Value {
-    let shown = |bytes: &[u8]| {
-        let text = String::from_utf8_lossy(bytes);
-        text.chars().take(128).collect::<String>()
+pub(crate) fn unknown_command(args: &[Vec<u8>]) -> Reply {
+    // Redis prints each with `%.*s` (so a NUL ends it), stops adding arguments once 128
+    // bytes are shown, and turns CR and LF into spaces to keep the reply one line.
+    let c_string = |bytes: &[u8], limit: usize| -> Vec<u8> {
+        let end = memchr::memchr(0, bytes).unwrap_or(bytes.len());
+        bytes[..end.min(limit)].to_vec()
     };
-    let mut text = format!(
-        "ERR unknown command '{}', with args beginning with: ",
-        shown(&args[0])
-    );
+    let mut shown = Vec::new();
     for arg in &args[1..] {
-        text.push_str(&format!("'{}' ", shown(arg)));
+        if shown.len() >= 128 {
+            break;
+        }
+        let room = 128 - shown.len();
+        shown.push(b'\'');
+        shown.extend(c_string(arg, room));
+        shown.extend_from_slice(b"' ");
     }
-    Value::Error(text)
+    let mut text = b"ERR unknown command '".to_vec();
+    text.extend(c_string(&args[0], 128));
+    text.extend_from_slice(b"', with args beginning with: ");
+    text.extend(shown);
+    for byte in &mut text {
+        if matches!(byte, b'\r' | b'\n') {
+            *byte = b' ';
+        }
+    }
+    Reply::ErrorBytes(text)
 }
 
 /// Redis's `string2ll`: an optional minus and digits without a leading zero, nothing

@@ -19,6 +19,9 @@ pub(crate) enum Reply {
     /// The command found nothing and may wait for it: the connection blocks on it
     /// (BLPOP outside MULTI).
     Block(Request),
+    /// An error whose text quotes the client's own bytes, which need not be UTF-8
+    /// (an unknown command's name and arguments), written as they are.
+    ErrorBytes(Vec<u8>),
 }
 
 impl From<Value> for Reply {
@@ -39,7 +42,7 @@ impl Reply {
                 all.extend(events.into_iter().map(|(_, event)| event));
                 all
             }
-            Reply::Block(_) => return,
+            Reply::Block(_) | Reply::ErrorBytes(_) => return,
         };
         while let Some(value) = pending.pop() {
             match value {
@@ -79,6 +82,11 @@ pub(crate) fn write(protocol: Protocol, reply: &Reply, out: &mut Vec<u8>) {
         Reply::Push(items) => encode_push(protocol, items, out),
         Reply::WithEvents(items, events) => encode_interleaved(protocol, items, events, out),
         Reply::Block(_) => {}
+        Reply::ErrorBytes(text) => {
+            out.push(b'-');
+            out.extend_from_slice(text);
+            out.extend_from_slice(b"\r\n");
+        }
     }
 }
 

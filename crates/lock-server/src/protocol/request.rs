@@ -143,92 +143,92 @@ fn parse_inline(buffer: &[u8]) -> Result<Option<Frame>, ProtocolError> {
     Ok(Some((args, newline + 1)))
 }
 
-/// Redis's `sdssplitargs`: words split by spaces, with "double quotes" (and `\n`, `\xHH`
-/// escapes) and 'single quotes'; a closing quote must be followed by a space or the end.
+/// Redis's `sdssplitargs`, step for step: words split by white space; a `"` or `'`
+/// anywhere in a word opens a quoted part (so `k"v a"` is the one word `kv a`); inside
+/// "double quotes" `\n`, `\xHH` and the like are escapes; a closing quote must be
+/// followed by white space or the end. The line is a C string: it ends at a NUL.
 fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let line = match memchr::memchr(0, line) {
+        Some(nul) => &line[..nul],
+        None => line,
+    };
+    // Reads past the end as C reads a string's terminating NUL.
+    let at = |i: usize| line.get(i).copied().unwrap_or(0);
     let mut args = Vec::new();
-    let mut i = 0;
+    let mut p = 0;
     loop {
-        while i < line.len() && line[i].is_ascii_whitespace() {
-            i += 1;
+        while p < line.len() && c_isspace(line[p]) {
+            p += 1;
         }
-        if i == line.len() {
+        if p >= line.len() {
             return Some(args);
         }
-        let mut arg = Vec::new();
-        match line[i] {
-            b'"' => {
-                i += 1;
-                loop {
-                    match *line.get(i)? {
-                        b'\\'
-                            if line.get(i + 1) == Some(&b'x')
-                                && line.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
-                                && line.get(i + 3).is_some_and(u8::is_ascii_hexdigit) =>
-                        {
-                            let hex = std::str::from_utf8(&line[i + 2..i + 4]).ok()?;
-                            arg.push(u8::from_str_radix(hex, 16).ok()?);
-                            i += 4;
-                        }
-                        b'\\' if i + 1 < line.len() => {
-                            arg.push(match line[i + 1] {
-                                b'n' => b'\n',
-                                b'r' => b'\r',
-                                b't' => b'\t',
-                                b'b' => 8,
-                                b'a' => 7,
-                                other => other,
-                            });
-                            i += 2;
-                        }
-                        b'"' => {
-                            i = after_closing_quote(line, i)?;
-                            break;
-                        }
-                        other => {
-                            arg.push(other);
-                            i += 1;
-                        }
+        let (mut in_double, mut in_single, mut done) = (false, false, false);
+        let mut current = Vec::new();
+        while !done {
+            let c = at(p);
+            if in_double {
+                if c == b'\\'
+                    && at(p + 1) == b'x'
+                    && at(p + 2).is_ascii_hexdigit()
+                    && at(p + 3).is_ascii_hexdigit()
+                {
+                    let hex = |d: u8| (d as char).to_digit(16).unwrap_or(0) as u8;
+                    current.push(hex(at(p + 2)) * 16 + hex(at(p + 3)));
+                    p += 3;
+                } else if c == b'\\' && at(p + 1) != 0 {
+                    p += 1;
+                    current.push(match at(p) {
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'b' => 8,
+                        b'a' => 7,
+                        other => other,
+                    });
+                } else if c == b'"' {
+                    if at(p + 1) != 0 && !c_isspace(at(p + 1)) {
+                        return None;
                     }
+                    done = true;
+                } else if c == 0 {
+                    return None;
+                } else {
+                    current.push(c);
+                }
+            } else if in_single {
+                if c == b'\\' && at(p + 1) == b'\'' {
+                    p += 1;
+                    current.push(b'\'');
+                } else if c == b'\'' {
+                    if at(p + 1) != 0 && !c_isspace(at(p + 1)) {
+                        return None;
+                    }
+                    done = true;
+                } else if c == 0 {
+                    return None;
+                } else {
+                    current.push(c);
+                }
+            } else {
+                match c {
+                    b' ' | b'\n' | b'\r' | b'\t' | 0 => done = true,
+                    b'"' => in_double = true,
+                    b'\'' => in_single = true,
+                    other => current.push(other),
                 }
             }
-            b'\'' => {
-                i += 1;
-                loop {
-                    match *line.get(i)? {
-                        b'\\' if line.get(i + 1) == Some(&b'\'') => {
-                            arg.push(b'\'');
-                            i += 2;
-                        }
-                        b'\'' => {
-                            i = after_closing_quote(line, i)?;
-                            break;
-                        }
-                        other => {
-                            arg.push(other);
-                            i += 1;
-                        }
-                    }
-                }
-            }
-            _ => {
-                while i < line.len() && !line[i].is_ascii_whitespace() {
-                    arg.push(line[i]);
-                    i += 1;
-                }
+            if c != 0 {
+                p += 1;
             }
         }
-        args.push(arg);
+        args.push(current);
     }
 }
 
-/// Past the closing quote at `quote`, which must be followed by a space or the end.
-fn after_closing_quote(line: &[u8], quote: usize) -> Option<usize> {
-    let next = quote + 1;
-    match line.get(next) {
-        Some(c) if !c.is_ascii_whitespace() => None,
-        _ => Some(next),
-    }
+/// C's `isspace` in the "C" locale: space, `\t`, `\n`, `\v`, `\f` and `\r`.
+fn c_isspace(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
 #[cfg(test)]

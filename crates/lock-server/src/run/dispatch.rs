@@ -11,7 +11,7 @@ use crate::protocol::reply::{Hangup, Reply};
 use crate::protocol::request::{CommandId, Request};
 use crate::state::client::Client;
 use crate::state::shared::Shared;
-use crate::table::{self, Flags, Kind, command_keys};
+use crate::table::{self, Flags, Kind, Transaction, command_keys};
 
 /// Runs one request for `client`, its command found in the table already (`None`: the
 /// server has no command of that name). Most have one reply, (UN)SUBSCRIBE one per
@@ -29,32 +29,39 @@ pub(crate) async fn execute(
         return one(Value::Error("NOAUTH Authentication required.".into()));
     }
     if client.restricted() && !command.is_some_and(|c| c.flags.has(Flags::PUBSUB)) {
-        return one(match command {
+        return Ok(vec![match command {
             None => unknown_command(&args),
             Some(command) => Value::Error(format!(
                 "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                 command.name
-            )),
-        });
+            ))
+            .into(),
+        }]);
     }
-    let refusal = match command {
+    let refusal: Option<Reply> = match command {
         None => Some(unknown_command(&args)),
-        Some(command) if !command.arity_ok(args.len()) => Some(wrong_arity(command.name)),
+        Some(command) if !command.arity_ok(args.len()) => Some(wrong_arity(command.name).into()),
         Some(command) if shared.options.cluster && command_keys::cross_slot(command, &args) => {
-            Some(Value::Error(command_keys::CROSSSLOT.into()))
+            Some(Value::Error(command_keys::CROSSSLOT.into()).into())
         }
         Some(_) => None,
     };
     if let Some(refusal) = refusal {
-        // A refused command inside MULTI makes EXEC abort, as in Redis.
+        // A refused command inside MULTI makes EXEC abort, as in Redis; a refused EXEC
+        // aborts the transaction there and then.
+        let exec = command.is_some_and(|c| matches!(c.kind, Kind::Transaction(Transaction::Exec)));
+        if exec && client.transaction.take().is_some() {
+            transaction::release_watches(shared, client, None).await?;
+            return one(exec_abort(&refusal));
+        }
         if let Some(queued) = client.transaction.as_mut() {
             queued.refused = true;
         }
-        return one(refusal);
+        return Ok(vec![refusal]);
     }
     // Both are known: an unknown name was refused above.
     let (Some(id), Some(command)) = (found, command) else {
-        return one(unknown_command(&args));
+        return Ok(vec![unknown_command(&args)]);
     };
     let request = Request { command: id, args };
     if client.transaction.is_some() && !command.flags.has(Flags::NO_MULTI) {
@@ -93,6 +100,18 @@ pub(crate) async fn execute(
         Kind::Transaction(which) => transaction::run(shared, client, which, args).await?,
     };
     Ok(vec![reply])
+}
+
+/// Redis's `EXECABORT` for an EXEC refused before it ran: the refusal's text, without
+/// its `ERR` code.
+fn exec_abort(refusal: &Reply) -> Value {
+    let text = match refusal {
+        Reply::Value(Value::Error(text)) => text.strip_prefix("ERR ").unwrap_or(text),
+        _ => "",
+    };
+    Value::Error(format!(
+        "EXECABORT Transaction discarded because of: {text}"
+    ))
 }
 
 fn one(value: Value) -> Result<Vec<Reply>, Hangup> {

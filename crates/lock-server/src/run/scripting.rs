@@ -24,11 +24,19 @@ pub(crate) async fn run(
 ) -> Result<Value, Hangup> {
     let (by_sha, read_only) = match which {
         Scripting::Script => return Ok(script(shared, args)),
+        Scripting::Function => return Ok(function(args)),
         Scripting::Eval => (false, false),
         Scripting::EvalSha => (true, false),
         Scripting::EvalRo => (false, true),
         Scripting::EvalShaRo => (true, true),
     };
+    // A digest that is not 40 characters long cannot match: Redis says so before it
+    // reads the number of keys.
+    if by_sha && args[1].len() != 40 {
+        return Ok(Value::Error(
+            "NOSCRIPT No matching script. Please use EVAL.".into(),
+        ));
+    }
     let Some(numkeys) = integer(&args[2]) else {
         return Ok(Value::Error(NOT_AN_INTEGER.into()));
     };
@@ -184,9 +192,30 @@ fn script(shared: &Shared, args: &[Vec<u8>]) -> Value {
                 Some(_) => Value::Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option".into()),
             }
         }
-        b"load" | b"exists" | b"flush" => arity_error(),
+        // A script runs to its end (or its time limit) inside one atomic step, so none
+        // is ever running when another command is read.
+        b"kill" if args.len() == 2 => {
+            Value::Error("NOTBUSY No scripts in execution right now.".into())
+        }
+        b"load" | b"exists" | b"flush" | b"kill" => arity_error(),
         _ => Value::Error(format!(
             "ERR unknown subcommand '{}'. Try SCRIPT HELP.",
+            String::from_utf8_lossy(&args[1])
+        )),
+    }
+}
+
+/// `FUNCTION KILL`, for a client library that answers BUSY with it: serve has no
+/// functions, so none is ever running.
+fn function(args: &[Vec<u8>]) -> Value {
+    let sub = args[1].to_ascii_lowercase();
+    match sub.as_slice() {
+        b"kill" if args.len() == 2 => {
+            Value::Error("NOTBUSY No scripts in execution right now.".into())
+        }
+        b"kill" => wrong_arity("function|kill"),
+        _ => Value::Error(format!(
+            "ERR unknown subcommand '{}'. Try FUNCTION HELP.",
             String::from_utf8_lossy(&args[1])
         )),
     }

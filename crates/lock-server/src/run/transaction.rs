@@ -146,6 +146,7 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
             Reply::Value(value) => value,
             Reply::Push(items) | Reply::WithEvents(items, _) => Value::Array(items),
             Reply::Block(_) => Value::NilArray,
+            Reply::ErrorBytes(text) => Value::Error(String::from_utf8_lossy(&text).into()),
         }));
     }
     Ok(with_events(Value::Array(replies), events))

@@ -36,7 +36,8 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
         &["encoding", "freq", "help", "idletime", "refcount"],
     ),
     ("pubsub", &["channels", "help", "numpat", "numsub"]),
-    ("script", &["exists", "flush", "load"]),
+    ("function", &["kill"]),
+    ("script", &["exists", "flush", "kill", "load"]),
 ];
 
 /// The descriptions that changed after Redis 7.0, each with the version it is from
@@ -217,7 +218,7 @@ pub(crate) fn key_positions(command: &Command) -> (i64, i64, i64) {
 /// Commands made of subcommands: Redis describes them without flags or keys (their
 /// subcommands have those).
 const CONTAINERS: &[&str] = &[
-    "client", "cluster", "command", "config", "object", "pubsub", "script",
+    "client", "cluster", "command", "config", "function", "object", "pubsub", "script",
 ];
 
 /// One command's `COMMAND INFO` entry: Redis's flags and categories for it, or (for this

@@ -57,6 +57,8 @@ pub(crate) enum Scripting {
     EvalRo,
     EvalShaRo,
     Script,
+    /// Only `FUNCTION KILL`: serve has no functions.
+    Function,
 }
 
 /// The transaction commands (run by [`crate::run::transaction`]).
@@ -414,6 +416,7 @@ pub(crate) static TABLE: &[Command] = &[
     entry("eval_ro", -3, NS, Kind::Scripting(E::EvalRo)),
     entry("evalsha_ro", -3, NS, Kind::Scripting(E::EvalShaRo)),
     entry("script", -2, NS, Kind::Scripting(E::Script)),
+    entry("function", -2, NS, Kind::Scripting(E::Function)),
     // Transactions.
     entry(
         "multi",

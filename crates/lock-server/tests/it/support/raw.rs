@@ -32,11 +32,12 @@ pub fn reply_end(buffer: &[u8], mut at: usize) -> Option<usize> {
     while pending > 0 {
         pending -= 1;
         let line_end = at + buffer.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
-        let header = std::str::from_utf8(&buffer[at + 1..line_end]).ok()?;
+        // A line reply's text need not be UTF-8 (an error may quote a client's bytes).
+        let header = std::str::from_utf8(&buffer[at + 1..line_end]);
         at = match buffer[at] {
             b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => line_end + 2,
             b'$' | b'=' => {
-                let length: i64 = header.parse().ok()?;
+                let length: i64 = header.ok()?.parse().ok()?;
                 if length < 0 {
                     line_end + 2
                 } else {
@@ -48,7 +49,7 @@ pub fn reply_end(buffer: &[u8], mut at: usize) -> Option<usize> {
                 }
             }
             b'*' | b'>' | b'%' | b'~' => {
-                let count: i64 = header.parse().ok()?;
+                let count: i64 = header.ok()?.parse().ok()?;
                 let per = if buffer[at] == b'%' { 2 } else { 1 };
                 pending += count.max(0) as u64 * per;
                 line_end + 2
