@@ -290,18 +290,18 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
     });
     finish(bar, outcome, |output| match output {
         Output::Plain(report) if args.json => {
-            println!("{}", report.to_json());
+            say!("{}", report.to_json());
             report.violations
         }
         Output::Plain(report) => {
-            println!("{report}");
+            say!("{report}");
             report.violations
         }
         Output::Compared(compared) => {
             if args.json {
-                println!("{}", compared.to_json());
+                say!("{}", compared.to_json());
             } else {
-                println!("{compared}");
+                say!("{compared}");
             }
             compared.violations()
         }
@@ -472,9 +472,9 @@ fn run_redlock(args: &BenchArgs) -> ExitCode {
     });
     finish(bar, outcome, |report| {
         if args.json {
-            println!("{}", report.to_json());
+            say!("{}", report.to_json());
         } else {
-            println!("{report}");
+            say!("{report}");
         }
         report.violations()
     })

@@ -98,10 +98,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
             .filter(|name| args.wanted(name))
             .collect();
         if args.json {
-            println!("{}", serde_json::json!(names));
+            say!("{}", serde_json::json!(names));
         } else {
             for name in names {
-                println!("{name}");
+                say!("{name}");
             }
         }
         return ExitCode::SUCCESS;
@@ -135,9 +135,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     };
     if args.json {
-        println!("{}", report.to_json());
+        say!("{}", report.to_json());
     } else {
-        println!("{report}");
+        say!("{report}");
     }
     if report.failed() == 0 {
         ExitCode::SUCCESS

@@ -9,14 +9,6 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nxlock::explore::{Algorithm, FaultKind, Fencing, Report, ShardReport, Topology};
 
-/// `println!` that stops quietly when stdout is closed (`nxlock explore | head`).
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
-
 #[derive(Debug, Args)]
 pub struct ExploreArgs {
     /// The algorithm: token, fenced, fair, reentrant, legacy, scripted, redlock,

@@ -1,5 +1,15 @@
 //! Subcommands of the `nxlock` binary, one file each.
 
+/// `println!` that goes on quietly when stdout is closed (`nxlock check --list | head`):
+/// `println!` panics there. What is not read is lost, and the exit status still says
+/// what the subcommand found.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod bench;
 mod check;
 mod explore;

@@ -64,7 +64,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             }
         };
         // Scripts and tests wait for this line to know the port.
-        println!("nxlock serve listening on {}", server.url());
+        say!("nxlock serve listening on {}", server.url());
         let _ = tokio::signal::ctrl_c().await;
         server.stop().await;
         ExitCode::SUCCESS

@@ -6,6 +6,7 @@
 
 mod cli_bench;
 mod cli_check;
+mod cli_closed_stdout;
 mod cli_explore;
 mod cli_serve;
 mod clients;
