@@ -63,6 +63,9 @@ pub fn run(args: ServeArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        for warning in server.warnings() {
+            eprintln!("nxlock serve: {warning}");
+        }
         // Scripts and tests wait for this line to know the port.
         say!("nxlock serve listening on {}", server.url());
         let _ = tokio::signal::ctrl_c().await;

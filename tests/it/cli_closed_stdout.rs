@@ -15,7 +15,10 @@ fn with_stdout_closed(args: &[&str]) -> (Option<i32>, String) {
         .expect("run nxlock");
     drop(child.stdout.take());
     let out = child.wait_with_output().expect("nxlock ends");
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -31,7 +34,11 @@ fn every_subcommand_goes_on_quietly_when_stdout_is_closed() {
     ];
     for args in runs {
         let (code, stderr) = with_stdout_closed(args);
-        assert_eq!(code, Some(0), "nxlock {args:?} exited with {code:?}: {stderr}");
+        assert_eq!(
+            code,
+            Some(0),
+            "nxlock {args:?} exited with {code:?}: {stderr}"
+        );
         assert!(
             !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
             "nxlock {args:?}: {stderr}"

@@ -31,6 +31,7 @@ mod replication_fsync;
 mod serve_admin;
 mod serve_cluster;
 mod serve_commands;
+mod serve_descriptors;
 mod serve_differential;
 mod serve_fuzz;
 mod serve_scripts;

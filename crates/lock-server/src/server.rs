@@ -5,12 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_memory::MemoryBackend;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 
 use crate::connection;
 use crate::lua::Engine;
-use crate::state::options::ServerOptions;
+use crate::state::descriptors;
+use crate::state::options::{ServerOptions, TCP_BACKLOG};
 use crate::state::shared::Shared;
 use crate::table;
 
@@ -36,12 +37,20 @@ pub struct Server {
 
 impl Server {
     /// Binds and starts serving in the background (on the current tokio runtime).
-    pub async fn start(options: ServerOptions) -> std::io::Result<Server> {
-        let listener = TcpListener::bind((options.bind, options.port)).await?;
+    ///
+    /// Like Redis, it first fits [`ServerOptions::max_clients`] to the process's file
+    /// descriptors (raising the soft limit where the hard one allows):
+    /// [`Server::warnings`] says when it had to lower it.
+    pub async fn start(mut options: ServerOptions) -> std::io::Result<Server> {
+        let fitted = descriptors::fit(options.max_clients);
+        options.max_clients = fitted.max_clients;
+        let listener = listen(SocketAddr::new(options.bind, options.port))?;
         let addr = listener.local_addr()?;
         let lua =
             Engine::new(options.redis_version, table::knows).map_err(std::io::Error::other)?;
-        let shared = Arc::new(Shared::new(options, addr.port(), Box::new(lua)));
+        let mut shared = Shared::new(options, addr.port(), Box::new(lua));
+        shared.warnings = fitted.warnings;
+        let shared = Arc::new(shared);
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));
         Ok(Server {
@@ -50,6 +59,12 @@ impl Server {
             stop,
             task: Some(task),
         })
+    }
+
+    /// What Redis would log at start-up about this server's settings: that
+    /// `maxclients` was lowered to fit the descriptor limit. Empty when all is well.
+    pub fn warnings(&self) -> &[String] {
+        &self.shared.warnings
     }
 
     /// The address it listens on.
@@ -95,15 +110,71 @@ impl Drop for Server {
     }
 }
 
+/// A listener on `addr` with Redis's backlog (tokio's `bind` takes the system's).
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(TCP_BACKLOG)
+}
+
+/// The longest wait before accepting again after the process ran out of descriptors.
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How long to wait after a failed accept, `previous` being the last wait (zero after a
+/// success). Out of descriptors or memory, accepting again at once fails again at once:
+/// the wait doubles from 1 ms up to a second, and the queued connections wait in the
+/// backlog meanwhile. Other failures (a peer that reset before it was accepted) concern
+/// one connection only.
+fn accept_backoff(error: &std::io::Error, previous: Duration) -> Duration {
+    let exhausted = matches!(error.raw_os_error(), Some(code) if is_exhaustion(code))
+        || error.kind() == std::io::ErrorKind::OutOfMemory;
+    if !exhausted {
+        return Duration::ZERO;
+    }
+    (previous * 2).clamp(Duration::from_millis(1), MAX_ACCEPT_BACKOFF)
+}
+
+/// EMFILE, ENFILE, ENOBUFS or ENOMEM.
+fn is_exhaustion(code: i32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        matches!(code, 24 | 23 | 105 | 12)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = code;
+        false
+    }
+}
+
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stopped: watch::Receiver<bool>) {
     let mut stop = stopped.clone();
+    let mut backoff = Duration::ZERO;
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = stop.changed() => return,
         };
-        let Ok((stream, peer)) = accepted else {
-            continue;
+        let (stream, peer) = match accepted {
+            Ok(accepted) => {
+                backoff = Duration::ZERO;
+                accepted
+            }
+            Err(error) => {
+                backoff = accept_backoff(&error, backoff);
+                if !backoff.is_zero() {
+                    tokio::select! {
+                        () = tokio::time::sleep(backoff) => {}
+                        _ = stop.changed() => return,
+                    }
+                }
+                continue;
+            }
         };
         let _ = stream.set_nodelay(true);
         let (id, over_limit) = shared.connected();
@@ -112,5 +183,28 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stopped: watch:
             connection::serve(stream, peer, &shared, id, over_limit, stopped).await;
             shared.disconnected();
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepting_backs_off_only_when_descriptors_run_out() {
+        let emfile = std::io::Error::from_raw_os_error(24);
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionAborted);
+        let mut wait = Duration::ZERO;
+        let mut waits = Vec::new();
+        for _ in 0..12 {
+            wait = accept_backoff(&emfile, wait);
+            waits.push(wait.as_millis());
+        }
+        assert_eq!(
+            waits,
+            [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000, 1000],
+            "doubling from 1 ms, capped at a second"
+        );
+        assert_eq!(accept_backoff(&reset, wait), Duration::ZERO);
     }
 }

@@ -104,6 +104,7 @@ static PARAMS: &[Param] = &[
     param("notify-keyspace-events", None, Change::Fixed),
     param("timeout", None, Change::Fixed),
     param("tcp-keepalive", None, Change::Fixed),
+    param("tcp-backlog", None, Change::Immutable),
     param("protected-mode", None, Change::Fixed),
     param("replica-read-only", Some("slave-read-only"), Change::Fixed),
 ];
@@ -166,6 +167,7 @@ impl Config {
                 "maxmemory-policy" => "noeviction".into(),
                 "timeout" | "maxmemory" => "0".into(),
                 "tcp-keepalive" => "300".into(),
+                "tcp-backlog" => super::options::TCP_BACKLOG.to_string(),
                 "replica-read-only" => "yes".into(),
                 _ => String::new(),
             })
@@ -291,6 +293,20 @@ impl Config {
                             name,
                             &format!("argument must be between {min} and {max} inclusive"),
                         ));
+                    }
+                    // More clients than the descriptors allow: Redis refuses the change
+                    // and keeps the old value.
+                    if name == "maxclients" && number > self.number("maxclients") {
+                        let fitted = super::descriptors::fit(number as usize);
+                        if fitted.max_clients < number as usize {
+                            return Err(failed(
+                                name,
+                                &format!(
+                                    "The operating system is not able to handle the specified number of clients, try with {}",
+                                    fitted.max_clients
+                                ),
+                            ));
+                        }
                     }
                 }
             }

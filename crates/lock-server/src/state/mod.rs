@@ -8,6 +8,7 @@ pub(crate) mod client;
 pub(crate) mod clients;
 pub(crate) mod config;
 pub(crate) mod context;
+pub(crate) mod descriptors;
 pub(crate) mod options;
 pub(crate) mod scripts;
 pub(crate) mod shared;

@@ -8,6 +8,9 @@ use lock_core::RedisVersion;
 /// Redis's 16 databases (`SELECT 0` … `SELECT 15`).
 pub const DATABASES: usize = 16;
 
+/// Redis's `tcp-backlog`: connections the kernel queues before they are accepted.
+pub(crate) const TCP_BACKLOG: u32 = 511;
+
 /// How to run a [`Server`](crate::Server).
 #[derive(Clone, Debug)]
 pub struct ServerOptions {

@@ -44,6 +44,8 @@ pub(crate) struct Shared {
     pub(crate) run_id: String,
     /// `CLUSTER MYID` (cluster mode): random, 40 hex digits like the run id.
     pub(crate) node_id: String,
+    /// What Redis would log at start-up about the settings ([`crate::Server::warnings`]).
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Shared {
@@ -71,6 +73,7 @@ impl Shared {
             started: Instant::now(),
             run_id: random_hex_id(),
             node_id: random_hex_id(),
+            warnings: Vec::new(),
         }
     }
 
