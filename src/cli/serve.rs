@@ -17,6 +17,10 @@ pub struct ServeArgs {
     /// Password clients must AUTH with.
     #[arg(long)]
     requirepass: Option<String>,
+    /// Redis's protected mode: without a password, refuse clients that are not on the
+    /// loopback interface (yes or no; CONFIG SET protected-mode changes it).
+    #[arg(long, value_name = "yes|no", default_value = "yes", value_parser = yes_or_no)]
+    protected_mode: bool,
     /// Answer as a one-node Redis Cluster serving every slot (CLUSTER SLOTS, SHARDS,
     /// NODES, INFO), holding commands and scripts to the cluster's cross-slot rules, so
     /// cluster clients of any language connect.
@@ -49,6 +53,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
             bind: args.bind,
             port: args.port,
             requirepass: args.requirepass,
+            protected_mode: args.protected_mode,
             cluster: args.cluster,
             redis_version: args.redis_version,
             ..ServerOptions::default()
@@ -72,4 +77,13 @@ pub fn run(args: ServeArgs) -> ExitCode {
         server.stop().await;
         ExitCode::SUCCESS
     })
+}
+
+/// `yes` or `no`, as Redis spells booleans in its configuration.
+fn yes_or_no(value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("must be 'yes' or 'no'".into()),
+    }
 }

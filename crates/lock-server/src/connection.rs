@@ -19,6 +19,7 @@ use crate::run::{blocked, caching, dispatch, transaction};
 use crate::state::blocked::Ticket;
 use crate::state::client::{Buffers, Client, Replies, Unblock, UnblockMode};
 use crate::state::clients::Reach;
+use crate::state::protected_mode;
 use crate::state::shared::Shared;
 use crate::state::subscriptions::Subscriptions;
 use crate::table;
@@ -26,13 +27,21 @@ use crate::table;
 type StopSignal = signal::Receiver<bool>;
 
 pub(crate) async fn serve(
-    stream: TcpStream,
+    mut stream: TcpStream,
     peer: SocketAddr,
     shared: &Shared,
     id: u64,
     over_limit: bool,
     stopped: StopSignal,
 ) {
+    // Redis refuses a client over `maxclients` first, then one protected mode keeps out.
+    if !over_limit
+        && protected_mode::refuses(shared.config.protected_mode(), shared.requires_auth(), peer)
+    {
+        shared.stats.rejected_connection();
+        let _ = stream.write_all(protected_mode::DENIED.as_bytes()).await;
+        return;
+    }
     let mut client = Client::new(id, shared.requires_auth());
     let local = stream.local_addr().unwrap_or(peer);
     let reach = Reach {

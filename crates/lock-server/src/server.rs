@@ -10,9 +10,9 @@ use tokio::sync::watch;
 
 use crate::connection;
 use crate::lua::Engine;
-use crate::state::descriptors;
 use crate::state::options::{ServerOptions, TCP_BACKLOG};
 use crate::state::shared::Shared;
+use crate::state::{descriptors, protected_mode};
 use crate::table;
 
 /// A Redis-protocol server over nxlock's in-memory double. It stops when dropped (or by
@@ -48,8 +48,14 @@ impl Server {
         let addr = listener.local_addr()?;
         let lua =
             Engine::new(options.redis_version, table::knows).map_err(std::io::Error::other)?;
+        let mut warnings = fitted.warnings;
+        warnings.extend(protected_mode::warning(
+            options.bind,
+            options.protected_mode,
+            options.requirepass.is_some(),
+        ));
         let mut shared = Shared::new(options, addr.port(), Box::new(lua));
-        shared.warnings = fitted.warnings;
+        shared.warnings = warnings;
         let shared = Arc::new(shared);
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));
@@ -61,8 +67,9 @@ impl Server {
         })
     }
 
-    /// What Redis would log at start-up about this server's settings: that
-    /// `maxclients` was lowered to fit the descriptor limit. Empty when all is well.
+    /// What to warn of at start-up about this server's settings: that `maxclients` was
+    /// lowered to fit the descriptor limit (as Redis logs it), or that the server is
+    /// bound beyond loopback without a password. Empty when all is well.
     pub fn warnings(&self) -> &[String] {
         &self.shared.warnings
     }

@@ -7,6 +7,7 @@ use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, wrong_ari
 use crate::protocol::reply::Protocol;
 use crate::state::client::Client;
 use crate::state::options::DATABASES;
+use crate::state::protected_mode::password_matches;
 use crate::state::shared::Shared;
 
 /// The connection commands that need the client.
@@ -107,7 +108,7 @@ fn auth(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
         [_, user, given] => (user.as_slice(), given),
         _ => return wrong_arity("auth"),
     };
-    if user == b"default" && given.as_slice() == password.as_bytes() {
+    if user == b"default" && password_matches(given, password.as_bytes()) {
         client.authenticated = true;
         ok()
     } else {

@@ -17,6 +17,8 @@ enum Change {
     Immutable,
     /// Redis can change it, this server cannot: only its current value is accepted.
     Fixed,
+    /// `yes` or `no`, honoured by the server.
+    YesNo,
 }
 
 #[derive(Debug)]
@@ -105,7 +107,7 @@ static PARAMS: &[Param] = &[
     param("timeout", None, Change::Fixed),
     param("tcp-keepalive", None, Change::Fixed),
     param("tcp-backlog", None, Change::Immutable),
-    param("protected-mode", None, Change::Fixed),
+    param("protected-mode", None, Change::YesNo),
     param("replica-read-only", Some("slave-read-only"), Change::Fixed),
 ];
 
@@ -159,11 +161,10 @@ impl Config {
                 "port" => port.to_string(),
                 "bind" => options.bind.to_string(),
                 "requirepass" => options.requirepass.clone().unwrap_or_default(),
-                "cluster-enabled"
-                | "enable-debug-command"
-                | "appendonly"
-                | "protected-mode"
-                | "daemonize" => "no".into(),
+                "cluster-enabled" | "enable-debug-command" | "appendonly" | "daemonize" => {
+                    "no".into()
+                }
+                "protected-mode" => if options.protected_mode { "yes" } else { "no" }.into(),
                 "maxmemory-policy" => "noeviction".into(),
                 "timeout" | "maxmemory" => "0".into(),
                 "tcp-keepalive" => "300".into(),
@@ -189,6 +190,16 @@ impl Config {
             .position(|p| p.name == name)
             .expect("a known parameter");
         self.values()[index].parse().unwrap_or(0)
+    }
+
+    /// `protected-mode`: whether clients off the loopback interface are refused when no
+    /// password is set.
+    pub(crate) fn protected_mode(&self) -> bool {
+        let index = PARAMS
+            .iter()
+            .position(|p| p.name == "protected-mode")
+            .expect("a known parameter");
+        self.values()[index] == "yes"
     }
 
     /// The encoding thresholds now.
@@ -274,7 +285,7 @@ impl Config {
             }
             named.push((index, value));
         }
-        for (index, value) in &named {
+        for (index, value) in &mut named {
             // Values are judged under the parameter's own name, as Redis reports them.
             let name = PARAMS[*index].name;
             match PARAMS[*index].change {
@@ -283,6 +294,13 @@ impl Config {
                 }
                 // Immutable parameters were refused above.
                 Change::Fixed | Change::Immutable => {}
+                Change::YesNo => {
+                    let lower = value.to_ascii_lowercase();
+                    if lower != "yes" && lower != "no" {
+                        return Err(failed(name, "argument must be 'yes' or 'no'"));
+                    }
+                    *value = lower;
+                }
                 Change::Integer { min, max } => {
                     let number =
                         crate::protocol::args::integer(value.as_bytes()).ok_or_else(|| {

@@ -20,6 +20,10 @@ pub struct ServerOptions {
     pub port: u16,
     /// Password clients must AUTH with; `None` (default) lets everyone in.
     pub requirepass: Option<String>,
+    /// Redis's protected mode: with no password, refuse clients that are not on the
+    /// loopback interface (127.0.0.1 or ::1) with Redis's `DENIED` text. Default on, as
+    /// in Redis; `CONFIG SET protected-mode` changes it.
+    pub protected_mode: bool,
     /// Connections served at once; more are refused with Redis's error. Default 10,000.
     pub max_clients: usize,
     /// A Lua script running longer is stopped with an error reply (Redis would keep it
@@ -43,6 +47,7 @@ impl Default for ServerOptions {
             bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 0,
             requirepass: None,
+            protected_mode: true,
             max_clients: 10_000,
             script_time_limit: Duration::from_secs(5),
             cluster: false,
