@@ -58,7 +58,7 @@ pub use harness::{
 };
 pub use instances::{MemoryInstances, NoSuchNode, Persistence};
 pub use keyspace::{Keyspace, WatchMark};
-pub use pubsub::{Delivery, Inbox, InboxAddress};
+pub use pubsub::{Delivery, Inbox, InboxAddress, OutputLimit, OverflowSignal, SharedOutputLimit};
 pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role};
 pub use script_runner::ScriptRunner;
 pub use sharded::{ClusterClient, MemoryCluster};

@@ -90,6 +90,7 @@ async fn converse(
     }
     let mut buffer = Vec::with_capacity(16 * 1024);
     let mut pipeline = Pipeline::default();
+    let overflow = client.subscriptions.overflow_signal();
     loop {
         let mut used = 0;
         let mut close = false;
@@ -233,7 +234,7 @@ async fn converse(
         }
         buffer.drain(..used);
         if !out.is_empty() {
-            if stream.write_all(&out).await.is_err() {
+            if !write_out(&mut stream, &out, client).await {
                 return;
             }
             out.clear();
@@ -251,7 +252,21 @@ async fn converse(
             }
             _ = stopped.changed() => return,
             () = client.kill.notified() => return,
+            () = overflow.wait() => return,
         }
+    }
+}
+
+/// Writes `out` to the client, unless it is killed or passes its output-buffer limit
+/// first: Redis then closes the connection without writing the rest. False then, or when
+/// the peer is gone. A subscriber that never reads waits here while its messages queue
+/// up, so this is where the limit must cut in.
+async fn write_out(stream: &mut TcpStream, out: &[u8], client: &Client) -> bool {
+    let overflow = client.subscriptions.overflow_signal();
+    tokio::select! {
+        written = stream.write_all(out) => written.is_ok(),
+        () = overflow.wait() => false,
+        () = client.kill.notified() => false,
     }
 }
 

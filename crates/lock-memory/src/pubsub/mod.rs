@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use lock_core::{Fanout, Message, Subscription};
 
-pub use inbox::{Delivery, Inbox, InboxAddress};
+pub use inbox::{Delivery, Inbox, InboxAddress, OutputLimit, OverflowSignal, SharedOutputLimit};
 
 /// Below this many inbox entries, forgetting closed inboxes is not worth a scan.
 const MIN_SWEEP: usize = 64;

@@ -6,7 +6,12 @@
 use std::sync::RwLock;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use lock_memory::SharedOutputLimit;
+
 use crate::state::options::ServerOptions;
+use crate::state::output_limits::OutputLimits;
 
 /// How `CONFIG SET` treats a parameter.
 #[derive(Clone, Copy, Debug)]
@@ -19,6 +24,8 @@ enum Change {
     Fixed,
     /// `yes` or `no`, honoured by the server.
     YesNo,
+    /// `client-output-buffer-limit`'s classes and bounds ([`OutputLimits`]).
+    BufferLimits,
 }
 
 #[derive(Debug)]
@@ -107,6 +114,7 @@ static PARAMS: &[Param] = &[
     param("timeout", None, Change::Fixed),
     param("tcp-keepalive", None, Change::Fixed),
     param("tcp-backlog", None, Change::Immutable),
+    param("client-output-buffer-limit", None, Change::BufferLimits),
     param("protected-mode", None, Change::YesNo),
     param("replica-read-only", Some("slave-read-only"), Change::Fixed),
 ];
@@ -139,6 +147,9 @@ impl Default for Limits {
 pub(crate) struct Config {
     /// One value per entry of [`PARAMS`].
     values: RwLock<Vec<String>>,
+    /// The pub/sub class of `client-output-buffer-limit`, which every subscribed
+    /// client's queue reads at each delivery.
+    pubsub_limit: Arc<SharedOutputLimit>,
 }
 
 impl Config {
@@ -169,12 +180,14 @@ impl Config {
                 "timeout" | "maxmemory" => "0".into(),
                 "tcp-keepalive" => "300".into(),
                 "tcp-backlog" => super::options::TCP_BACKLOG.to_string(),
+                "client-output-buffer-limit" => OutputLimits::default().to_string(),
                 "replica-read-only" => "yes".into(),
                 _ => String::new(),
             })
             .collect();
         Config {
             values: RwLock::new(values),
+            pubsub_limit: Arc::new(SharedOutputLimit::new(OutputLimits::default().pubsub())),
         }
     }
 
@@ -190,6 +203,12 @@ impl Config {
             .position(|p| p.name == name)
             .expect("a known parameter");
         self.values()[index].parse().unwrap_or(0)
+    }
+
+    /// The pub/sub output-buffer limit, shared by every subscriber: a CONFIG SET applies
+    /// to them at once.
+    pub(crate) fn pubsub_limit(&self) -> Arc<SharedOutputLimit> {
+        self.pubsub_limit.clone()
     }
 
     /// `protected-mode`: whether clients off the loopback interface are refused when no
@@ -294,6 +313,16 @@ impl Config {
                 }
                 // Immutable parameters were refused above.
                 Change::Fixed | Change::Immutable => {}
+                Change::BufferLimits => {
+                    let current = self.values()[*index].clone();
+                    let now = OutputLimits::default()
+                        .updated(&current)
+                        .unwrap_or_default();
+                    *value = now
+                        .updated(value)
+                        .map_err(|why| failed(name, why))?
+                        .to_string();
+                }
                 Change::YesNo => {
                     let lower = value.to_ascii_lowercase();
                     if lower != "yes" && lower != "no" {
@@ -334,6 +363,11 @@ impl Config {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (index, value) in named {
+            if matches!(PARAMS[index].change, Change::BufferLimits)
+                && let Ok(limits) = OutputLimits::default().updated(&value)
+            {
+                self.pubsub_limit.set(limits.pubsub());
+            }
             values[index] = value;
         }
         Ok(())

@@ -10,6 +10,7 @@ pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod descriptors;
 pub(crate) mod options;
+pub(crate) mod output_limits;
 pub(crate) mod protected_mode;
 pub(crate) mod scripts;
 pub(crate) mod shared;

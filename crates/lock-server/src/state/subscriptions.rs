@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use lock_core::Value;
-use lock_memory::{Delivery, Inbox, InboxAddress};
+use lock_memory::{Delivery, Inbox, InboxAddress, OverflowSignal};
 
 use super::shared::Shared;
 use crate::protocol::args::wrong_arity;
@@ -83,6 +83,11 @@ impl Subscriptions {
             }
             replies.push(event(kind, Some(name), self.count()));
         }
+        // A subscribed client is of Redis's pub/sub class: its queue is bounded by that
+        // class's output-buffer limit.
+        if self.active() {
+            self.inbox.set_limit(Some(shared.config.pubsub_limit()));
+        }
         replies
     }
 
@@ -105,7 +110,7 @@ impl Subscriptions {
             return vec![event(kind, None, self.count())];
         }
         let address = self.inbox.address().clone();
-        named
+        let replies = named
             .into_iter()
             .map(|name| {
                 if patterns {
@@ -117,7 +122,17 @@ impl Subscriptions {
                 }
                 event(kind, Some(&name), self.count())
             })
-            .collect()
+            .collect();
+        if !self.active() {
+            self.inbox.set_limit(None);
+        }
+        replies
+    }
+
+    /// What says when the queue passes the pub/sub output-buffer limit: the connection
+    /// must then close, as Redis closes it.
+    pub(crate) fn overflow_signal(&self) -> OverflowSignal {
+        self.inbox.overflow_signal()
     }
 
     /// Ends every subscription (RESET, or the connection closing).

@@ -1,0 +1,137 @@
+//! A subscriber that never reads, as Redis meets it: its messages queue up to the
+//! pub/sub class of `client-output-buffer-limit` (32 MB), and then the server closes the
+//! connection instead of growing without bound. Both servers are driven the same way.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use nxlock::testing::{RedisServer, skip_or_fail};
+
+use crate::support::raw::{reply_end, request};
+
+/// `nxlock serve` as its own process (its memory is what is measured), killed on drop.
+struct Served {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve() -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args(["serve", "--port", "0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start nxlock serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().rsplit(':').next().unwrap().parse().unwrap();
+    Served { child, port }
+}
+
+fn connect(port: u16) -> TcpStream {
+    let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream
+}
+
+/// One whole reply to `args`.
+fn call(stream: &mut TcpStream, args: &[&[u8]]) -> Vec<u8> {
+    stream.write_all(&request(args)).unwrap();
+    let mut reply = Vec::new();
+    let mut chunk = [0; 4096];
+    while reply_end(&reply, 0) != Some(reply.len()) {
+        let n = stream.read(&mut chunk).unwrap();
+        assert!(n > 0, "the server closed the connection");
+        reply.extend_from_slice(&chunk[..n]);
+    }
+    reply
+}
+
+/// Subscribes a client that then never reads, and publishes 1 MB messages until no one
+/// receives them: how many were published by then (`None`: still received after 200).
+fn publish_to_a_subscriber_that_never_reads(port: u16) -> Option<usize> {
+    let mut subscriber = connect(port);
+    assert_eq!(
+        call(&mut subscriber, &[b"SUBSCRIBE", b"ch"]),
+        b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+    );
+    let mut publisher = connect(port);
+    let payload = vec![b'x'; 1 << 20];
+    let gone =
+        (1..=200).find(|_| call(&mut publisher, &[b"PUBLISH", b"ch", &payload]) == b":0\r\n");
+    // The subscriber's connection was closed: reading it ends, after what was sent.
+    let mut drained = Vec::new();
+    let ended = matches!(subscriber.read_to_end(&mut drained), Ok(_) | Err(_));
+    assert!(ended);
+    gone
+}
+
+/// The most memory the process `pid` has held (VmHWM), in MB.
+fn peak_rss_mb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb / 1024
+}
+
+#[test]
+fn a_subscriber_that_never_reads_is_disconnected_at_the_pubsub_limit_like_redis() {
+    let served = serve();
+    let ours = publish_to_a_subscriber_that_never_reads(served.port);
+    let peak = peak_rss_mb(served.child.id());
+    let redis = match RedisServer::spawn() {
+        Ok(redis) => redis,
+        Err(why) => return skip_or_fail("the pub/sub output limit on redis-server", &why),
+    };
+    let theirs = publish_to_a_subscriber_that_never_reads(redis.port());
+    println!(
+        "no receiver after {ours:?} messages on serve (peak RSS {peak} MB), {theirs:?} on redis-server"
+    );
+    // Past 32 MB queued (plus what the sockets' buffers hold), within a few dozen
+    // messages on both.
+    assert!(matches!(ours, Some(n) if n >= 32), "serve: {ours:?}");
+    assert!(
+        matches!(theirs, Some(n) if n >= 32),
+        "redis-server: {theirs:?}"
+    );
+    assert!(peak < 200, "serve's memory peaked at {peak} MB");
+}
+
+/// A smaller limit set with CONFIG SET applies to a client already subscribed.
+#[test]
+fn config_set_changes_the_limit_of_subscribers_at_once() {
+    let served = serve();
+    let mut subscriber = connect(served.port);
+    call(&mut subscriber, &[b"SUBSCRIBE", b"ch"]);
+    let mut admin = connect(served.port);
+    assert_eq!(
+        call(
+            &mut admin,
+            &[
+                b"CONFIG",
+                b"SET",
+                b"client-output-buffer-limit",
+                b"pubsub 64kb 0 0"
+            ]
+        ),
+        b"+OK\r\n"
+    );
+    let payload = vec![b'x'; 16 << 10];
+    let gone = (1..=2000).find(|_| call(&mut admin, &[b"PUBLISH", b"ch", &payload]) == b":0\r\n");
+    assert!(
+        gone.is_some(),
+        "still subscribed after 2,000 messages of 16 KB"
+    );
+}
