@@ -1,5 +1,7 @@
 //! A case's verdict does not depend on the run: the whole suite, run again and again on
-//! the double, with and without pub/sub, gives every case the same outcome each time.
+//! the double, with and without pub/sub, on a current-thread and on a two-thread
+//! runtime, gives every case the same outcome each time. `NXLOCK_STABILITY_RUNS=300`
+//! runs each 300 times (the default, 3, keeps CI short).
 
 use std::time::Duration;
 
@@ -68,5 +70,15 @@ async fn every_verdict_is_the_same_on_every_run_with_pub_sub() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_verdict_is_the_same_on_every_run_without_pub_sub() {
+    same_verdicts_every_run(&WithoutPubSub).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn every_verdict_is_the_same_on_every_run_on_one_thread_with_pub_sub() {
+    same_verdicts_every_run(&MemoryHarness).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn every_verdict_is_the_same_on_every_run_on_one_thread_without_pub_sub() {
     same_verdicts_every_run(&WithoutPubSub).await;
 }

@@ -171,8 +171,33 @@ impl Clock {
     /// Sleeps until `duration` has passed on this clock: real (or tokio-virtual) time plus
     /// any [`Clock::advance`] made meanwhile.
     pub async fn sleep(&self, duration: Duration) {
+        self.timer(duration).1.await;
+    }
+
+    /// A sleep of `duration` that starts now, not when first polled, with the reading at
+    /// which it ends: `(deadline_us, sleep)`. The start and the deadline are taken from
+    /// one reading of the advance offset, so an [`Clock::advance`] made at any moment
+    /// either counts towards the sleep or is already in the deadline (until a
+    /// [`Clock::jump`], which moves readings and not sleeps).
+    pub fn timer(&self, duration: Duration) -> (i64, impl Future<Output = ()> + Send + '_) {
         let start = Instant::now();
         let start_offset = self.inner.offset_us.load(Ordering::Acquire);
+        let base = match &self.inner.source {
+            Source::System => system_unix_us(),
+            Source::Tokio {
+                anchor_unix_us,
+                anchor,
+            } => anchor_unix_us.saturating_add(duration_us(start.duration_since(*anchor))),
+        };
+        let deadline_us = base
+            .saturating_add(start_offset)
+            .saturating_add(self.skew_us)
+            .saturating_add(self.jumped_us.load(Ordering::Acquire))
+            .saturating_add(duration_us(duration));
+        (deadline_us, self.sleep_from(start, start_offset, duration))
+    }
+
+    async fn sleep_from(&self, start: Instant, start_offset: i64, duration: Duration) {
         loop {
             let notified = self.inner.advanced.notified();
             tokio::pin!(notified);

@@ -87,7 +87,19 @@ enum State {
 pub struct Lease<G: LockGuard + 'static> {
     guard: Arc<Mutex<Option<G>>>,
     state: watch::Receiver<State>,
+    /// What the watchdog is doing: what [`Lease::settled`] waits on.
+    progress: watch::Receiver<Progress>,
+    clock: Clock,
     watchdog: JoinHandle<()>,
+}
+
+/// What the watchdog is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Progress {
+    /// Renewing, or not yet started.
+    Busy,
+    /// Asleep until the clock reads this (µs).
+    WaitingUntil(i64),
 }
 
 impl<G: LockGuard + 'static> Lease<G> {
@@ -96,11 +108,55 @@ impl<G: LockGuard + 'static> Lease<G> {
         let clock = guard.clock().clone();
         let guard = Arc::new(Mutex::new(Some(guard)));
         let (state_tx, state) = watch::channel(State::Held);
-        let watchdog = tokio::spawn(watchdog(guard.clone(), clock, options, state_tx));
+        let (progress_tx, progress) = watch::channel(Progress::Busy);
+        // Read here, not when the task first runs: the guard's TTL counts from now.
+        let started = clock.now_us();
+        let watchdog = tokio::spawn(watchdog(
+            guard.clone(),
+            clock.clone(),
+            started,
+            options,
+            state_tx,
+            progress_tx,
+        ));
         Self {
             guard,
             state,
+            progress,
+            clock,
             watchdog,
+        }
+    }
+
+    /// Resolves once the watchdog has done everything that is due at the clock's present
+    /// reading (renewed, or reported the loss) and sleeps until a later one, or has
+    /// stopped. A test that moves a virtual clock waits on it after each step, so that
+    /// renewals land when they are due however the runtime schedules the watchdog:
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use lock_core::{Clock, Lease, LockGuard};
+    /// async fn six_seconds_later<G: LockGuard>(lease: &Lease<G>, clock: &Clock) {
+    ///     for _ in 0..6 {
+    ///         clock.advance(Duration::from_secs(1)); // virtual time
+    ///         lease.settled().await; // the renewal due now has happened
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// It compares readings of the lock's clock, so after a [`Clock::jump`] forward it
+    /// may wait until the watchdog next wakes.
+    pub async fn settled(&self) {
+        let mut progress = self.progress.clone();
+        loop {
+            let waiting = *progress.borrow_and_update();
+            if matches!(waiting, Progress::WaitingUntil(due) if due > self.clock.now_us()) {
+                return;
+            }
+            // A dropped sender: the watchdog has stopped, so nothing more is due.
+            if progress.changed().await.is_err() {
+                return;
+            }
         }
     }
 
@@ -148,15 +204,32 @@ impl<G: LockGuard + 'static> Drop for Lease<G> {
 async fn watchdog<G: LockGuard>(
     guard: Arc<Mutex<Option<G>>>,
     clock: Clock,
+    started: i64,
     options: LeaseOptions,
     state: watch::Sender<State>,
+    progress: watch::Sender<Progress>,
 ) {
-    let started = clock.now_us();
     let mut protected_until = started + micros(options.ttl);
     // A zero period would renew in a busy loop.
     let period = options.renew_every.max(Duration::from_millis(1));
+    // Sleeps, saying until when: the sleep starts before it is announced, so an advance
+    // made as soon as [`Lease::settled`] sees the announcement counts towards it.
+    let sleep = |duration: Duration| {
+        let (clock, progress) = (&clock, &progress);
+        async move {
+            let (due, sleeping) = clock.timer(duration);
+            let _ = progress.send(Progress::WaitingUntil(due));
+            sleeping.await;
+            let _ = progress.send(Progress::Busy);
+        }
+    };
+    // The first renewal is due a period after the lease started, however late the task
+    // first runs.
+    let late = u64::try_from(clock.now_us() - started).unwrap_or(0);
+    let mut wait = period.saturating_sub(Duration::from_micros(late));
     loop {
-        clock.sleep(period).await;
+        sleep(wait).await;
+        wait = period;
         let now = clock.now_us();
         if options
             .max_hold
@@ -165,9 +238,7 @@ async fn watchdog<G: LockGuard>(
             // A key lives through the millisecond its TTL ends (it expires when now >
             // expiry), so the lock is free 1 ms after the last renewal's TTL.
             let left = u64::try_from(protected_until - now).unwrap_or(0);
-            clock
-                .sleep(Duration::from_micros(left) + Duration::from_millis(1))
-                .await;
+            sleep(Duration::from_micros(left) + Duration::from_millis(1)).await;
             let _ = state.send(State::Lost(LostReason::HoldCapReached));
             return;
         }
