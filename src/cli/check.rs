@@ -146,13 +146,29 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
-/// The version to judge against: `--redis-version`, else what the server reports, else
-/// (the double) the newest. A server that does not say (no `INFO`, or a version nxlock
-/// has no profile for) is judged as the newest, with a note on stderr.
-async fn judged_version(args: &CheckArgs) -> RedisVersion {
-    if let Some(version) = args.redis_version {
-        return version;
-    }
+/// The version to judge against and the server talked to, as it names itself: the
+/// version is `--redis-version`, else what the server reports, else (the double) the
+/// newest. A server that does not say (no `INFO`, or a version nxlock has no profile
+/// for) is judged as the newest, with a note on stderr.
+async fn judged_version(args: &CheckArgs) -> Judged {
+    let (server, reported) = server_info(args).await;
+    let version = match args.redis_version {
+        Some(version) => version,
+        None => reported,
+    };
+    Judged { version, server }
+}
+
+/// What `check` judges against: the version's profile, and the server it talks to.
+#[derive(Clone, Debug)]
+struct Judged {
+    version: RedisVersion,
+    server: Option<String>,
+}
+
+/// The server's own name and version (`Valkey 8.0.1`), and the profile its version maps
+/// to (see [`judged_version`]).
+async fn server_info(args: &CheckArgs) -> (Option<String>, RedisVersion) {
     let server = if let Some(master) = &args.master {
         let sentinels: Vec<&str> = args.sentinel.iter().map(String::as_str).collect();
         Some(RedisBackend::connect_sentinel(&sentinels, master, RedisOptions::default()).await)
@@ -167,33 +183,58 @@ async fn judged_version(args: &CheckArgs) -> RedisVersion {
     };
     let Some(server) = server else {
         return match args.spawn {
-            true => nxlock::testing::installed_version().unwrap_or_default(),
-            false => RedisVersion::default(),
+            true => (
+                nxlock::testing::installed_server(),
+                nxlock::testing::installed_version().unwrap_or_default(),
+            ),
+            false => (None, RedisVersion::default()),
         };
     };
-    let reported = match server {
+    let info = match server {
         Ok(server) => server
             .query::<String>(nxlock::redis::cmd("INFO").arg("server"))
             .await
-            .map_err(|e| format!("INFO server failed: {}", e.message()))
-            .and_then(|info| {
-                RedisVersion::from_info(&info)
-                    .ok_or_else(|| "INFO server names no version from 7.0 on".to_owned())
-            }),
+            .map_err(|e| format!("INFO server failed: {}", e.message())),
         Err(e) => Err(format!("cannot reach the server: {}", e.message())),
     };
-    reported.unwrap_or_else(|why| {
+    let named = info.as_deref().ok().and_then(server_name);
+    let reported = info.and_then(|info| {
+        RedisVersion::from_info(&info)
+            .ok_or_else(|| "INFO server names no version from 7.0 on".to_owned())
+    });
+    let version = reported.unwrap_or_else(|why| {
         let newest = RedisVersion::default();
-        eprintln!(
-            "nxlock check: the server's version is unknown ({why}); judged as Redis {newest} (--redis-version sets it)"
-        );
+        if args.redis_version.is_none() {
+            eprintln!(
+                "nxlock check: the server's version is unknown ({why}); judged as Redis {newest} (--redis-version sets it)"
+            );
+        }
         newest
-    })
+    });
+    (named, version)
 }
 
-/// Runs the selected cases on `harness`, judged against `version`.
-async fn judged<H: Harness>(harness: H, version: RedisVersion, args: &CheckArgs) -> Report {
-    run_matching(&JudgedAs::new(harness, version), &|name| args.wanted(name)).await
+/// `Valkey 8.0.1` or `Redis 7.0.15`, from `INFO server` (Valkey reports both fields; its
+/// own comes first).
+fn server_name(info: &str) -> Option<String> {
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|line| line.trim_end().strip_prefix(name))
+            .map(str::to_owned)
+    };
+    field("valkey_version:")
+        .map(|version| format!("Valkey {version}"))
+        .or_else(|| field("redis_version:").map(|version| format!("Redis {version}")))
+}
+
+/// Runs the selected cases on `harness`, judged against `judged`'s version.
+async fn judged<H: Harness>(harness: H, judged: Judged, args: &CheckArgs) -> Report {
+    let mut report = run_matching(&JudgedAs::new(harness, judged.version), &|name| {
+        args.wanted(name)
+    })
+    .await;
+    report.server = judged.server;
+    report
 }
 
 async fn check(args: &CheckArgs) -> Result<Report, String> {
@@ -253,7 +294,7 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
         (None, false, Topology::Cluster) => {
             // The double answers as the version it is judged against.
             let version = version().await;
-            let harness = MemoryClusterHarness::default().with_redis_version(version);
+            let harness = MemoryClusterHarness::default().with_redis_version(version.version);
             Ok(judged(harness, version, args).await)
         }
         (None, true, Topology::Cluster) => {

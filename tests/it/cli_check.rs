@@ -46,6 +46,7 @@ fn check_json_has_exactly_the_documented_fields() {
             "failed",
             "passed",
             "redis_version",
+            "server",
             "skipped",
             "target",
             "topology",
@@ -54,6 +55,8 @@ fn check_json_has_exactly_the_documented_fields() {
     );
     assert_eq!(json["topology"], "single");
     assert_eq!(json["failed"], 0);
+    // The double is no server.
+    assert_eq!(json["server"], serde_json::Value::Null);
     let cases = json["cases"].as_array().unwrap();
     let skipped: Vec<_> = cases.iter().filter(|c| c["outcome"] == "skipped").collect();
     assert_eq!(json["skipped"].as_u64().unwrap() as usize, skipped.len());
@@ -654,4 +657,27 @@ fn check_judges_the_reported_version_unless_told_another() {
     assert_eq!(json["redis_version"], "7.2");
     let bad = nxlock(&["check", "--redis-version", "6.2"]);
     assert_eq!(bad.status.code(), Some(2));
+}
+
+/// `check --url` names the server it talked to, as the server names itself, beside the
+/// version it judged against: in the table and in the JSON.
+#[test]
+fn check_names_the_server_it_talked_to() {
+    let server = match nxlock::testing::RedisServer::spawn() {
+        Ok(server) => server,
+        Err(why) => return nxlock::testing::skip_or_fail("check names the server", &why),
+    };
+    let expected = nxlock::testing::installed_server().expect("redis-server on PATH");
+    let json = passing_check(
+        &["check", "--url", &server.url(), "--case", "strings::", "--json"],
+        "single",
+    );
+    assert_eq!(json["server"], expected.as_str());
+    let table = nxlock(&["check", "--url", &server.url(), "--case", "strings::"]);
+    let first = String::from_utf8_lossy(&table.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(first.contains(&format!("server: {expected}; judged as Redis")), "{first}");
 }

@@ -371,6 +371,7 @@ pub async fn run_matching<H: Harness>(harness: &H, wanted: &dyn Fn(&str) -> bool
         target: harness.name(),
         topology: harness.topology(),
         redis_version: harness.redis_version(),
+        server: None,
         cases: Vec::new(),
     };
     for case in every_case(harness, wanted) {

@@ -62,6 +62,9 @@ pub struct Report {
     /// The Redis version its answers were judged against
     /// ([`Harness::redis_version`](crate::Harness::redis_version)).
     pub redis_version: RedisVersion,
+    /// The server it talked to, as the server names itself (`Redis 7.0.15`, `Valkey
+    /// 8.0.1`, from `INFO server`), when the caller knows it; `None` for the double.
+    pub server: Option<String>,
     /// Every case, in suite order.
     pub cases: Vec<CaseReport>,
 }
@@ -83,6 +86,8 @@ struct JsonReport<'a> {
     topology: &'a str,
     /// The version judged against: `7.0`, `7.2` or `7.4`.
     redis_version: &'static str,
+    /// The server talked to, as it names itself; null when unknown.
+    server: Option<&'a str>,
     passed: usize,
     failed: usize,
     skipped: usize,
@@ -125,8 +130,9 @@ impl Report {
         self.cases.iter().find(|c| c.name == name)
     }
 
-    /// `{"target", "topology", "passed", "failed", "skipped", "xfail", "cases": [{"name",
-    /// "outcome", "ok", "detail", "missing"}]}`; `outcome` is `pass`, `xfail`, `fail` or
+    /// `{"target", "topology", "redis_version", "server", "passed", "failed", "skipped",
+    /// "xfail", "cases": [{"name", "outcome", "ok", "detail", "missing"}]}`; `server` is
+    /// null when unknown; `outcome` is `pass`, `xfail`, `fail` or
     /// `skipped`, `passed` counts expected failures too, and `missing` names a skipped
     /// case's missing capabilities.
     pub fn to_json(&self) -> String {
@@ -134,6 +140,7 @@ impl Report {
             target: &self.target,
             topology: &self.topology,
             redis_version: self.redis_version.name(),
+            server: self.server.as_deref(),
             passed: self.passed(),
             failed: self.failed(),
             skipped: self.skipped(),
@@ -163,9 +170,14 @@ impl fmt::Display for Report {
             .max()
             .unwrap_or(4)
             .max(4);
+        let server = self
+            .server
+            .as_ref()
+            .map(|server| format!("server: {server}; "))
+            .unwrap_or_default();
         writeln!(
             f,
-            "conformance of {} (topology: {}; judged as Redis {})",
+            "conformance of {} (topology: {}; {server}judged as Redis {})",
             self.target, self.topology, self.redis_version
         )?;
         writeln!(f, "{:<width$}  {:<6}  detail", "case", "result")?;

@@ -19,5 +19,5 @@ pub use harness::{
 };
 pub use spawn::{
     Durability, Proxy, RedisCluster, RedisInstances, RedisServer, RedisTarget, ReplicatedRedis,
-    announce_skip, installed_version, redis_required, skip_or_fail,
+    announce_skip, installed_server, installed_version, redis_required, skip_or_fail,
 };

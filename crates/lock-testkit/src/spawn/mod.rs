@@ -20,6 +20,6 @@ pub use proxy::Proxy;
 pub use replicated::ReplicatedRedis;
 pub use sentinel::MASTER_NAME;
 pub use server::{
-    REQUIRE_VAR, RedisServer, RedisTarget, URL_VAR, announce_skip, installed_version,
-    redis_required, skip_or_fail,
+    REQUIRE_VAR, RedisServer, RedisTarget, URL_VAR, announce_skip, installed_server,
+    installed_version, redis_required, skip_or_fail,
 };

@@ -28,6 +28,26 @@ pub fn installed_version() -> Option<lock_core::RedisVersion> {
     })
 }
 
+/// The server on PATH as it names itself (`Redis 7.0.15`, `Valkey 8.0.1`), from
+/// `redis-server --version`; `None` without a usable binary.
+pub fn installed_server() -> Option<String> {
+    static SERVER: OnceLock<Option<String>> = OnceLock::new();
+    SERVER
+        .get_or_init(|| {
+            let out = Command::new("redis-server")
+                .arg("--version")
+                .output()
+                .ok()?;
+            let line = String::from_utf8_lossy(&out.stdout).into_owned();
+            let product = line.split_whitespace().next()?.to_owned();
+            let number = line
+                .split_whitespace()
+                .find_map(|word| word.strip_prefix("v="))?;
+            Some(format!("{product} {number}"))
+        })
+        .clone()
+}
+
 /// The version a `redis-server --version` line names.
 fn version_of(line: &str) -> Option<lock_core::RedisVersion> {
     let number = line
