@@ -469,10 +469,19 @@ async fn check_url_reports_an_incompatible_server_and_exits_non_zero() {
     server.stop().await;
 }
 
-/// A Redis-protocol server with two defects, in front of `nxlock serve`: it answers GET
-/// with a simple string where Redis sends a bulk string, and it drops the connection on
-/// every INCR. Serves until the runtime stops.
-async fn misbehaving_server() -> String {
+/// How [`misbehaving_server`] departs from Redis.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Defects {
+    /// It answers GET with a simple string where Redis sends a bulk string, and it drops
+    /// the connection on every INCR.
+    SimpleGetAndDroppedIncr,
+    /// It closes the connection after every error reply, as some fakes do.
+    HangsUpAfterErrors,
+}
+
+/// A Redis-protocol server with `defects`, in front of `nxlock serve`. Serves until the
+/// runtime stops.
+async fn misbehaving_server(defects: Defects) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let server = nxlock::server::Server::start(nxlock::server::ServerOptions::default())
         .await
@@ -501,7 +510,7 @@ async fn misbehaving_server() -> String {
                         .strip_suffix(b"\r")
                         .unwrap_or(name)
                         .to_ascii_uppercase();
-                    if name == b"INCR" {
+                    if name == b"INCR" && defects == Defects::SimpleGetAndDroppedIncr {
                         return;
                     }
                     server.write_all(&request).await.unwrap();
@@ -513,14 +522,18 @@ async fn misbehaving_server() -> String {
                             return;
                         }
                     };
+                    let hang_up = defects == Defects::HangsUpAfterErrors && reply.starts_with(b"-");
                     let reply = match (name.as_slice(), reply.first()) {
-                        (b"GET", Some(b'$')) if !reply.starts_with(b"$-1") => {
+                        (b"GET", Some(b'$'))
+                            if !reply.starts_with(b"$-1")
+                                && defects == Defects::SimpleGetAndDroppedIncr =>
+                        {
                             let body = reply.splitn(2, |&b| b == b'\n').nth(1).unwrap();
                             [b"+".as_slice(), body].concat()
                         }
                         _ => reply,
                     };
-                    if client.write_all(&reply).await.is_err() {
+                    if client.write_all(&reply).await.is_err() || hang_up {
                         return;
                     }
                 }
@@ -537,7 +550,7 @@ async fn misbehaving_server() -> String {
 #[test]
 fn check_names_each_difference_in_protocol_terms_and_one_drop_fails_one_case() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let url = runtime.block_on(misbehaving_server());
+    let url = runtime.block_on(misbehaving_server(Defects::SimpleGetAndDroppedIncr));
     let out = nxlock(&[
         "check",
         "--url",
@@ -669,7 +682,14 @@ fn check_names_the_server_it_talked_to() {
     };
     let expected = nxlock::testing::installed_server().expect("redis-server on PATH");
     let json = passing_check(
-        &["check", "--url", &server.url(), "--case", "strings::", "--json"],
+        &[
+            "check",
+            "--url",
+            &server.url(),
+            "--case",
+            "strings::",
+            "--json",
+        ],
         "single",
     );
     assert_eq!(json["server"], expected.as_str());
@@ -679,5 +699,56 @@ fn check_names_the_server_it_talked_to() {
         .next()
         .unwrap_or_default()
         .to_owned();
-    assert!(first.contains(&format!("server: {expected}; judged as Redis")), "{first}");
+    assert!(
+        first.contains(&format!("server: {expected}; judged as Redis")),
+        "{first}"
+    );
+}
+
+/// Against a server that hangs up after every error reply, the case where it happened
+/// says so, naming the reply and the command it answered; the case's next command runs
+/// on a fresh connection, and no later case fails because of it.
+#[test]
+fn a_server_that_hangs_up_after_errors_is_named_where_it_happened() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let url = runtime.block_on(misbehaving_server(Defects::HangsUpAfterErrors));
+    let out = nxlock(&[
+        "check",
+        "--url",
+        &url,
+        "--case",
+        "keys::",
+        "--case",
+        "strings::",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let cases = json["cases"].as_array().unwrap();
+    let mut named = 0;
+    for case in cases {
+        let detail = case["detail"].as_str().unwrap();
+        if case["outcome"] != "fail" {
+            continue;
+        }
+        // Every failure is the hang-up, named with the reply before it.
+        assert!(
+            detail.contains("the server closed the connection after replying `-"),
+            "{} failed for another reason: {detail}",
+            case["name"]
+        );
+        named += 1;
+    }
+    assert!(named > 0, "no case met the hang-up: {cases:?}");
+    let incr = cases
+        .iter()
+        .find(|c| c["name"] == "keys::incr_rejects_non_integers_and_overflow")
+        .expect("the INCR case ran");
+    assert!(
+        incr["detail"]
+            .as_str()
+            .unwrap()
+            .contains("after replying `-ERR value is not an integer or out of range` to INCR"),
+        "{incr}"
+    );
+    runtime.shutdown_background();
 }

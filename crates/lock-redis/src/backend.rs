@@ -62,6 +62,62 @@ pub struct RedisBackend {
     notifier: Arc<Notifier>,
     /// Connections for script + WAIT, each used by one call at a time.
     dedicated: Arc<std::sync::Mutex<Vec<(String, MultiplexedConnection)>>>,
+    /// The shared connection's last reply, when it was an error: the command and the
+    /// error's text. A server that hangs up after an error reply is then named in the
+    /// error of the command that found the connection closed.
+    last_error: Arc<LastError>,
+}
+
+/// See [`RedisBackend`]'s `last_error`.
+#[derive(Debug, Default)]
+struct LastError {
+    /// Set while `reply` holds something: the common case, a success after a success,
+    /// then costs one load.
+    set: std::sync::atomic::AtomicBool,
+    reply: std::sync::Mutex<Option<(String, String)>>,
+}
+
+impl LastError {
+    fn replied(&self, command: &Cmd, reply: &Result<(), &lock_core::Error>) {
+        use std::sync::atomic::Ordering;
+        let from_server = |error: &lock_core::Error| {
+            !matches!(
+                error.kind(),
+                ErrorKind::Connection
+                    | ErrorKind::Timeout
+                    | ErrorKind::UnexpectedReply
+                    | ErrorKind::InvalidConfig
+            )
+        };
+        match reply {
+            Ok(()) if !self.set.load(Ordering::Acquire) => {}
+            Err(error) if from_server(error) => {
+                *self.lock() = Some((name_of(command), error.message().to_owned()));
+                self.set.store(true, Ordering::Release);
+            }
+            Err(_) => {}
+            Ok(()) => {
+                self.set.store(false, Ordering::Release);
+                *self.lock() = None;
+            }
+        }
+    }
+
+    /// The error reply the connection last received, taken: what a lost connection is
+    /// explained by.
+    fn take(&self) -> Option<(String, String)> {
+        use std::sync::atomic::Ordering;
+        if !self.set.swap(false, Ordering::AcqRel) {
+            return None;
+        }
+        self.lock().take()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(String, String)>> {
+        self.reply
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -109,6 +165,7 @@ impl RedisBackend {
             route,
             options,
             dedicated: Arc::default(),
+            last_error: Arc::default(),
         }
     }
 
@@ -130,7 +187,14 @@ impl RedisBackend {
             {
                 Ok(reply) => reply.map_err(errors::from_redis),
                 Err(_) => Err(errors::timed_out(limit)),
-            }
+            };
+        self.last_error
+            .replied(command, &reply.as_ref().map(|_| ()));
+        let reply = reply
+            .map_err(|error| match self.last_error_explains(&error) {
+                Some(explained) => explained,
+                None => error,
+            })
             .map_err(|error| error.during(&name_of(command)));
         match reply {
             Err(error) if self.route.follows_sentinel() => {
@@ -141,6 +205,24 @@ impl RedisBackend {
     }
 
     /// A connection of its own for script + WAIT: one from the pool, or a new one.
+    /// A lost connection right after an error reply: the server hung up after it (a
+    /// server that closes the connection on errors, where Redis keeps it open). The
+    /// error then says so, naming the reply and its command. redis-rs reconnects for
+    /// the next command.
+    fn last_error_explains(&self, error: &lock_core::Error) -> Option<lock_core::Error> {
+        if error.kind() != ErrorKind::Connection {
+            return None;
+        }
+        let (command, text) = self.last_error.take()?;
+        Some(lock_core::Error::new(
+            ErrorKind::Connection,
+            format!(
+                "the server closed the connection after replying `-{text}` to {command} ({})",
+                error.message()
+            ),
+        ))
+    }
+
     async fn dedicated(&self) -> Result<(String, MultiplexedConnection)> {
         let node = self.route.node();
         let pooled = {
