@@ -97,6 +97,21 @@ async fn cluster_mode_answers_as_a_real_cluster_node() {
             "k5",
         ],
         &["EVAL", "return redis.call('GET', 'k1')", "1", "foo"],
+        // With a shebang, a script keeps to its keys' slot unless it allows others.
+        &["EVAL", "#!lua\nreturn redis.call('GET', 'k1')", "1", "foo"],
+        &[
+            "EVAL",
+            "#!lua\nreturn redis.call('GET', '{foo}k1')",
+            "1",
+            "foo",
+        ],
+        &["EVAL", "#!lua\nreturn redis.call('GET', 'k1')", "0"],
+        &[
+            "EVAL",
+            "#!lua flags=allow-cross-slot-keys\nreturn redis.call('GET', 'k1')",
+            "1",
+            "foo",
+        ],
         &["SELECT", "1"],
         &["SELECT", "0"],
         &["MULTI"],

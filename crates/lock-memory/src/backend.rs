@@ -616,10 +616,10 @@ impl KvBackend for MemoryBackend {
         let Some(native) = script.native() else {
             let runner = self.shared.scripts.read().clone();
             let runner = runner.ok_or_else(|| no_native_body(script))?;
-            let cluster = self.cluster_rules().is_some();
+            let cluster = self.cluster_rules();
             let version = self.redis_version();
             let ran = Self::atomically_across(std::slice::from_ref(self), 0, |databases| {
-                runner.run(databases, script, keys, args, cluster, version)
+                runner.run(databases, script, keys, args, cluster.as_ref(), version)
             });
             return ran.await?;
         };

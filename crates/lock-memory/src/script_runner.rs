@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use lock_core::{RedisVersion, Result, Script, Value};
+use lock_core::{RedisVersion, Result, Script, SlotLayout, Value};
 
 use crate::Databases;
 
@@ -16,8 +16,11 @@ use crate::Databases;
 /// body keep running it.
 pub trait ScriptRunner: fmt::Debug + Send + Sync {
     /// Runs `script`'s Lua with `keys` and `args`. `databases` holds the backend's
-    /// database alone, as database 0; `cluster` says whether Redis Cluster's rules hold,
-    /// and `version` which Redis the backend answers as
+    /// database alone, as database 0; `cluster`, when Redis Cluster's rules hold, is how
+    /// the primaries split the slots: the script runs on the node of its `KEYS` (a
+    /// random one without keys), and every key a command inside it touches must be that
+    /// node's, as the native bodies are held to. `version` is which Redis the backend
+    /// answers as
     /// ([`MemoryBackend::with_redis_version`](crate::MemoryBackend::with_redis_version)).
     /// The script's reply, or its error reply as an [`Error`](lock_core::Error).
     fn run(
@@ -26,7 +29,7 @@ pub trait ScriptRunner: fmt::Debug + Send + Sync {
         script: &Script,
         keys: &[&[u8]],
         args: &[&[u8]],
-        cluster: bool,
+        cluster: Option<&SlotLayout>,
         version: RedisVersion,
     ) -> Result<Value>;
 }

@@ -5,12 +5,12 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use lock_core::{Error, RedisVersion, Result, Script, Value};
+use lock_core::{Error, RedisVersion, Result, Script, SlotLayout, Value, common_slot};
 use lock_memory::{Databases, ScriptRunner};
 
 use crate::lua::Engine;
 use crate::protocol::reply::Protocol;
-use crate::run::scripting::{ScriptState, script_command};
+use crate::run::scripting::{Locality, ScriptState, script_command, script_slot};
 use crate::state::config::Limits;
 use crate::state::context::Context;
 use crate::state::scripts::{RunLimits, ScriptEngine};
@@ -89,9 +89,17 @@ impl ScriptRunner for LuaScripts {
         script: &Script,
         keys: &[&[u8]],
         args: &[&[u8]],
-        cluster: bool,
+        cluster: Option<&SlotLayout>,
         version: RedisVersion,
     ) -> Result<Value> {
+        // The script runs on the node of its KEYS, which must share a slot.
+        let locality = match cluster {
+            Some(layout) => Some(Locality {
+                layout,
+                node: common_slot(keys)?.map(|slot| layout.node_of(slot)),
+            }),
+            None => None,
+        };
         let engine = self
             .engine(version)
             .map_err(|error| Error::from_reply(format!("ERR {error}")))?;
@@ -104,10 +112,12 @@ impl ScriptRunner for LuaScripts {
                 protocol: Protocol::Resp2,
                 limits: Limits::default(),
                 db: 0,
-                cluster,
+                cluster: cluster.is_some(),
                 version,
             },
             read: false,
+            locality,
+            slot: script_slot(keys),
         };
         let limits = RunLimits {
             read_only: false,

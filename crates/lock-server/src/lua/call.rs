@@ -16,6 +16,8 @@ pub(crate) struct Call<'c, 'f> {
     pub(crate) command: &'c mut CallCommand<'f>,
     /// EVAL_RO, or a script declared `no-writes`.
     pub(crate) read_only: bool,
+    /// A script declared `allow-cross-slot-keys`.
+    pub(crate) allow_cross_slot: bool,
     /// `redis.setresp`: the protocol replies reach the script in.
     pub(crate) resp: Arc<AtomicU8>,
 }
@@ -35,6 +37,7 @@ impl Call<'_, '_> {
                 args: &args,
                 resp,
                 read_only: self.read_only,
+                allow_cross_slot: self.allow_cross_slot,
             }),
             Err(refused) => refused,
         };

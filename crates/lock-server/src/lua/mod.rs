@@ -172,6 +172,9 @@ impl ScriptEngine for Engine {
         let call = std::cell::RefCell::new(Call {
             command,
             read_only,
+            // A script without a shebang runs in EVAL's compatibility mode, where Redis
+            // lets it touch keys of any slot of its node.
+            allow_cross_slot: !script.flags.declared || script.flags.allow_cross_slot,
             resp: state.resp.clone(),
         });
         let outcome = lua.scope(|scope| {

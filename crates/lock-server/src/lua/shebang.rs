@@ -9,6 +9,9 @@ pub(crate) struct ScriptFlags {
     pub(crate) declared: bool,
     /// `no-writes`: the script runs read-only under EVAL too.
     pub(crate) no_writes: bool,
+    /// `allow-cross-slot-keys`: in a cluster, the script may touch keys of several slots
+    /// of its node (as a script without a shebang may).
+    pub(crate) allow_cross_slot: bool,
 }
 
 /// The flags Redis 7.0 knows. Besides `no-writes`, they concern out-of-memory,
@@ -39,7 +42,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<(ScriptFlags, Vec<u8>), String> {
     }
     let mut flags = ScriptFlags {
         declared: true,
-        no_writes: false,
+        ..ScriptFlags::default()
     };
     for part in parts {
         let Some(list) = part.strip_prefix("flags=") else {
@@ -50,6 +53,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<(ScriptFlags, Vec<u8>), String> {
                 return Err(format!("ERR Unexpected flag in script shebang: {flag}"));
             }
             flags.no_writes |= flag == "no-writes";
+            flags.allow_cross_slot |= flag == "allow-cross-slot-keys";
         }
     }
     let mut source = b"--".to_vec();

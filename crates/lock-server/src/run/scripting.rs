@@ -2,7 +2,7 @@
 //! script's `redis.call` runs: the engine hands each call here ([`script_command`]), where
 //! it is checked against the command table as Redis checks it and run on the keyspace.
 
-use lock_core::Value;
+use lock_core::{Error, SlotLayout, Value, hash_slot};
 use lock_memory::{Databases, MemoryBackend};
 
 use super::{blocked, keyspace};
@@ -82,6 +82,8 @@ pub(crate) async fn run(
             databases,
             context,
             read: false,
+            locality: None,
+            slot: script_slot(&keys),
         };
         let reply = shared.scripts.run(&sha, &keys, &argv, limits, &mut |call| {
             script_command(&mut script, call)
@@ -94,6 +96,12 @@ pub(crate) async fn run(
     from_store(ran)
 }
 
+/// The slot of a script's declared keys, in a cluster (they share one, or the script was
+/// refused with CROSSSLOT before it ran).
+pub(crate) fn script_slot(keys: &[&[u8]]) -> Option<u16> {
+    keys.first().map(|key| hash_slot(key))
+}
+
 /// What a running script's commands share.
 pub(crate) struct ScriptState<'a, 'd> {
     /// Every database: a script may SELECT another.
@@ -102,6 +110,33 @@ pub(crate) struct ScriptState<'a, 'd> {
     pub(crate) context: Context,
     /// Whether a read-only command ran: a tracking caller then tracks the script's KEYS.
     pub(crate) read: bool,
+    /// In the double standing for a cluster of several primaries: the slots' owners and
+    /// the node the script runs on. serve itself is a one-node cluster, where every key
+    /// is local.
+    pub(crate) locality: Option<Locality<'a>>,
+    /// In a cluster, the slot the script works in: its declared keys', or else the first
+    /// key a command of it touched. Without `allow-cross-slot-keys`, every key must be
+    /// of it.
+    pub(crate) slot: Option<u16>,
+}
+
+/// Which node a script runs on, in a cluster of several primaries.
+pub(crate) struct Locality<'a> {
+    /// Which primary serves each slot.
+    pub(crate) layout: &'a SlotLayout,
+    /// The node of the script's declared keys; `None` without keys (a random node, so
+    /// every key is refused).
+    pub(crate) node: Option<usize>,
+}
+
+impl Locality<'_> {
+    /// Whether every one of `keys` (of one slot already) is served by the script's node.
+    fn serves(&self, keys: &[&[u8]]) -> bool {
+        match keys.first() {
+            None => true,
+            Some(key) => self.node == Some(self.layout.node_of(hash_slot(key))),
+        }
+    }
 }
 
 /// One `redis.call` of a script: checked in Redis's order (known, arity, allowed in
@@ -149,6 +184,11 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
         let refusal = script.context.version.cross_slot_in_script(command.name);
         return error(refusal.message());
     }
+    if script.context.cluster
+        && let Err(refusal) = cluster_keys(script, &command_keys::keys_of(command, args), call)
+    {
+        return refusal;
+    }
     if call.read_only && command.flags.has(Flags::WRITE) {
         return error("ERR Write commands are not allowed from read-only scripts.");
     }
@@ -162,6 +202,38 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
     };
     script.read |= introspection::reads_keys(command.name);
     keyspace::run_across(script.databases, command, args, context)
+}
+
+/// Redis's `scriptVerifyClusterState` for one command's `keys` (already of one slot):
+/// served by the script's node, and, unless the script allows cross-slot keys, of the
+/// script's one slot.
+fn cluster_keys(
+    script: &mut ScriptState<'_, '_>,
+    keys: &[&[u8]],
+    call: ScriptCall<'_>,
+) -> Result<(), Value> {
+    let Some(key) = keys.first() else {
+        return Ok(());
+    };
+    if let Some(locality) = &script.locality
+        && !locality.serves(keys)
+    {
+        return Err(error(Error::non_local_key().message()));
+    }
+    if call.allow_cross_slot {
+        return Ok(());
+    }
+    let slot = hash_slot(key);
+    match script.slot {
+        None => script.slot = Some(slot),
+        Some(script_slot) if script_slot != slot => {
+            return Err(error(
+                "ERR Script attempted to access keys that do not hash to the same slot",
+            ));
+        }
+        Some(_) => {}
+    }
+    Ok(())
 }
 
 fn error(text: &str) -> Value {

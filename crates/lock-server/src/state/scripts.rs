@@ -25,6 +25,8 @@ pub(crate) struct ScriptCall<'a> {
     pub(crate) resp: u8,
     /// Whether the script may not write: run by EVAL_RO, or declared `no-writes`.
     pub(crate) read_only: bool,
+    /// Whether the script declared `allow-cross-slot-keys`.
+    pub(crate) allow_cross_slot: bool,
 }
 
 /// What runs a script's commands: the reply to each.

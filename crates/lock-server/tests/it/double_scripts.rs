@@ -118,3 +118,66 @@ async fn writes_from_lua_on_a_primary_reach_its_replicas() {
     set.fail_over();
     assert_eq!(client.get(b"k").await.unwrap(), Some(b"v".to_vec()));
 }
+
+/// A user's Lua on the double standing for a cluster is held to the rule its native
+/// twin is held to, on every Redis version: a command inside the script may touch only
+/// keys of its `KEYS`' node. Keys another primary serves (or any key, for a script
+/// without keys) are refused with Redis's non-local-key error, and nothing is written.
+#[tokio::test]
+async fn a_users_lua_is_held_to_the_cluster_s_non_local_key_rule_as_native_bodies_are() {
+    use lock_core::{RedisVersion, SlotLayout, hash_slot};
+    let layout = SlotLayout::even(3);
+    let node = |key: &str| layout.node_of(hash_slot(key.as_bytes()));
+    // A key on another node than "lock"'s, and one on the same node.
+    let names: Vec<String> = (0..200).map(|i| format!("other-{i}")).collect();
+    let elsewhere = names.iter().find(|k| node(k) != node("lock")).unwrap();
+    let alongside = names.iter().find(|k| node(k) == node("lock")).unwrap();
+    for version in [RedisVersion::V7_0, RedisVersion::V7_2, RedisVersion::V7_4] {
+        let double = MemoryBackend::new()
+            .with_cluster_rules(layout.clone())
+            .with_redis_version(version)
+            .with_script_runner(LuaScripts::shared());
+        let get = Script::new("get", "return redis.call('GET', ARGV[1])");
+        let set = Script::new("set", "return redis.call('SET', ARGV[1], 'x')");
+        let native_get = Script::new("get-native", "return redis.call('GET', ARGV[1])")
+            .with_native(|store, _, args| Ok(store.get(args[0])?.map_or(Value::Nil, Value::Data)));
+        for script in [&get, &set, &native_get] {
+            let refused = double
+                .eval(script, &[b"lock"], &[elsewhere.as_bytes()])
+                .await
+                .unwrap_err();
+            assert_eq!(refused.kind(), ErrorKind::Script, "{version}: {refused:?}");
+            assert!(
+                refused.message().starts_with(
+                    "ERR Script attempted to access a non local key in a cluster node"
+                ),
+                "{version} {}: {}",
+                script.name(),
+                refused.message()
+            );
+            // Without KEYS the script runs on a random node: every key is refused.
+            let keyless = double.eval(script, &[], &[alongside.as_bytes()]).await;
+            assert!(keyless.is_err(), "{version}: {keyless:?}");
+        }
+        assert_eq!(
+            double.get(elsewhere.as_bytes()).await.unwrap(),
+            None,
+            "nothing written"
+        );
+        // The same node's keys are served.
+        assert_eq!(
+            double
+                .eval(&set, &[b"lock"], &[alongside.as_bytes()])
+                .await
+                .unwrap(),
+            Value::Status("OK".into())
+        );
+        assert_eq!(
+            double
+                .eval(&get, &[b"lock"], &[alongside.as_bytes()])
+                .await
+                .unwrap(),
+            Value::Data(b"x".to_vec())
+        );
+    }
+}
