@@ -11,6 +11,7 @@ use lock_memory::{Databases, ScriptRunner};
 use crate::lua::Engine;
 use crate::protocol::reply::Protocol;
 use crate::run::scripting::{Locality, ScriptState, script_command, script_slot};
+use crate::run::undo::UndoLog;
 use crate::state::config::Limits;
 use crate::state::context::Context;
 use crate::state::scripts::{RunLimits, ScriptEngine};
@@ -118,14 +119,17 @@ impl ScriptRunner for LuaScripts {
             read: false,
             locality,
             slot: script_slot(keys),
+            undo: UndoLog::default(),
         };
         let limits = RunLimits {
             read_only: false,
             time_limit: TIME_LIMIT,
         };
-        match engine.run(&sha, keys, args, limits, &mut |call| {
+        let ran = engine.run(&sha, keys, args, limits, &mut |call| {
             script_command(&mut state, call)
-        }) {
+        });
+        state.finish(ran.stopped);
+        match ran.reply {
             Value::Error(text) => Err(Error::from_reply(text)),
             reply => Ok(reply),
         }

@@ -18,14 +18,14 @@ mod sandbox;
 mod shebang;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lock_core::{RedisVersion, Value};
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
 
-use crate::state::scripts::{CallCommand, RunLimits, ScriptEngine};
+use crate::state::scripts::{CallCommand, Ran, RunLimits, ScriptEngine};
 use call::Call;
 use errors::ScriptError;
 use shebang::ScriptFlags;
@@ -160,12 +160,16 @@ impl ScriptEngine for Engine {
         args: &[&[u8]],
         limits: RunLimits,
         command: &mut CallCommand<'_>,
-    ) -> Value {
+    ) -> Ran {
         let state = self.state();
         let Some(script) = state.scripts.get(sha) else {
             let missing = Value::Error("NOSCRIPT No matching script. Please use EVAL.".into());
-            return missing;
+            return Ran {
+                reply: missing,
+                stopped: false,
+            };
         };
+        let stopped = Arc::new(AtomicBool::new(false));
         let read_only = limits.read_only || script.flags.no_writes;
         state.resp.store(2, Ordering::Relaxed);
         let lua = &state.lua;
@@ -186,7 +190,7 @@ impl ScriptEngine for Engine {
                     call.borrow_mut().run(lua, arguments, count)
                 })?,
             )?;
-            set_time_limit(lua, limits.time_limit)?;
+            set_time_limit(lua, limits.time_limit, stopped.clone())?;
             let result = state.sandbox.run(lua, &script.function);
             lua.remove_hook();
             state.sandbox.clear_call(lua)?;
@@ -197,13 +201,17 @@ impl ScriptEngine for Engine {
             Ok(value) => convert::from_lua(&value, resp, &state.sandbox.flatten).map(Ok),
             Err(error) => Ok(Err(error)),
         });
-        match outcome {
+        let reply = match outcome {
             Ok(Ok(value)) => value,
             Ok(Err(error)) => Value::Error(errors::reply(&error, sha)),
             Err(error) => Value::Error(format!(
                 "{} script: {sha}, on @user_script:0.",
                 errors::text_of(&error)
             )),
+        };
+        Ran {
+            reply,
+            stopped: stopped.load(Ordering::Relaxed),
         }
     }
 }
@@ -212,7 +220,7 @@ impl ScriptEngine for Engine {
 /// KILL); a test double stops it instead, so one bad script cannot hold a database and
 /// a worker thread forever. Past the limit the hook fires on every line too, so that a
 /// script catching the error with pcall in a loop is stopped as well (as Redis does).
-fn set_time_limit(lua: &Lua, limit: Duration) -> mlua::Result<()> {
+fn set_time_limit(lua: &Lua, limit: Duration, stopped: Arc<AtomicBool>) -> mlua::Result<()> {
     let deadline = Instant::now() + limit;
     lua.set_hook(
         HookTriggers::new().every_nth_instruction(10_000),
@@ -220,6 +228,7 @@ fn set_time_limit(lua: &Lua, limit: Duration) -> mlua::Result<()> {
             if Instant::now() <= deadline {
                 return Ok(VmState::Continue);
             }
+            stopped.store(true, Ordering::Relaxed);
             lua.set_hook(
                 HookTriggers::new()
                     .every_line()

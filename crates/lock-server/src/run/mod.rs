@@ -13,3 +13,4 @@ pub(crate) mod keyspace;
 pub(crate) mod pipeline;
 pub(crate) mod scripting;
 pub(crate) mod transaction;
+pub(crate) mod undo;

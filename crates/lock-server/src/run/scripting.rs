@@ -5,6 +5,7 @@
 use lock_core::{Error, SlotLayout, Value, hash_slot};
 use lock_memory::{Databases, MemoryBackend};
 
+use super::undo::UndoLog;
 use super::{blocked, keyspace};
 use crate::commands::connection;
 use crate::protocol::args::{NOT_AN_INTEGER, integer, wrong_arity};
@@ -13,7 +14,7 @@ use crate::state::client::Client;
 use crate::state::context::Context;
 use crate::state::scripts::{RunLimits, ScriptCall};
 use crate::state::shared::Shared;
-use crate::table::{self, Flags, Scripting, command_keys, introspection};
+use crate::table::{self, Command, Flags, Scripting, command_keys, introspection};
 
 /// Runs `which` (its arity already checked).
 pub(crate) async fn run(
@@ -84,12 +85,14 @@ pub(crate) async fn run(
             read: false,
             locality: None,
             slot: script_slot(&keys),
+            undo: UndoLog::default(),
         };
-        let reply = shared.scripts.run(&sha, &keys, &argv, limits, &mut |call| {
+        let ran = shared.scripts.run(&sha, &keys, &argv, limits, &mut |call| {
             script_command(&mut script, call)
         });
         client.script_read = script.read;
-        reply
+        script.finish(ran.stopped);
+        ran.reply
     })
     .await;
     blocked::serve_all(shared).await;
@@ -118,6 +121,30 @@ pub(crate) struct ScriptState<'a, 'd> {
     /// key a command of it touched. Without `allow-cross-slot-keys`, every key must be
     /// of it.
     pub(crate) slot: Option<u16>,
+    /// What its writes changed, taken back if it is stopped at its time limit.
+    pub(crate) undo: UndoLog,
+}
+
+impl ScriptState<'_, '_> {
+    /// The script has ended: if it was `stopped` at its time limit, every write it made
+    /// is taken back, so that a script is all or nothing.
+    pub(crate) fn finish(&mut self, stopped: bool) {
+        let undo = std::mem::take(&mut self.undo);
+        if stopped {
+            undo.restore(self.databases);
+        }
+    }
+
+    /// Keeps what the write `command` with `args` is about to change.
+    fn before_write(&mut self, command: &Command, args: &[Vec<u8>]) {
+        let keys = command_keys::keys_of(command, args);
+        match command.name {
+            "flushdb" => self.undo.save_all(self.databases),
+            // `COPY … DB n` writes the key in another database.
+            "copy" => self.undo.save_everywhere(self.databases, &keys),
+            _ => self.undo.save(self.databases, self.context.db, &keys),
+        }
+    }
 }
 
 /// Which node a script runs on, in a cluster of several primaries.
@@ -201,6 +228,9 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
         ..script.context
     };
     script.read |= introspection::reads_keys(command.name);
+    if command.flags.has(Flags::WRITE) {
+        script.before_write(command, args);
+    }
     keyspace::run_across(script.databases, command, args, context)
 }
 

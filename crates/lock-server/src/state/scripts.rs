@@ -57,7 +57,8 @@ pub(crate) trait ScriptEngine: std::fmt::Debug + Send + Sync {
     fn refuses_read_only(&self, sha: &str) -> bool;
 
     /// Runs the cached script `sha` with `keys` and `args`, each of its commands through
-    /// `call`: the script's reply (NOSCRIPT when it is not cached).
+    /// `call`: the script's reply (NOSCRIPT when it is not cached), and whether it was
+    /// stopped at its time limit.
     fn run(
         &self,
         sha: &str,
@@ -65,5 +66,15 @@ pub(crate) trait ScriptEngine: std::fmt::Debug + Send + Sync {
         args: &[&[u8]],
         limits: RunLimits,
         call: &mut CallCommand<'_>,
-    ) -> Value;
+    ) -> Ran;
+}
+
+/// What a run of a script came to.
+#[derive(Debug)]
+pub(crate) struct Ran {
+    /// Its reply, or its error reply.
+    pub(crate) reply: Value,
+    /// Whether the engine stopped it at its time limit (whatever the script did with the
+    /// error, `pcall` included): its writes must then be taken back.
+    pub(crate) stopped: bool,
 }

@@ -158,3 +158,86 @@ async fn a_runaway_script_catching_the_error_is_stopped_too() {
     assert_eq!(client.command(&["EVAL", "return 1", "0"]).await, b":1\r\n");
     server.stop().await;
 }
+
+/// A script stopped at the time limit leaves nothing behind: the keys it set, changed,
+/// deleted or expired are as they were, in its own database and in one it SELECTed,
+/// or COPY'd into, after a FLUSHDB too, even when the script caught the error with pcall and returned.
+#[tokio::test]
+async fn a_stopped_script_takes_back_every_write() {
+    let options = ServerOptions {
+        script_time_limit: Duration::from_millis(100),
+        ..ServerOptions::default()
+    };
+    let server = Server::start(options).await.unwrap();
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    let writes_then_spins = [
+        // Sets, changes, deletes, expires, then never ends.
+        "redis.call('SET', KEYS[1], 'partial'); redis.call('INCR', KEYS[2]); \
+         redis.call('DEL', KEYS[3]); redis.call('PEXPIRE', KEYS[4], 1); \
+         redis.call('SET', 'new-key', 'x'); while true do end",
+        // The same, caught with pcall, and a reply after it.
+        "redis.call('SET', KEYS[1], 'partial'); redis.call('INCR', KEYS[2]); \
+         redis.call('DEL', KEYS[3]); redis.call('PEXPIRE', KEYS[4], 1); \
+         redis.call('SET', 'new-key', 'x'); \
+         pcall(function() while true do end end) return 'finished'",
+        // Another database, a copy into a third, then the database flushed.
+        "redis.call('SELECT', 1); redis.call('SET', 'elsewhere', 'x'); \
+         redis.call('SELECT', 0); redis.call('COPY', KEYS[1], KEYS[1], 'DB', 2); \
+         redis.call('SET', KEYS[1], 'partial'); \
+         redis.call('FLUSHDB'); redis.call('SET', 'after-flush', 'x'); while true do end",
+    ];
+    for script in writes_then_spins {
+        client.command(&["FLUSHALL"]).await;
+        client
+            .command(&["SET", "a", "original", "PX", "500000"])
+            .await;
+        client.command(&["SET", "n", "41"]).await;
+        client.command(&["SET", "gone", "still-here"]).await;
+        client.command(&["SET", "kept", "v"]).await;
+        let reply = client
+            .command(&["EVAL", script, "4", "a", "n", "gone", "kept"])
+            .await;
+        let text = String::from_utf8_lossy(&reply);
+        assert!(
+            text.starts_with("-ERR nxlock serve stopped the script")
+                || text.starts_with("$8\r\nfinished"),
+            "{text}"
+        );
+        assert_eq!(
+            client.command(&["GET", "a"]).await,
+            b"$8\r\noriginal\r\n",
+            "{script}"
+        );
+        let ttl = String::from_utf8_lossy(&client.command(&["PTTL", "a"]).await).into_owned();
+        assert!(
+            ttl.starts_with(":4") && ttl.len() == 9,
+            "the TTL stays: {ttl}"
+        );
+        assert_eq!(client.command(&["GET", "n"]).await, b"$2\r\n41\r\n");
+        assert_eq!(
+            client.command(&["GET", "gone"]).await,
+            b"$10\r\nstill-here\r\n"
+        );
+        assert_eq!(client.command(&["PTTL", "kept"]).await, b":-1\r\n");
+        assert_eq!(
+            client.command(&["EXISTS", "new-key", "after-flush"]).await,
+            b":0\r\n"
+        );
+        assert_eq!(client.command(&["DBSIZE"]).await, b":4\r\n");
+        for other in ["1", "2"] {
+            client.command(&["SELECT", other]).await;
+            assert_eq!(
+                client.command(&["DBSIZE"]).await,
+                b":0\r\n",
+                "database {other}"
+            );
+        }
+        client.command(&["SELECT", "0"]).await;
+    }
+    // A script that ends in time keeps its writes.
+    let reply = client
+        .command(&["EVAL", "return redis.call('INCR', KEYS[1])", "1", "n"])
+        .await;
+    assert_eq!(reply, b":42\r\n");
+    server.stop().await;
+}
