@@ -12,6 +12,9 @@ use lock_memory::{Data, Databases};
 /// A key as it was: its value and expiry, or `None` when it did not exist.
 type Image = Option<(Data, Option<i64>)>;
 
+/// One database's every key, value and expiry.
+type WholeDatabase = Vec<(Vec<u8>, Data, Option<i64>)>;
+
 /// The keys a script's writes touched, as they were before its first write to each.
 #[derive(Default)]
 pub(crate) struct UndoLog {
@@ -19,7 +22,7 @@ pub(crate) struct UndoLog {
     before: Vec<(usize, Vec<u8>, Image)>,
     /// Every database whole, taken before the script's first FLUSHDB: what comes after
     /// it is undone by putting these back.
-    whole: Option<Vec<Vec<(Vec<u8>, Data, Option<i64>)>>>,
+    whole: Option<Vec<WholeDatabase>>,
 }
 
 impl UndoLog {
