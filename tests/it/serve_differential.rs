@@ -1456,3 +1456,149 @@ async fn unknown_commands_are_quoted_like_redis() {
         assert_eq!(a, b, "replies to {} arguments", args.len());
     }
 }
+
+/// Sorted sets under a seeded stream of random commands, byte for byte as redis-server
+/// answers them: ranks, score and lex ranges (exclusive bounds, infinities, REV, LIMIT),
+/// counts, pops and range removals, on sets that grow past the listpack limit.
+#[tokio::test]
+async fn sorted_sets_answer_like_redis_under_random_operations() {
+    let Some(servers) = both_servers("sorted_sets_answer_like_redis_under_random_operations").await
+    else {
+        return;
+    };
+    let mut rng = fastrand::Rng::with_seed(7);
+    let scores = [
+        "0", "-0", "1", "1.5", "2", "-3", "10", "inf", "-inf", "2.5e3",
+    ];
+    let bound = |rng: &mut fastrand::Rng| -> String {
+        let score = scores[rng.usize(..scores.len())];
+        match rng.u8(..4) {
+            0 => format!("({score}"),
+            1 => "-inf".into(),
+            2 => "+inf".into(),
+            _ => score.into(),
+        }
+    };
+    let member = |rng: &mut fastrand::Rng| format!("m{}", rng.u32(..300));
+    let lex = |rng: &mut fastrand::Rng| match rng.u8(..4) {
+        0 => "-".to_string(),
+        1 => "+".to_string(),
+        2 => format!("(m{}", rng.u32(..300)),
+        _ => format!("[m{}", rng.u32(..300)),
+    };
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    for _ in 0..3000 {
+        let key = if rng.bool() { "z" } else { "same" };
+        let index = |rng: &mut fastrand::Rng| rng.i64(-40..40).to_string();
+        let command: Vec<String> = match rng.u8(..14) {
+            0..=3 => {
+                // "same" keeps every score equal, where lex ranges are defined.
+                let score = if key == "same" {
+                    "0"
+                } else {
+                    scores[rng.usize(..scores.len())]
+                };
+                vec!["ZADD".into(), key.into(), score.into(), member(&mut rng)]
+            }
+            4 => vec![
+                "ZRANGE".into(),
+                key.into(),
+                index(&mut rng),
+                index(&mut rng),
+                "WITHSCORES".into(),
+            ],
+            5 => vec![
+                "ZREVRANGE".into(),
+                key.into(),
+                index(&mut rng),
+                index(&mut rng),
+            ],
+            6 => {
+                let mut c = vec![
+                    "ZRANGEBYSCORE".into(),
+                    key.into(),
+                    bound(&mut rng),
+                    bound(&mut rng),
+                ];
+                if rng.bool() {
+                    c.extend([
+                        "LIMIT".into(),
+                        rng.i64(-2..5).to_string(),
+                        rng.i64(-2..6).to_string(),
+                    ]);
+                }
+                c
+            }
+            7 => vec![
+                "ZREVRANGEBYSCORE".into(),
+                key.into(),
+                bound(&mut rng),
+                bound(&mut rng),
+                "WITHSCORES".into(),
+            ],
+            8 => vec![
+                "ZCOUNT".into(),
+                key.into(),
+                bound(&mut rng),
+                bound(&mut rng),
+            ],
+            9 => vec![
+                if rng.bool() { "ZRANK" } else { "ZREVRANK" }.into(),
+                key.into(),
+                member(&mut rng),
+            ],
+            10 => vec![
+                if rng.bool() { "ZPOPMIN" } else { "ZPOPMAX" }.into(),
+                key.into(),
+                rng.u8(1..4).to_string(),
+            ],
+            11 => match rng.u8(..3) {
+                0 => vec![
+                    "ZREMRANGEBYRANK".into(),
+                    key.into(),
+                    index(&mut rng),
+                    index(&mut rng),
+                ],
+                1 => vec![
+                    "ZREMRANGEBYSCORE".into(),
+                    key.into(),
+                    bound(&mut rng),
+                    bound(&mut rng),
+                ],
+                _ => vec![
+                    "ZREMRANGEBYLEX".into(),
+                    "same".into(),
+                    lex(&mut rng),
+                    lex(&mut rng),
+                ],
+            },
+            12 => vec![
+                "ZRANGEBYLEX".into(),
+                "same".into(),
+                lex(&mut rng),
+                lex(&mut rng),
+            ],
+            _ => vec![
+                "ZLEXCOUNT".into(),
+                "same".into(),
+                lex(&mut rng),
+                lex(&mut rng),
+            ],
+        };
+        commands.push(command);
+    }
+    let mut ours = Raw::connect(&servers.ours()).await;
+    let mut redis = Raw::connect(&servers.redis_addr).await;
+    ours.command(&["FLUSHALL"]).await;
+    redis.command(&["FLUSHALL"]).await;
+    for command in &commands {
+        let args: Vec<&str> = command.iter().map(String::as_str).collect();
+        let (a, b) = (ours.command(&args).await, redis.command(&args).await);
+        assert_eq!(
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b),
+            "{}",
+            args.join(" ")
+        );
+    }
+}

@@ -207,6 +207,16 @@ impl MemoryBackend {
         self.shared.store.lock().cluster.clone()
     }
 
+    /// Reaps expired keys among the next `budget` keys, going round the keyspace, as
+    /// Redis's active expiry does between commands: how many keys are left. A server
+    /// calls it on a timer so that `DBSIZE` stops counting keys whose TTL has passed
+    /// even when no command touches them.
+    pub fn reap_expired(&self, budget: usize) -> usize {
+        let mut store = self.shared.store.lock();
+        store.set_time(self.shared.clock.now_us());
+        store.len_reaping(budget)
+    }
+
     /// Moves the backend's clock forward (keys expire, clock sleeps wake).
     pub fn advance(&self, by: Duration) {
         self.shared.clock.advance(by);

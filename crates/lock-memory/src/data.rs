@@ -2,7 +2,7 @@
 //! reads and changes these through [`Keyspace`](crate::Keyspace).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use indexmap::{IndexMap, IndexSet};
 
@@ -75,10 +75,14 @@ impl Ord for Score {
 }
 
 /// A sorted set: members ordered by score, then by member bytes, as in Redis.
+///
+/// The order is an order-statistic B-tree (`indexset`), so that, as with Redis's skip
+/// list, a member's rank, the member at a rank and the first member at or past a score
+/// cost O(log n), and a range of m members O(log n + m).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SortedSet {
     scores: HashMap<Vec<u8>, f64>,
-    order: BTreeSet<(Score, Vec<u8>)>,
+    order: indexset::BTreeSet<(Score, Vec<u8>)>,
 }
 
 impl SortedSet {
@@ -129,10 +133,10 @@ impl SortedSet {
         }
     }
 
-    /// `member`'s 0-based rank in ascending order.
+    /// `member`'s 0-based rank in ascending order. O(log n).
     pub fn rank(&self, member: &[u8]) -> Option<usize> {
         let score = self.score(member)?;
-        Some(self.order.range(..(Score(score), member.to_vec())).count())
+        Some(self.order.rank(&(Score(score), member.to_vec())))
     }
 
     /// Members with their scores, lowest first.
@@ -140,5 +144,70 @@ impl SortedSet {
         self.order
             .iter()
             .map(|(score, member)| (member.as_slice(), score.0))
+    }
+
+    /// The members whose ranks (ascending, 0-based) are in `ranks`, lowest first.
+    /// O(log n + m).
+    pub fn by_rank(
+        &self,
+        ranks: std::ops::Range<usize>,
+    ) -> impl DoubleEndedIterator<Item = (&[u8], f64)> + '_ {
+        let end = ranks.end.min(self.len());
+        let start = ranks.start.min(end);
+        self.order
+            .range_idx(start..end)
+            .map(|(score, member)| (member.as_slice(), score.0))
+    }
+
+    /// How many members score below `score`, or, with `inclusive`, at or below it: the
+    /// rank where a range starting past (or at) `score` begins. O(log n).
+    pub fn count_below(&self, score: f64, inclusive: bool) -> usize {
+        let score = if score == 0.0 { 0.0 } else { score };
+        if inclusive {
+            if score == f64::INFINITY {
+                return self.len();
+            }
+            self.order.rank(&(Score(score.next_up()), Vec::new()))
+        } else {
+            self.order.rank(&(Score(score), Vec::new()))
+        }
+    }
+
+    /// How many members sort before `member` (or, with `inclusive`, at or before it)
+    /// among members that all have the lowest score: the order of Redis's lex ranges,
+    /// which are defined only when every member has the same score. O(log n).
+    pub fn count_before_member(&self, member: &[u8], inclusive: bool) -> usize {
+        let Some((lowest, _)) = self.order.first() else {
+            return 0;
+        };
+        let mut bound = member.to_vec();
+        if inclusive {
+            // The least byte string after `member`.
+            bound.push(0);
+        }
+        self.order.rank(&(*lowest, bound))
+    }
+
+    /// Removes and returns the lowest member (or, with `highest`, the highest).
+    /// O(log n).
+    pub fn pop(&mut self, highest: bool) -> Option<(Vec<u8>, f64)> {
+        let (score, member) = if highest {
+            self.order.pop_last()?
+        } else {
+            self.order.pop_first()?
+        };
+        self.scores.remove(&member);
+        Some((member, score.0))
+    }
+
+    /// Removes the members whose ranks are in `ranks`: how many. O(log n) each.
+    pub fn remove_ranks(&mut self, ranks: std::ops::Range<usize>) -> usize {
+        let end = ranks.end.min(self.len());
+        let start = ranks.start.min(end);
+        for _ in start..end {
+            let (_, member) = self.order.pop_index(start);
+            self.scores.remove(&member);
+        }
+        end - start
     }
 }

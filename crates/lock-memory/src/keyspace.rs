@@ -33,6 +33,13 @@ pub trait Keyspace: ScriptContext {
     fn key_type(&mut self, key: &[u8]) -> Result<&'static str>;
     /// `KEYS pattern`: the live keys matching the glob, in no particular order.
     fn keys(&mut self, pattern: &[u8]) -> Result<Vec<Vec<u8>>>;
+    /// `RANDOMKEY`: a live key chosen at random in O(1) (`pick(n)` chooses an index below
+    /// `n`), reaping the expired keys it meets; `None` when there is none.
+    fn random_key(&mut self, pick: &mut dyn FnMut(usize) -> usize) -> Option<Vec<u8>>;
+    /// `DBSIZE`: how many keys the database holds, in O(1). As in Redis, a key whose TTL
+    /// has passed counts until something reaps it: this call reaps among a few dozen
+    /// keys each time, going round the keyspace.
+    fn size(&mut self) -> usize;
     /// The live value at `key`, to read or to change in place (then call
     /// [`Keyspace::changed`]).
     fn value(&mut self, key: &[u8]) -> Option<&mut Data>;

@@ -53,6 +53,16 @@ impl ScriptContext for Store {
 }
 
 impl Keyspace for Store {
+    fn random_key(&mut self, pick: &mut dyn FnMut(usize) -> usize) -> Option<Vec<u8>> {
+        Store::random_key(self, pick)
+    }
+
+    fn size(&mut self) -> usize {
+        // Redis's active expiry looks at 20 keys per database at a time, ten times a
+        // second; a call here looks at 64.
+        self.len_reaping(64)
+    }
+
     fn getdel(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Store::getdel(self, key)
     }

@@ -2,8 +2,6 @@
 
 use std::sync::Arc;
 
-use hashbrown::hash_map::EntryRef;
-
 use lock_core::{RedisVersion, SlotLayout};
 
 use crate::entry::Entry;
@@ -17,6 +15,12 @@ use parking_lot::Mutex;
 /// or places a borrowed key with one probe.
 type Map<V> = hashbrown::HashMap<Vec<u8>, V>;
 
+/// The keyspace itself: an insertion-ordered map (hashbrown's table of indices into a
+/// vector of entries, with the same hasher), so that, as in Redis's dict, a random key
+/// costs O(1) (RANDOMKEY) and expired keys can be reaped a few at a time from a cursor.
+/// Removal moves the last entry into the gap, O(1).
+type Keys = indexmap::IndexMap<Vec<u8>, Entry, hashbrown::DefaultHashBuilder>;
+
 /// Below this many keys a sweep is not worth its cost.
 const MIN_SWEEP_INTERVAL: usize = 1024;
 
@@ -28,7 +32,9 @@ const MIN_SWEEP_INTERVAL: usize = 1024;
 /// small factor of the live keys whatever the churn.
 #[derive(Debug)]
 pub(crate) struct Store {
-    map: Map<Entry>,
+    map: Keys,
+    /// Where the next incremental reaping of expired keys resumes.
+    reap_cursor: usize,
     /// Keys under WATCH, with the stamp of their last write and how many watch them.
     watched: Map<Watched>,
     /// The last write stamp handed out.
@@ -98,7 +104,8 @@ pub struct Writes {
 impl Default for Store {
     fn default() -> Self {
         Self {
-            map: Map::default(),
+            map: Keys::default(),
+            reap_cursor: 0,
             watched: Map::default(),
             stamp: 0,
             now: 0,
@@ -126,6 +133,12 @@ impl Store {
         if self.commands_since_sweep >= self.sweep_every {
             self.sweep();
         }
+    }
+
+    /// Sets the time without starting a command (active expiry between commands).
+    pub(crate) fn set_time(&mut self, now_us: i64) {
+        self.now = now_us.div_euclid(1000);
+        self.now_us = now_us;
     }
 
     fn sweep(&mut self) {
@@ -156,34 +169,72 @@ impl Store {
 
     /// The live entry at `key`; an expired one is removed and reported absent.
     pub(crate) fn live(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        match self.map.entry_ref(key) {
-            EntryRef::Occupied(found) if found.get().is_expired(self.now) => {
-                let (key, _) = found.remove_entry();
-                if let Some(recorded) = &mut self.recorded {
-                    recorded.keys.push(key);
-                }
-                None
-            }
-            EntryRef::Occupied(found) => Some(found.into_mut()),
-            EntryRef::Vacant(_) => None,
+        let index = self.map.get_index_of(key)?;
+        if self.map[index].is_expired(self.now) {
+            self.reap(index);
+            return None;
+        }
+        Some(&mut self.map[index])
+    }
+
+    /// Removes the expired entry at `index` (lazy expiry), recording it for client-side
+    /// caching.
+    fn reap(&mut self, index: usize) {
+        if let Some((key, _)) = self.map.swap_remove_index(index)
+            && let Some(recorded) = &mut self.recorded
+        {
+            recorded.keys.push(key);
         }
     }
 
     pub(crate) fn insert(&mut self, key: &[u8], mut entry: Entry) {
         entry.accessed = self.now;
-        match self.map.entry_ref(key) {
-            EntryRef::Occupied(mut found) => {
-                found.insert(entry);
-            }
-            EntryRef::Vacant(slot) => {
-                slot.insert(entry);
+        match self.map.get_index_of(key) {
+            Some(index) => self.map[index] = entry,
+            None => {
+                self.map.insert(key.to_vec(), entry);
             }
         }
         self.touch(key);
     }
 
+    /// A random live key, as Redis's RANDOMKEY picks one: O(1), reaping the expired keys
+    /// it meets on the way. `pick(n)` chooses an index below `n`.
+    pub(crate) fn random_key(&mut self, pick: &mut dyn FnMut(usize) -> usize) -> Option<Vec<u8>> {
+        while !self.map.is_empty() {
+            let index = pick(self.map.len()).min(self.map.len() - 1);
+            if self.map[index].is_expired(self.now) {
+                self.reap(index);
+                continue;
+            }
+            return self.map.get_index(index).map(|(key, _)| key.clone());
+        }
+        None
+    }
+
+    /// Keys held, after reaping expired ones among the next `budget` from a cursor that
+    /// goes round the keyspace: Redis's DBSIZE counts keys whose TTL passed until its
+    /// active expiry reaches them, and so does this, in O(budget).
+    pub(crate) fn len_reaping(&mut self, budget: usize) -> usize {
+        for _ in 0..budget {
+            if self.map.is_empty() {
+                break;
+            }
+            if self.reap_cursor >= self.map.len() {
+                self.reap_cursor = 0;
+            }
+            if self.map[self.reap_cursor].is_expired(self.now) {
+                // The last entry moved into this place: look at it next.
+                self.reap(self.reap_cursor);
+            } else {
+                self.reap_cursor += 1;
+            }
+        }
+        self.map.len()
+    }
+
     pub(crate) fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        let entry = self.map.remove(key)?;
+        let entry = self.map.swap_remove(key)?;
         if entry.is_expired(self.now) {
             // Reaping is not a write: WATCH judges expiry by liveness instead.
             return None;
@@ -302,7 +353,7 @@ impl Store {
             match &effect.state {
                 Some(entry) => self.insert(&effect.key, entry.clone()),
                 None => {
-                    self.map.remove(&effect.key[..]);
+                    self.map.swap_remove(&effect.key[..]);
                     self.touch(&effect.key);
                 }
             }

@@ -128,8 +128,7 @@ impl ScriptRunner for LuaScripts {
         let ran = engine.run(&sha, keys, args, limits, &mut |call| {
             script_command(&mut state, call)
         });
-        state.finish(ran.stopped);
-        match ran.reply {
+        match state.finish(ran.stopped, ran.reply) {
             Value::Error(text) => Err(Error::from_reply(text)),
             reply => Ok(reply),
         }

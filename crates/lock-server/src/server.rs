@@ -58,6 +58,7 @@ impl Server {
         shared.warnings = warnings;
         let shared = Arc::new(shared);
         let (stop, stopped) = watch::channel(false);
+        tokio::spawn(active_expiry(shared.clone(), stopped.clone()));
         let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));
         Ok(Server {
             shared,
@@ -127,6 +128,23 @@ fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
     socket.set_reuseaddr(true)?;
     socket.bind(addr)?;
     socket.listen(TCP_BACKLOG)
+}
+
+/// Redis's active expiry, ten times a second (`hz 10`): each database reaps the expired
+/// keys among the next 200, so that DBSIZE stops counting keys whose TTL has passed even
+/// when no command touches them.
+async fn active_expiry(shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) {
+    let mut every = tokio::time::interval(Duration::from_millis(100));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stopped.changed() => return,
+        }
+        for db in shared.dbs() {
+            db.reap_expired(200);
+        }
+    }
 }
 
 /// The longest wait before accepting again after the process ran out of descriptors.

@@ -52,7 +52,7 @@ pub(crate) fn flushdb(
 
 /// `DBSIZE`: how many live keys the database holds.
 pub(crate) fn dbsize(store: &mut dyn Keyspace, _: &[&[u8]], _: Context) -> Result<Value, String> {
-    Ok(Value::Int(store.keys(b"*").map_err(text)?.len() as i64))
+    Ok(Value::Int(store.size() as i64))
 }
 
 /// `TIME`: seconds and microseconds, on the database's clock (so fast-forward moves it,
@@ -201,11 +201,9 @@ pub(crate) fn randomkey(
     _: &[&[u8]],
     _: Context,
 ) -> Result<Value, String> {
-    let mut keys = store.keys(b"*").map_err(text)?;
-    if keys.is_empty() {
-        return Ok(Value::Nil);
-    }
-    Ok(Value::Data(keys.swap_remove(fastrand::usize(..keys.len()))))
+    Ok(store
+        .random_key(&mut |n| fastrand::usize(..n))
+        .map_or(Value::Nil, Value::Data))
 }
 
 /// `OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ key`, and `OBJECT HELP`.

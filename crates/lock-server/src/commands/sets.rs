@@ -264,10 +264,10 @@ pub(crate) fn spop(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         if target.is_empty() {
             break;
         }
+        // O(1): the last member moves into the gap (a set's order is Redis's hash
+        // order, which no client may rely on).
         let at = fastrand::usize(..target.len());
-        taken.push(Value::Data(
-            target.shift_remove_index(at).expect("in range"),
-        ));
+        taken.push(Value::Data(target.swap_remove_index(at).expect("in range")));
     }
     if !taken.is_empty() {
         store.changed(args[1]);
@@ -315,11 +315,36 @@ pub(crate) fn srandmember(
             return Err(crate::protocol::args::reply_too_large());
         }
         Some(n) if n < 0 => Value::Array((0..n.unsigned_abs()).map(|_| pick(source)).collect()),
-        Some(n) => {
-            let mut members: Vec<Value> = source.iter().map(|m| Value::Data(m.clone())).collect();
-            fastrand::shuffle(&mut members);
-            members.truncate(n as usize);
-            Value::Array(members)
-        }
+        Some(n) => Value::Array(
+            distinct_indices(source.len(), n as u64)
+                .into_iter()
+                .map(|at| Value::Data(source[at].clone()))
+                .collect(),
+        ),
     })
+}
+
+/// `count` distinct indices below `len` (all of them, shuffled, when `count` reaches
+/// `len`), in O(count): drawn at random while they are few next to `len`, by a partial
+/// shuffle otherwise (then `count` is at least half of `len`).
+fn distinct_indices(len: usize, count: u64) -> Vec<usize> {
+    let count = count.min(len as u64) as usize;
+    if count * 2 <= len {
+        let mut chosen = std::collections::HashSet::with_capacity(count);
+        let mut picked = Vec::with_capacity(count);
+        while picked.len() < count {
+            let at = fastrand::usize(..len);
+            if chosen.insert(at) {
+                picked.push(at);
+            }
+        }
+        return picked;
+    }
+    let mut all: Vec<usize> = (0..len).collect();
+    for i in 0..count {
+        let j = fastrand::usize(i..len);
+        all.swap(i, j);
+    }
+    all.truncate(count);
+    all
 }

@@ -39,22 +39,6 @@ fn score_bound(arg: &[u8]) -> Result<ScoreBound, String> {
     }
 }
 
-fn above(score: f64, min: ScoreBound) -> bool {
-    if min.exclusive {
-        score > min.value
-    } else {
-        score >= min.value
-    }
-}
-
-fn below(score: f64, max: ScoreBound) -> bool {
-    if max.exclusive {
-        score < max.value
-    } else {
-        score <= max.value
-    }
-}
-
 /// One end of a lex range: `-`, `+`, `[member` or `(member`.
 #[derive(Clone)]
 enum LexBound {
@@ -71,24 +55,6 @@ fn lex_bound(arg: &[u8]) -> Result<LexBound, String> {
         [b'[', rest @ ..] => Ok(LexBound::Inclusive(rest.to_vec())),
         [b'(', rest @ ..] => Ok(LexBound::Exclusive(rest.to_vec())),
         _ => Err("ERR min or max not valid string range item".into()),
-    }
-}
-
-fn lex_above(member: &[u8], min: &LexBound) -> bool {
-    match min {
-        LexBound::Min => true,
-        LexBound::Max => false,
-        LexBound::Inclusive(m) => member >= m.as_slice(),
-        LexBound::Exclusive(m) => member > m.as_slice(),
-    }
-}
-
-fn lex_below(member: &[u8], max: &LexBound) -> bool {
-    match max {
-        LexBound::Min => false,
-        LexBound::Max => true,
-        LexBound::Inclusive(m) => member <= m.as_slice(),
-        LexBound::Exclusive(m) => member < m.as_slice(),
     }
 }
 
@@ -252,11 +218,8 @@ pub(crate) fn zcount(
     _: Context,
 ) -> Result<Value, String> {
     let (min, max) = (score_bound(args[2])?, score_bound(args[3])?);
-    let count = sorted_set(store, args[1])?.map_or(0, |z| {
-        z.iter()
-            .filter(|(_, s)| above(*s, min) && below(*s, max))
-            .count()
-    });
+    let count =
+        sorted_set(store, args[1])?.map_or(0, |z| ranks(z, &By::Score(min, max), false).len());
     Ok(Value::Int(count as i64))
 }
 
@@ -266,11 +229,8 @@ pub(crate) fn zlexcount(
     _: Context,
 ) -> Result<Value, String> {
     let (min, max) = (lex_bound(args[2])?, lex_bound(args[3])?);
-    let count = sorted_set(store, args[1])?.map_or(0, |z| {
-        z.iter()
-            .filter(|(m, _)| lex_above(m, &min) && lex_below(m, &max))
-            .count()
-    });
+    let count =
+        sorted_set(store, args[1])?.map_or(0, |z| ranks(z, &By::Lex(min, max), false).len());
     Ok(Value::Int(count as i64))
 }
 
@@ -304,23 +264,13 @@ enum By {
     Lex(LexBound, LexBound),
 }
 
-/// The members of `source` that `by` selects, in order (descending when `reverse`), after
-/// skipping `offset` and taking at most `count` (negative: all).
-fn select(
-    source: &SortedSet,
-    by: &By,
-    reverse: bool,
-    offset: i64,
-    count: i64,
-) -> Vec<(Vec<u8>, f64)> {
-    let ordered: Vec<(&[u8], f64)> = if reverse {
-        source.iter().rev().collect()
-    } else {
-        source.iter().collect()
-    };
-    let chosen: Vec<(&[u8], f64)> = match by {
+/// The ascending ranks `by` selects in `source`, before any LIMIT: found by rank and
+/// score lookups in O(log n), never by walking the members.
+fn ranks(source: &SortedSet, by: &By, reverse: bool) -> std::ops::Range<usize> {
+    let len = source.len();
+    match by {
         By::Rank(start, stop) => {
-            let len = ordered.len() as i64;
+            let len = len as i64;
             let start = if *start < 0 {
                 (len + start).max(0)
             } else {
@@ -332,29 +282,73 @@ fn select(
                 (*stop).min(len - 1)
             };
             if start > stop || start >= len {
-                return Vec::new();
+                return 0..0;
             }
-            ordered[start as usize..=stop as usize].to_vec()
+            let (start, stop) = (start as usize, stop as usize);
+            if reverse {
+                // Ranks counted from the highest member.
+                (len as usize - 1 - stop)..(len as usize - start)
+            } else {
+                start..stop + 1
+            }
         }
-        By::Score(min, max) => ordered
-            .into_iter()
-            .filter(|(_, s)| above(*s, *min) && below(*s, *max))
-            .collect(),
-        By::Lex(min, max) => ordered
-            .into_iter()
-            .filter(|(m, _)| lex_above(m, min) && lex_below(m, max))
-            .collect(),
-    };
+        By::Score(min, max) => {
+            // Past the members below the minimum, up to those at or below the maximum.
+            let low = source.count_below(min.value, min.exclusive);
+            let high = source.count_below(max.value, !max.exclusive);
+            low..high.max(low)
+        }
+        By::Lex(min, max) => {
+            let low = match min {
+                LexBound::Min => 0,
+                LexBound::Max => len,
+                LexBound::Inclusive(m) => source.count_before_member(m, false),
+                LexBound::Exclusive(m) => source.count_before_member(m, true),
+            };
+            let high = match max {
+                LexBound::Min => 0,
+                LexBound::Max => len,
+                LexBound::Inclusive(m) => source.count_before_member(m, true),
+                LexBound::Exclusive(m) => source.count_before_member(m, false),
+            };
+            low..high.max(low)
+        }
+    }
+}
+
+/// The members of `source` that `by` selects, in order (descending when `reverse`), after
+/// skipping `offset` and taking at most `count` (negative: all). O(log n + m) for the m
+/// members returned.
+fn select(
+    source: &SortedSet,
+    by: &By,
+    reverse: bool,
+    offset: i64,
+    count: i64,
+) -> Vec<(Vec<u8>, f64)> {
     if offset < 0 {
         return Vec::new();
     }
-    let taken = chosen.into_iter().skip(offset as usize);
-    let taken: Vec<_> = if count < 0 {
-        taken.collect()
+    let chosen = ranks(source, by, reverse);
+    let available = chosen.len();
+    let skip = (offset as u64).min(available as u64) as usize;
+    let take = if count < 0 {
+        available - skip
     } else {
-        taken.take(count as usize).collect()
+        (count as u64).min((available - skip) as u64) as usize
     };
-    taken.into_iter().map(|(m, s)| (m.to_vec(), s)).collect()
+    let ranks = if reverse {
+        (chosen.end - skip - take)..(chosen.end - skip)
+    } else {
+        (chosen.start + skip)..(chosen.start + skip + take)
+    };
+    let members = source.by_rank(ranks);
+    let own = |(member, score): (&[u8], f64)| (member.to_vec(), score);
+    if reverse {
+        members.rev().map(own).collect()
+    } else {
+        members.map(own).collect()
+    }
 }
 
 fn long(arg: &[u8]) -> Result<i64, String> {
@@ -555,12 +549,10 @@ fn remove_selected(store: &mut dyn Keyspace, key: &[u8], by: &By) -> Result<Valu
     let Some(target) = sorted_set(store, key)? else {
         return Ok(Value::Int(0));
     };
-    let chosen = select(target, by, false, 0, -1);
-    for (member, _) in &chosen {
-        target.remove(member);
-    }
-    settle(store, key, !chosen.is_empty());
-    Ok(Value::Int(chosen.len() as i64))
+    let chosen = ranks(target, by, false);
+    let removed = target.remove_ranks(chosen);
+    settle(store, key, removed > 0);
+    Ok(Value::Int(removed as i64))
 }
 
 pub(crate) fn zremrangebyscore(
@@ -603,16 +595,8 @@ fn pop(
     let Some(target) = sorted_set(store, args[1])? else {
         return Ok(Value::Array(Vec::new()));
     };
-    let chosen = select(
-        target,
-        &By::Rank(0, -1),
-        highest,
-        0,
-        count.unwrap_or(1) as i64,
-    );
-    for (member, _) in &chosen {
-        target.remove(member);
-    }
+    let wanted = count.unwrap_or(1).min(target.len());
+    let chosen: Vec<(Vec<u8>, f64)> = (0..wanted).filter_map(|_| target.pop(highest)).collect();
     settle(store, args[1], !chosen.is_empty());
     if count.is_none() || protocol == Protocol::Resp2 {
         return Ok(Value::Array(

@@ -91,8 +91,7 @@ pub(crate) async fn run(
             script_command(&mut script, call)
         });
         client.script_read = script.read;
-        script.finish(ran.stopped);
-        ran.reply
+        script.finish(ran.stopped, ran.reply)
     })
     .await;
     blocked::serve_all(shared).await;
@@ -126,12 +125,28 @@ pub(crate) struct ScriptState<'a, 'd> {
 }
 
 impl ScriptState<'_, '_> {
-    /// The script has ended: if it was `stopped` at its time limit, every write it made
-    /// is taken back, so that a script is all or nothing.
-    pub(crate) fn finish(&mut self, stopped: bool) {
+    /// The script has ended with `reply`: if it was `stopped` at its time limit, every
+    /// write it made is taken back, so that a script is all or nothing, and the reply says
+    /// which writes could not be (to values too large to have been copied).
+    pub(crate) fn finish(&mut self, stopped: bool, reply: Value) -> Value {
         let undo = std::mem::take(&mut self.undo);
-        if stopped {
-            undo.restore(self.databases);
+        if !stopped {
+            return reply;
+        }
+        let unkept = undo.restore(self.databases);
+        match reply {
+            Value::Error(text) if !unkept.is_empty() => {
+                let keys: Vec<String> = unkept
+                    .iter()
+                    .map(|key| format!("'{}'", String::from_utf8_lossy(key)))
+                    .collect();
+                Value::Error(format!(
+                    "{text} Its writes to {} stay: values of more than {} elements are not copied before a script writes them.",
+                    keys.join(", "),
+                    super::undo::LARGEST_KEPT
+                ))
+            }
+            reply => reply,
         }
     }
 

@@ -4,10 +4,18 @@
 //! run, so serve does stop a runaway script, and takes back every write it made: a
 //! script is all or nothing here too. (Messages it published stay published, as they
 //! do in Redis for a script killed before it wrote.)
+//!
+//! Keeping a copy costs time in proportion to the value, on every script that writes,
+//! stopped or not; so a value of more than [`LARGEST_KEPT`] elements (or bytes, for a
+//! string) is not copied. A stopped script that wrote to one says so in its error.
 
 use std::collections::HashSet;
 
 use lock_memory::{Data, Databases};
+
+/// The largest value copied before a script's first write to it: elements of a
+/// collection, bytes of a string.
+pub(crate) const LARGEST_KEPT: usize = 4096;
 
 /// A key as it was: its value and expiry, or `None` when it did not exist.
 type Image = Option<(Data, Option<i64>)>;
@@ -23,6 +31,19 @@ pub(crate) struct UndoLog {
     /// Every database whole, taken before the script's first FLUSHDB: what comes after
     /// it is undone by putting these back.
     whole: Option<Vec<WholeDatabase>>,
+    /// Keys written whose values were too large to copy: their writes stay.
+    unkept: Vec<Vec<u8>>,
+}
+
+/// How big `data` is, as [`LARGEST_KEPT`] measures it.
+fn size(data: &Data) -> usize {
+    match data {
+        Data::String(bytes) => bytes.len() / 16,
+        Data::List(list) => list.len(),
+        Data::Hash(hash) => hash.len(),
+        Data::Set(set) => set.len(),
+        Data::SortedSet(sorted) => sorted.len(),
+    }
 }
 
 impl UndoLog {
@@ -36,6 +57,13 @@ impl UndoLog {
         };
         for key in keys {
             if !self.saved.insert((db, key.to_vec())) {
+                continue;
+            }
+            if store
+                .value(key)
+                .is_some_and(|data| size(data) > LARGEST_KEPT)
+            {
+                self.unkept.push(key.to_vec());
                 continue;
             }
             let data = store.value(key).map(|data| data.clone());
@@ -77,7 +105,8 @@ impl UndoLog {
 
     /// Puts every kept key back as it was, and removes those that did not exist. The
     /// stores count these as writes, so a client watching them sees its EXEC aborted.
-    pub(crate) fn restore(self, databases: &mut Databases<'_>) {
+    /// The keys whose writes stay (too large to have been copied).
+    pub(crate) fn restore(self, databases: &mut Databases<'_>) -> Vec<Vec<u8>> {
         if let Some(whole) = self.whole {
             for (db, entries) in whole.into_iter().enumerate() {
                 let Some(store) = databases.get(db) else {
@@ -99,5 +128,6 @@ impl UndoLog {
             }
             store.changed(&key);
         }
+        self.unkept
     }
 }

@@ -241,3 +241,31 @@ async fn a_stopped_script_takes_back_every_write() {
     assert_eq!(reply, b":42\r\n");
     server.stop().await;
 }
+
+/// A value too large to copy before each script writes it is the one exception: the
+/// stopped script's error names the key whose writes stay; every other write is taken
+/// back.
+#[tokio::test]
+async fn a_stopped_script_names_the_large_values_whose_writes_stay() {
+    let options = ServerOptions {
+        script_time_limit: Duration::from_millis(100),
+        ..ServerOptions::default()
+    };
+    let server = Server::start(options).await.unwrap();
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    let fill = "for i = 1, 5000 do redis.call('ZADD', KEYS[1], i, 'm' .. i) end return 1";
+    assert_eq!(client.command(&["EVAL", fill, "1", "big"]).await, b":1\r\n");
+    client.command(&["SET", "small", "before"]).await;
+    let script = "redis.call('ZADD', KEYS[1], 0, 'new'); redis.call('SET', KEYS[2], 'after'); \
+                  while true do end";
+    let reply = client.command(&["EVAL", script, "2", "big", "small"]).await;
+    let text = String::from_utf8_lossy(&reply);
+    assert!(
+        text.starts_with("-ERR nxlock serve stopped the script"),
+        "{text}"
+    );
+    assert!(text.contains("Its writes to 'big' stay"), "{text}");
+    assert_eq!(client.command(&["GET", "small"]).await, b"$6\r\nbefore\r\n");
+    assert_eq!(client.command(&["ZCARD", "big"]).await, b":5001\r\n");
+    server.stop().await;
+}
