@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 use tokio::sync::watch as signal;
 
 use crate::protocol::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
-use crate::protocol::request::{ProtocolError, Request, parse};
+use crate::protocol::request::{ProtocolError, Request, parse, pending_big_bulk};
 use crate::run::pipeline::Pipeline;
 use crate::run::{blocked, caching, dispatch, transaction};
 use crate::state::blocked::Ticket;
@@ -25,6 +25,13 @@ use crate::state::subscriptions::Subscriptions;
 use crate::table;
 
 type StopSignal = signal::Receiver<bool>;
+
+/// A connection's read buffer to begin with.
+const READ_BUFFER: usize = 16 * 1024;
+
+/// A read buffer larger than this is dropped once its requests are read (a big value
+/// made it grow).
+const LARGE_BUFFER: usize = 1024 * 1024;
 
 pub(crate) async fn serve(
     mut stream: TcpStream,
@@ -88,7 +95,7 @@ async fn converse(
         let _ = stream.write_all(&out).await;
         return;
     }
-    let mut buffer = Vec::with_capacity(16 * 1024);
+    let mut buffer = Vec::with_capacity(READ_BUFFER);
     let mut pipeline = Pipeline::default();
     let overflow = client.subscriptions.overflow_signal();
     loop {
@@ -101,7 +108,13 @@ async fn converse(
                     used += length;
                     args
                 }
-                Ok(None) => break,
+                Ok(None) => {
+                    // A big value still arriving: make room for exactly the rest of it.
+                    if let Some(needed) = pending_big_bulk(&buffer[used..]) {
+                        buffer.reserve_exact((used + needed).saturating_sub(buffer.len()));
+                    }
+                    break;
+                }
                 Err(ProtocolError(text)) => {
                     let flushed = flush(shared, client, &mut pipeline, &mut out).await;
                     if flushed.is_err() {
@@ -112,6 +125,12 @@ async fn converse(
                     break;
                 }
             };
+            // A large request read whole: its buffer is let go before the command runs,
+            // so that a big value is not held twice while it is stored.
+            if used == buffer.len() && buffer.capacity() > LARGE_BUFFER {
+                buffer = Vec::with_capacity(READ_BUFFER);
+                used = 0;
+            }
             if args.is_empty() {
                 continue;
             }

@@ -74,6 +74,36 @@ fn line(buffer: &[u8], from: usize) -> Line<'_> {
     }
 }
 
+/// Bulk strings at least this long are read into a buffer of their exact size (Redis's
+/// `PROTO_MBULK_BIG_ARG`).
+pub(crate) const BIG_BULK: usize = 32 * 1024;
+
+/// For a multibulk request still arriving whose next bulk string is big: how many bytes
+/// of `buffer` the request will fill once that bulk (and its CRLF) is in. The reader
+/// reserves exactly that much, so a large value is not read into a buffer that doubles
+/// (and copies itself) as it grows. `None` otherwise.
+pub(crate) fn pending_big_bulk(buffer: &[u8]) -> Option<usize> {
+    if buffer.first() != Some(&b'*') {
+        return None;
+    }
+    let Line::Read(count_line, mut at) = line(buffer, 0) else {
+        return None;
+    };
+    let count = integer(&count_line[1..])?;
+    for _ in 0..count {
+        let Line::Read(length_line, data_at) = line(buffer, at) else {
+            return None;
+        };
+        let length = usize::try_from(integer(length_line.get(1..)?)?).ok()?;
+        let end = data_at.checked_add(length)?.checked_add(2)?;
+        if buffer.len() < end {
+            return (length >= BIG_BULK && length as i64 <= MAX_BULK_LEN).then_some(end);
+        }
+        at = end;
+    }
+    None
+}
+
 fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, ProtocolError> {
     let (count_line, mut at) = match line(buffer, 0) {
         Line::Read(text, next) => (text, next),
