@@ -68,3 +68,102 @@ macro_rules! check_eq {
         }
     }};
 }
+
+/// A command's reply as RESP writes it, for failure messages: `:1`, `$-1`, `$2 v1`,
+/// `+OK`, `-ERR …`. A backend answers in typed values; this is what a server sent for
+/// them.
+pub trait AsResp {
+    /// The reply, on one line.
+    fn as_resp(&self) -> String;
+}
+
+impl AsResp for bool {
+    fn as_resp(&self) -> String {
+        format!(":{}", i64::from(*self))
+    }
+}
+
+impl AsResp for i64 {
+    fn as_resp(&self) -> String {
+        format!(":{self}")
+    }
+}
+
+impl AsResp for Option<Vec<u8>> {
+    fn as_resp(&self) -> String {
+        match self {
+            None => "$-1".into(),
+            Some(bytes) => format!("${} {}", bytes.len(), String::from_utf8_lossy(bytes)),
+        }
+    }
+}
+
+impl AsResp for lock_core::SetReply {
+    fn as_resp(&self) -> String {
+        match self {
+            lock_core::SetReply::Applied => "+OK".into(),
+            lock_core::SetReply::NotApplied => "$-1".into(),
+            lock_core::SetReply::OldValue(previous) => previous.as_resp(),
+        }
+    }
+}
+
+impl<T: AsResp> AsResp for Result<T, Error> {
+    fn as_resp(&self) -> String {
+        match self {
+            Ok(reply) => reply.as_resp(),
+            Err(error) => format!("-{}", error.message()),
+        }
+    }
+}
+
+/// Fails the case unless the command's reply (a `Result` from the backend) is what Redis
+/// answers, written as RESP (`":1"`, `"$-1"`, `"-ERR …"`): the message names the
+/// command with its arguments, the reply it got and Redis's, e.g. ``PEXPIRE k
+/// 9223372036854775807` answered `:1`; Redis answers `-ERR invalid expire time in
+/// 'pexpire' command``.
+#[macro_export]
+macro_rules! check_reply {
+    ($reply:expr, $redis:expr, $($command:tt)+) => {{
+        let got = $crate::AsResp::as_resp(&$reply);
+        let redis: &str = $redis;
+        if got != redis {
+            return Err($crate::Failure(format!(
+                "`{}` answered `{}`; Redis answers `{}`",
+                format!($($command)+),
+                got,
+                redis
+            )));
+        }
+    }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_check_names_the_command_its_reply_and_redis_s() {
+        fn case() -> CaseResult {
+            crate::check_reply!(
+                Ok::<bool, Error>(true),
+                "-ERR invalid expire time in 'pexpire' command",
+                "PEXPIRE {} {}",
+                "k",
+                i64::MAX - 1000
+            );
+            Ok(Verdict::Passed)
+        }
+        assert_eq!(
+            case().unwrap_err().0,
+            "`PEXPIRE k 9223372036854774807` answered `:1`; Redis answers \
+             `-ERR invalid expire time in 'pexpire' command`"
+        );
+        assert_eq!(Some(b"v1".to_vec()).as_resp(), "$2 v1");
+        assert_eq!(None::<Vec<u8>>.as_resp(), "$-1");
+        assert_eq!(
+            Err::<i64, Error>(Error::from_reply("ERR no such key")).as_resp(),
+            "-ERR no such key"
+        );
+    }
+}

@@ -49,7 +49,7 @@ pub mod runner;
 pub mod cases;
 
 pub use capabilities::{Capabilities, Capability};
-pub use check::{CaseResult, Failure, Verdict};
+pub use check::{AsResp, CaseResult, Failure, Verdict};
 pub use detector::{Inside, OverlapDetector};
 pub use fenced_resource::{FencedResource, StaleFence};
 pub use harness::{

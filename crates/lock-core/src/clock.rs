@@ -171,7 +171,9 @@ impl Clock {
     /// Sleeps until `duration` has passed on this clock: real (or tokio-virtual) time plus
     /// any [`Clock::advance`] made meanwhile.
     pub async fn sleep(&self, duration: Duration) {
-        self.timer(duration).1.await;
+        let start = Instant::now();
+        let start_offset = self.inner.offset_us.load(Ordering::Acquire);
+        self.sleep_from(start, start_offset, duration).await;
     }
 
     /// A sleep of `duration` that starts now, not when first polled, with the reading at

@@ -207,6 +207,14 @@ impl MemoryBackend {
         self.shared.store.lock().cluster.clone()
     }
 
+    /// Keeps an index of this database's keys from now on, so that `RANDOMKEY` and
+    /// `DBSIZE` ([`Keyspace::random_key`](crate::Keyspace::random_key),
+    /// [`Keyspace::size`](crate::Keyspace::size)) cost O(1), as in Redis. A server turns
+    /// it on; the double's other users would only pay for it, on every new or deleted key.
+    pub fn index_keys(&self) {
+        self.shared.store.lock().index_keys();
+    }
+
     /// Reaps expired keys among the next `budget` keys, going round the keyspace, as
     /// Redis's active expiry does between commands: how many keys are left. A server
     /// calls it on a timer so that `DBSIZE` stops counting keys whose TTL has passed

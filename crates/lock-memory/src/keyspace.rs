@@ -33,12 +33,16 @@ pub trait Keyspace: ScriptContext {
     fn key_type(&mut self, key: &[u8]) -> Result<&'static str>;
     /// `KEYS pattern`: the live keys matching the glob, in no particular order.
     fn keys(&mut self, pattern: &[u8]) -> Result<Vec<Vec<u8>>>;
-    /// `RANDOMKEY`: a live key chosen at random in O(1) (`pick(n)` chooses an index below
-    /// `n`), reaping the expired keys it meets; `None` when there is none.
+    /// `RANDOMKEY`: a live key chosen at random (`pick(n)` chooses an index below `n`),
+    /// reaping the expired keys it meets; `None` when there is none. O(1) once
+    /// [`MemoryBackend::index_keys`](crate::MemoryBackend::index_keys) was called, O(n)
+    /// otherwise.
     fn random_key(&mut self, pick: &mut dyn FnMut(usize) -> usize) -> Option<Vec<u8>>;
-    /// `DBSIZE`: how many keys the database holds, in O(1). As in Redis, a key whose TTL
-    /// has passed counts until something reaps it: this call reaps among a few dozen
-    /// keys each time, going round the keyspace.
+    /// `DBSIZE`: how many keys the database holds. Once
+    /// [`MemoryBackend::index_keys`](crate::MemoryBackend::index_keys) was called, in
+    /// O(1), and, as in Redis, a key whose TTL has passed counts until something reaps it
+    /// (this call reaps among a few dozen keys each time, going round the keyspace);
+    /// otherwise the live keys, counted.
     fn size(&mut self) -> usize;
     /// The live value at `key`, to read or to change in place (then call
     /// [`Keyspace::changed`]).

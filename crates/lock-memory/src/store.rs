@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use hashbrown::hash_map::EntryRef;
+
 use lock_core::{RedisVersion, SlotLayout};
 
 use crate::entry::Entry;
@@ -15,11 +17,12 @@ use parking_lot::Mutex;
 /// or places a borrowed key with one probe.
 type Map<V> = hashbrown::HashMap<Vec<u8>, V>;
 
-/// The keyspace itself: an insertion-ordered map (hashbrown's table of indices into a
-/// vector of entries, with the same hasher), so that, as in Redis's dict, a random key
-/// costs O(1) (RANDOMKEY) and expired keys can be reaped a few at a time from a cursor.
-/// Removal moves the last entry into the gap, O(1).
-type Keys = indexmap::IndexMap<Vec<u8>, Entry, hashbrown::DefaultHashBuilder>;
+/// Every key again, in a vector with a hash index (the same hasher), so that a random
+/// key costs O(1) (RANDOMKEY) and expired keys can be reaped a few at a time from a
+/// cursor (DBSIZE), as Redis's dict allows. Kept only for a server that asks
+/// ([`MemoryBackend::index_keys`](crate::MemoryBackend::index_keys)): the double's other
+/// users would pay for it on every new or deleted key.
+type KeyIndex = indexmap::IndexSet<Vec<u8>, hashbrown::DefaultHashBuilder>;
 
 /// Below this many keys a sweep is not worth its cost.
 const MIN_SWEEP_INTERVAL: usize = 1024;
@@ -32,8 +35,10 @@ const MIN_SWEEP_INTERVAL: usize = 1024;
 /// small factor of the live keys whatever the churn.
 #[derive(Debug)]
 pub(crate) struct Store {
-    map: Keys,
-    /// Where the next incremental reaping of expired keys resumes.
+    map: Map<Entry>,
+    /// See [`KeyIndex`]; `None` unless asked for.
+    key_index: Option<KeyIndex>,
+    /// Where the next incremental reaping of expired keys resumes in the index.
     reap_cursor: usize,
     /// Keys under WATCH, with the stamp of their last write and how many watch them.
     watched: Map<Watched>,
@@ -104,7 +109,8 @@ pub struct Writes {
 impl Default for Store {
     fn default() -> Self {
         Self {
-            map: Keys::default(),
+            map: Map::default(),
+            key_index: None,
             reap_cursor: 0,
             watched: Map::default(),
             stamp: 0,
@@ -141,13 +147,26 @@ impl Store {
         self.now_us = now_us;
     }
 
+    /// Keeps a [`KeyIndex`] from now on.
+    pub(crate) fn index_keys(&mut self) {
+        if self.key_index.is_none() {
+            self.key_index = Some(self.map.keys().cloned().collect());
+        }
+    }
+
     fn sweep(&mut self) {
         let now = self.now;
         let recorded = &mut self.recorded;
+        let index = &mut self.key_index;
         self.map.retain(|key, entry| {
             let expired = entry.is_expired(now);
-            if let (true, Some(recorded)) = (expired, recorded.as_mut()) {
-                recorded.keys.push(key.clone());
+            if expired {
+                if let Some(index) = index.as_mut() {
+                    index.swap_remove(key);
+                }
+                if let Some(recorded) = recorded.as_mut() {
+                    recorded.keys.push(key.clone());
+                }
             }
             !expired
         });
@@ -169,72 +188,98 @@ impl Store {
 
     /// The live entry at `key`; an expired one is removed and reported absent.
     pub(crate) fn live(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        let index = self.map.get_index_of(key)?;
-        if self.map[index].is_expired(self.now) {
-            self.reap(index);
-            return None;
-        }
-        Some(&mut self.map[index])
-    }
-
-    /// Removes the expired entry at `index` (lazy expiry), recording it for client-side
-    /// caching.
-    fn reap(&mut self, index: usize) {
-        if let Some((key, _)) = self.map.swap_remove_index(index)
-            && let Some(recorded) = &mut self.recorded
-        {
-            recorded.keys.push(key);
+        match self.map.entry_ref(key) {
+            EntryRef::Occupied(found) if found.get().is_expired(self.now) => {
+                let (key, _) = found.remove_entry();
+                if let Some(index) = &mut self.key_index {
+                    index.swap_remove(&key);
+                }
+                if let Some(recorded) = &mut self.recorded {
+                    recorded.keys.push(key);
+                }
+                None
+            }
+            EntryRef::Occupied(found) => Some(found.into_mut()),
+            EntryRef::Vacant(_) => None,
         }
     }
 
     pub(crate) fn insert(&mut self, key: &[u8], mut entry: Entry) {
         entry.accessed = self.now;
-        match self.map.get_index_of(key) {
-            Some(index) => self.map[index] = entry,
-            None => {
-                self.map.insert(key.to_vec(), entry);
+        match self.map.entry_ref(key) {
+            EntryRef::Occupied(mut found) => {
+                found.insert(entry);
+            }
+            EntryRef::Vacant(slot) => {
+                slot.insert(entry);
+                if let Some(index) = &mut self.key_index {
+                    index.insert(key.to_vec());
+                }
             }
         }
         self.touch(key);
     }
 
-    /// A random live key, as Redis's RANDOMKEY picks one: O(1), reaping the expired keys
-    /// it meets on the way. `pick(n)` chooses an index below `n`.
+    /// A random live key, as Redis's RANDOMKEY picks one: O(1) with a [`KeyIndex`],
+    /// reaping the expired keys it meets on the way (O(n) without one). `pick(n)`
+    /// chooses an index below `n`.
     pub(crate) fn random_key(&mut self, pick: &mut dyn FnMut(usize) -> usize) -> Option<Vec<u8>> {
-        while !self.map.is_empty() {
-            let index = pick(self.map.len()).min(self.map.len() - 1);
-            if self.map[index].is_expired(self.now) {
-                self.reap(index);
-                continue;
-            }
-            return self.map.get_index(index).map(|(key, _)| key.clone());
+        if self.key_index.is_none() {
+            let keys = self.matching_keys(b"*");
+            return (!keys.is_empty()).then(|| keys[pick(keys.len()).min(keys.len() - 1)].clone());
         }
-        None
+        loop {
+            let index = self.key_index.as_ref()?;
+            if index.is_empty() {
+                return None;
+            }
+            let key = index
+                .get_index(pick(index.len()).min(index.len() - 1))?
+                .clone();
+            if self.live(&key).is_some() {
+                return Some(key);
+            }
+        }
     }
 
-    /// Keys held, after reaping expired ones among the next `budget` from a cursor that
-    /// goes round the keyspace: Redis's DBSIZE counts keys whose TTL passed until its
-    /// active expiry reaches them, and so does this, in O(budget).
+    /// Keys held: with a [`KeyIndex`], in O(budget), after reaping expired keys among
+    /// the next `budget` from a cursor that goes round the keyspace (Redis's DBSIZE too
+    /// counts keys whose TTL passed until its active expiry reaches them); without one,
+    /// the live keys, counted.
     pub(crate) fn len_reaping(&mut self, budget: usize) -> usize {
+        let Some(index) = &self.key_index else {
+            let now = self.now;
+            return self.map.values().filter(|e| !e.is_expired(now)).count();
+        };
+        let mut len = index.len();
         for _ in 0..budget {
-            if self.map.is_empty() {
+            if len == 0 {
                 break;
             }
-            if self.reap_cursor >= self.map.len() {
+            if self.reap_cursor >= len {
                 self.reap_cursor = 0;
             }
-            if self.map[self.reap_cursor].is_expired(self.now) {
-                // The last entry moved into this place: look at it next.
-                self.reap(self.reap_cursor);
-            } else {
+            let key = self
+                .key_index
+                .as_ref()
+                .and_then(|index| index.get_index(self.reap_cursor))
+                .cloned();
+            let Some(key) = key else { break };
+            // An expired key is reaped, and the last key moves into its place: look at
+            // that one next.
+            if self.live(&key).is_some() {
                 self.reap_cursor += 1;
             }
+            len = self.key_index.as_ref().map_or(0, KeyIndex::len);
         }
         self.map.len()
     }
 
     pub(crate) fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        let entry = self.map.swap_remove(key)?;
+        let entry = self.map.remove(key)?;
+        if let Some(index) = &mut self.key_index {
+            index.swap_remove(key);
+        }
         if entry.is_expired(self.now) {
             // Reaping is not a write: WATCH judges expiry by liveness instead.
             return None;
@@ -353,7 +398,10 @@ impl Store {
             match &effect.state {
                 Some(entry) => self.insert(&effect.key, entry.clone()),
                 None => {
-                    self.map.swap_remove(&effect.key[..]);
+                    self.map.remove(&effect.key[..]);
+                    if let Some(index) = &mut self.key_index {
+                        index.swap_remove(&effect.key[..]);
+                    }
                     self.touch(&effect.key);
                 }
             }
@@ -363,6 +411,9 @@ impl Store {
     /// Replaces the whole keyspace with `other`'s (a replica's full resynchronisation).
     pub(crate) fn copy_from(&mut self, other: &Store) {
         self.map = other.map.clone();
+        if self.key_index.is_some() {
+            self.key_index = Some(self.map.keys().cloned().collect());
+        }
         let keys: Vec<Vec<u8>> = self.watched.keys().cloned().collect();
         for key in keys {
             self.touch(&key);
@@ -375,6 +426,9 @@ impl Store {
 
     pub(crate) fn flush(&mut self) {
         let flushed = std::mem::take(&mut self.map);
+        if let Some(index) = &mut self.key_index {
+            index.clear();
+        }
         if let Some(recorded) = &mut self.recorded {
             recorded.flushed = true;
         }

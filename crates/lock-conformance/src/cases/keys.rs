@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use lock_core::{ErrorKind, KvBackend, SetOptions};
 
-use crate::{CaseResult, Ctx, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Verdict, check, check_eq, check_reply};
 
 /// DEL counts only keys that existed, each once, and expired keys do not count.
 pub async fn del_counts_only_live_keys(ctx: &Ctx<'_>) -> CaseResult {
@@ -38,16 +38,36 @@ pub async fn exists_counts_repeated_keys(ctx: &Ctx<'_>) -> CaseResult {
 /// INCR treats a missing key as 0, keeps the TTL, and stores the decimal result.
 pub async fn incr_counts_from_zero_and_keeps_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("n"));
-    check_eq!(b.incr(&k).await?, 1, "INCR of a missing key");
-    check_eq!(b.pttl(&k).await?, -1, "PTTL of a key created by INCR");
+    check_reply!(
+        b.incr(&k).await,
+        ":1",
+        "INCR {}",
+        String::from_utf8_lossy(&k)
+    );
+    check_reply!(
+        b.pttl(&k).await,
+        ":-1",
+        "PTTL {}",
+        String::from_utf8_lossy(&k)
+    );
     b.set(&k, b"41", SetOptions::new().px(10_000)).await?;
-    check_eq!(b.incr(&k).await?, 42, "INCR of 41");
+    check_reply!(
+        b.incr(&k).await,
+        ":42",
+        "INCR {}",
+        String::from_utf8_lossy(&k)
+    );
     let pttl = b.pttl(&k).await?;
     check!(
         (9_000..=10_000).contains(&pttl),
         "PTTL after INCR is {pttl}, the TTL was lost"
     );
-    check_eq!(b.get(&k).await?, Some(b"42".to_vec()), "value after INCR");
+    check_reply!(
+        b.get(&k).await,
+        "$2 42",
+        "GET {}",
+        String::from_utf8_lossy(&k)
+    );
     Ok(Verdict::Passed)
 }
 

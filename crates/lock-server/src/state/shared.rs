@@ -57,6 +57,10 @@ impl Shared {
             .map(|_| MemoryBackend::with_shared_pubsub(clock.clone(), &first))
             .collect();
         dbs.insert(0, first);
+        // RANDOMKEY and DBSIZE in O(1), as in Redis.
+        for db in &dbs {
+            db.index_keys();
+        }
         Self {
             config: Config::new(&options, port),
             options,
