@@ -247,30 +247,36 @@ impl Store {
     /// counts keys whose TTL passed until its active expiry reaches them); without one,
     /// the live keys, counted.
     pub(crate) fn len_reaping(&mut self, budget: usize) -> usize {
-        let Some(index) = &self.key_index else {
-            let now = self.now;
+        let now = self.now;
+        let Some(index) = &mut self.key_index else {
             return self.map.values().filter(|e| !e.is_expired(now)).count();
         };
-        let mut len = index.len();
         for _ in 0..budget {
-            if len == 0 {
+            if index.is_empty() {
                 break;
             }
-            if self.reap_cursor >= len {
+            if self.reap_cursor >= index.len() {
                 self.reap_cursor = 0;
             }
-            let key = self
-                .key_index
-                .as_ref()
-                .and_then(|index| index.get_index(self.reap_cursor))
-                .cloned();
-            let Some(key) = key else { break };
-            // An expired key is reaped, and the last key moves into its place: look at
-            // that one next.
-            if self.live(&key).is_some() {
+            let Some(key) = index.get_index(self.reap_cursor) else {
+                break;
+            };
+            if self
+                .map
+                .get(key)
+                .is_some_and(|entry| !entry.is_expired(now))
+            {
                 self.reap_cursor += 1;
+                continue;
             }
-            len = self.key_index.as_ref().map_or(0, KeyIndex::len);
+            // Reaped: the last key moves into this place, to be looked at next.
+            let Some(key) = index.swap_remove_index(self.reap_cursor) else {
+                break;
+            };
+            self.map.remove(&key);
+            if let Some(recorded) = &mut self.recorded {
+                recorded.keys.push(key);
+            }
         }
         self.map.len()
     }

@@ -13,6 +13,7 @@ mod fair_turns;
 mod faults;
 mod guards;
 mod inspection;
+mod key_index;
 mod leftovers;
 mod redlock;
 mod redlock_turns;
