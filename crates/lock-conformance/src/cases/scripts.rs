@@ -3,7 +3,7 @@
 
 use lock_core::{ErrorKind, KvBackend, SetOptions, Value, scripts};
 
-use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq, check_reply};
 
 fn pair(a: i64, b: i64) -> Value {
     Value::Array(vec![Value::Int(a), Value::Int(b)])
@@ -28,17 +28,23 @@ pub async fn compare_and_delete_only_deletes_the_matching_token(ctx: &Ctx<'_>) -
         Value::Int(0),
         "with another token"
     );
-    check_eq!(
-        b.get(k).await?,
-        Some(b"t1".to_vec()),
-        "value after a wrong-token delete"
+    check_reply!(
+        b.get(k).await,
+        "$2 t1",
+        "GET {}",
+        String::from_utf8_lossy(k)
     );
     check_eq!(
         b.eval(s, &[k], &[b"t1"]).await?,
         Value::Int(1),
         "with the holder's token"
     );
-    check_eq!(b.exists(&[k]).await?, 0, "EXISTS after compare-and-delete");
+    check_reply!(
+        b.exists(&[k]).await,
+        ":0",
+        "EXISTS {}",
+        String::from_utf8_lossy(k)
+    );
     Ok(Verdict::Passed)
 }
 
@@ -98,10 +104,11 @@ pub async fn acquire_or_pttl_recognises_its_own_token(ctx: &Ctx<'_>) -> CaseResu
         Value::Array(items) if items.first() == Some(&Value::Int(0)) => {}
         other => check!(false, "another token's attempt answered {other:?}"),
     }
-    check_eq!(
-        b.get(k).await?,
-        Some(b"mine".to_vec()),
-        "value after a refusal"
+    check_reply!(
+        b.get(k).await,
+        "$4 mine",
+        "GET {}",
+        String::from_utf8_lossy(k)
     );
     Ok(Verdict::Passed)
 }
@@ -158,10 +165,11 @@ pub async fn legacy_acquire_with_a_rejected_ttl_writes_nothing(ctx: &Ctx<'_>) ->
         ))),
     };
     rejected("on a free key", acquire().await)?;
-    check_eq!(
-        b.exists(&[k]).await?,
-        0,
-        "EXISTS after the rejected acquire"
+    check_reply!(
+        b.exists(&[k]).await,
+        ":0",
+        "EXISTS {}",
+        String::from_utf8_lossy(k)
     );
     let passed = ms(ctx.clock().now_ms() - 1);
     b.set(k, &passed, SetOptions::new()).await?;
@@ -171,7 +179,12 @@ pub async fn legacy_acquire_with_a_rejected_ttl_writes_nothing(ctx: &Ctx<'_>) ->
         Some(passed),
         "the passed stamp after the rejected recovery"
     );
-    check_eq!(b.pttl(k).await?, -1, "PTTL of the passed stamp (untouched)");
+    check_reply!(
+        b.pttl(k).await,
+        ":-1",
+        "PTTL {}",
+        String::from_utf8_lossy(k)
+    );
     Ok(Verdict::Passed)
 }
 
@@ -212,10 +225,11 @@ pub async fn legacy_acquire_reports_seed_001_codes(ctx: &Ctx<'_>) -> CaseResult 
         pair(2, 0),
         "over a value that is not a stamp"
     );
-    check_eq!(
-        b.get(k).await?,
-        Some(b"not-a-stamp".to_vec()),
-        "a foreign value is never stolen"
+    check_reply!(
+        b.get(k).await,
+        "$11 not-a-stamp",
+        "GET {}",
+        String::from_utf8_lossy(k)
     );
     Ok(Verdict::Passed)
 }
@@ -267,7 +281,12 @@ pub async fn legacy_release_and_extend_check_stamp_and_time(ctx: &Ctx<'_>) -> Ca
         Value::Int(1),
         "release with our live stamp"
     );
-    check_eq!(b.exists(&[k]).await?, 0, "EXISTS after release");
+    check_reply!(
+        b.exists(&[k]).await,
+        ":0",
+        "EXISTS {}",
+        String::from_utf8_lossy(k)
+    );
     Ok(Verdict::Passed)
 }
 
@@ -283,10 +302,11 @@ pub async fn reentrant_scripts_count_holds(ctx: &Ctx<'_>) -> CaseResult {
     };
     check_eq!(acquire(b"me").await?, pair(1, 1), "first hold");
     check_eq!(acquire(b"me").await?, pair(1, 2), "re-entry");
-    check_eq!(
-        b.get(k).await?,
-        Some(b"me:2".to_vec()),
-        "value after re-entry"
+    check_reply!(
+        b.get(k).await,
+        "$4 me:2",
+        "GET {}",
+        String::from_utf8_lossy(k)
     );
     match acquire(b"you").await? {
         Value::Array(items) if items.first() == Some(&Value::Int(0)) => {}
@@ -302,7 +322,12 @@ pub async fn reentrant_scripts_count_holds(ctx: &Ctx<'_>) -> CaseResult {
     let pttl = b.pttl(k).await?;
     check!(pttl > 0, "PTTL {pttl}: a partial release must keep the TTL");
     check_eq!(release(b"me").await?, Value::Int(0), "last release");
-    check_eq!(b.exists(&[k]).await?, 0, "EXISTS after the last release");
+    check_reply!(
+        b.exists(&[k]).await,
+        ":0",
+        "EXISTS {}",
+        String::from_utf8_lossy(k)
+    );
     check_eq!(
         release(b"me").await?,
         Value::Int(-1),

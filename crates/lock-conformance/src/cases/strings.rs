@@ -2,7 +2,7 @@
 
 use lock_core::{ErrorKind, KvBackend, SetOptions, SetReply};
 
-use crate::{CaseResult, Ctx, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Verdict, check, check_eq, check_reply};
 
 /// SET NX and SETNX write only when the key is missing.
 pub async fn set_nx_sets_only_missing_keys(ctx: &Ctx<'_>) -> CaseResult {
@@ -17,15 +17,17 @@ pub async fn set_nx_sets_only_missing_keys(ctx: &Ctx<'_>) -> CaseResult {
         SetReply::NotApplied,
         "SET NX on an existing key"
     );
-    check_eq!(
-        b.setnx(&k, b"three").await?,
-        false,
-        "SETNX on an existing key"
+    check_reply!(
+        b.setnx(&k, b"three").await,
+        ":0",
+        "SETNX {} three",
+        String::from_utf8_lossy(&k)
     );
-    check_eq!(
-        b.get(&k).await?,
-        Some(b"one".to_vec()),
-        "value after the refused writes"
+    check_reply!(
+        b.get(&k).await,
+        "$3 one",
+        "GET {}",
+        String::from_utf8_lossy(&k)
     );
     check_eq!(
         b.setnx(&ctx.key("other"), b"x").await?,
@@ -39,7 +41,12 @@ pub async fn set_nx_sets_only_missing_keys(ctx: &Ctx<'_>) -> CaseResult {
 pub async fn setnx_never_sets_a_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.setnx(&k, b"v").await?;
-    check_eq!(b.pttl(&k).await?, -1, "PTTL after SETNX");
+    check_reply!(
+        b.pttl(&k).await,
+        ":-1",
+        "PTTL {}",
+        String::from_utf8_lossy(&k)
+    );
     Ok(Verdict::Passed)
 }
 
@@ -51,17 +58,23 @@ pub async fn set_xx_sets_only_existing_keys(ctx: &Ctx<'_>) -> CaseResult {
         SetReply::NotApplied,
         "SET XX on a missing key"
     );
-    check_eq!(b.exists(&[&k]).await?, 0, "EXISTS after a refused SET XX");
+    check_reply!(
+        b.exists(&[&k]).await,
+        ":0",
+        "EXISTS {}",
+        String::from_utf8_lossy(&k)
+    );
     b.set(&k, b"one", SetOptions::new()).await?;
     check_eq!(
         b.set(&k, b"two", SetOptions::new().xx()).await?,
         SetReply::Applied,
         "SET XX on an existing key"
     );
-    check_eq!(
-        b.get(&k).await?,
-        Some(b"two".to_vec()),
-        "value after SET XX"
+    check_reply!(
+        b.get(&k).await,
+        "$3 two",
+        "GET {}",
+        String::from_utf8_lossy(&k)
     );
     Ok(Verdict::Passed)
 }
@@ -96,10 +109,11 @@ pub async fn set_without_expiry_clears_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
     b.set(&k, b"v", SetOptions::new().px(10_000)).await?;
     b.set(&k, b"w", SetOptions::new()).await?;
-    check_eq!(
-        b.pttl(&k).await?,
-        -1,
-        "PTTL after a plain SET over a key with TTL"
+    check_reply!(
+        b.pttl(&k).await,
+        ":-1",
+        "PTTL {}",
+        String::from_utf8_lossy(&k)
     );
     Ok(Verdict::Passed)
 }
@@ -114,10 +128,11 @@ pub async fn set_keepttl_keeps_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
         (9_000..=10_000).contains(&pttl),
         "PTTL after SET KEEPTTL is {pttl}"
     );
-    check_eq!(
-        b.get(&k).await?,
-        Some(b"w".to_vec()),
-        "value after SET KEEPTTL"
+    check_reply!(
+        b.get(&k).await,
+        "$1 w",
+        "GET {}",
+        String::from_utf8_lossy(&k)
     );
     Ok(Verdict::Passed)
 }
@@ -140,10 +155,11 @@ pub async fn set_get_replies_with_the_old_value(ctx: &Ctx<'_>) -> CaseResult {
         SetReply::OldValue(Some(b"two".to_vec())),
         "SET NX GET on an existing key"
     );
-    check_eq!(
-        b.get(&k).await?,
-        Some(b"two".to_vec()),
-        "value after a refused SET NX GET"
+    check_reply!(
+        b.get(&k).await,
+        "$3 two",
+        "GET {}",
+        String::from_utf8_lossy(&k)
     );
     Ok(Verdict::Passed)
 }
@@ -179,10 +195,11 @@ pub async fn set_rejects_invalid_expire_times(ctx: &Ctx<'_>) -> CaseResult {
             Ok(reply) => check!(false, "SET {what} answered {reply:?} instead of an error"),
         }
     }
-    check_eq!(
-        b.get(&k).await?,
-        Some(b"kept".to_vec()),
-        "value after the rejected SETs"
+    check_reply!(
+        b.get(&k).await,
+        "$4 kept",
+        "GET {}",
+        String::from_utf8_lossy(&k)
     );
     Ok(Verdict::Passed)
 }
@@ -216,18 +233,30 @@ pub async fn values_and_keys_are_binary_safe(ctx: &Ctx<'_>) -> CaseResult {
 /// GETSET replies with the old value and the new value has no TTL.
 pub async fn getset_returns_the_old_value_and_clears_the_ttl(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
-    check_eq!(b.getset(&k, b"one").await?, None, "GETSET on a missing key");
-    b.set(&k, b"two", SetOptions::new().px(10_000)).await?;
-    check_eq!(
-        b.getset(&k, b"three").await?,
-        Some(b"two".to_vec()),
-        "GETSET on an existing key"
+    check_reply!(
+        b.getset(&k, b"one").await,
+        "$-1",
+        "GETSET {} one",
+        String::from_utf8_lossy(&k)
     );
-    check_eq!(b.pttl(&k).await?, -1, "PTTL after GETSET");
-    check_eq!(
-        b.get(&k).await?,
-        Some(b"three".to_vec()),
-        "value after GETSET"
+    b.set(&k, b"two", SetOptions::new().px(10_000)).await?;
+    check_reply!(
+        b.getset(&k, b"three").await,
+        "$3 two",
+        "GETSET {} three",
+        String::from_utf8_lossy(&k)
+    );
+    check_reply!(
+        b.pttl(&k).await,
+        ":-1",
+        "PTTL {}",
+        String::from_utf8_lossy(&k)
+    );
+    check_reply!(
+        b.get(&k).await,
+        "$5 three",
+        "GET {}",
+        String::from_utf8_lossy(&k)
     );
     Ok(Verdict::Passed)
 }
@@ -235,13 +264,24 @@ pub async fn getset_returns_the_old_value_and_clears_the_ttl(ctx: &Ctx<'_>) -> C
 /// GETDEL replies with the value and removes the key.
 pub async fn getdel_returns_and_removes(ctx: &Ctx<'_>) -> CaseResult {
     let (b, k) = (&ctx.backend, ctx.key("k"));
-    check_eq!(b.getdel(&k).await?, None, "GETDEL on a missing key");
-    b.set(&k, b"v", SetOptions::new()).await?;
-    check_eq!(
-        b.getdel(&k).await?,
-        Some(b"v".to_vec()),
-        "GETDEL on an existing key"
+    check_reply!(
+        b.getdel(&k).await,
+        "$-1",
+        "GETDEL {}",
+        String::from_utf8_lossy(&k)
     );
-    check_eq!(b.exists(&[&k]).await?, 0, "EXISTS after GETDEL");
+    b.set(&k, b"v", SetOptions::new()).await?;
+    check_reply!(
+        b.getdel(&k).await,
+        "$1 v",
+        "GETDEL {}",
+        String::from_utf8_lossy(&k)
+    );
+    check_reply!(
+        b.exists(&[&k]).await,
+        ":0",
+        "EXISTS {}",
+        String::from_utf8_lossy(&k)
+    );
     Ok(Verdict::Passed)
 }

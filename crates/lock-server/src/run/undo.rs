@@ -9,8 +9,6 @@
 //! stopped or not; so a value of more than [`LARGEST_KEPT`] elements (or bytes, for a
 //! string) is not copied. A stopped script that wrote to one says so in its error.
 
-use std::collections::HashSet;
-
 use lock_memory::{Data, Databases};
 
 /// The largest value copied before a script's first write to it: elements of a
@@ -24,15 +22,16 @@ type Image = Option<(Data, Option<i64>)>;
 type WholeDatabase = Vec<(Vec<u8>, Data, Option<i64>)>;
 
 /// The keys a script's writes touched, as they were before its first write to each.
+/// A script touches few keys: they are found by a scan, which costs less than hashing
+/// on every write of every script.
 #[derive(Default)]
 pub(crate) struct UndoLog {
-    saved: HashSet<(usize, Vec<u8>)>,
     before: Vec<(usize, Vec<u8>, Image)>,
     /// Every database whole, taken before the script's first FLUSHDB: what comes after
     /// it is undone by putting these back.
     whole: Option<Vec<WholeDatabase>>,
     /// Keys written whose values were too large to copy: their writes stay.
-    unkept: Vec<Vec<u8>>,
+    unkept: Vec<(usize, Vec<u8>)>,
 }
 
 /// How big `data` is, as [`LARGEST_KEPT`] measures it.
@@ -56,14 +55,17 @@ impl UndoLog {
             return;
         };
         for key in keys {
-            if !self.saved.insert((db, key.to_vec())) {
+            let seen = |(at, kept, _): &(usize, Vec<u8>, Image)| *at == db && kept == key;
+            if self.before.iter().any(seen)
+                || self.unkept.iter().any(|(at, k)| *at == db && k == key)
+            {
                 continue;
             }
             if store
                 .value(key)
                 .is_some_and(|data| size(data) > LARGEST_KEPT)
             {
-                self.unkept.push(key.to_vec());
+                self.unkept.push((db, key.to_vec()));
                 continue;
             }
             let data = store.value(key).map(|data| data.clone());
@@ -128,6 +130,6 @@ impl UndoLog {
             }
             store.changed(&key);
         }
-        self.unkept
+        self.unkept.into_iter().map(|(_, key)| key).collect()
     }
 }
