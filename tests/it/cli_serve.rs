@@ -1,45 +1,13 @@
 //! `nxlock serve` as a new user meets it: start the binary, talk to it with redis-cli,
 //! move its clock with `NXLOCK.FASTFORWARD`.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-/// The server process, killed on drop.
-struct Served {
-    child: Child,
-    port: String,
-}
+use crate::support::served::Served;
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(extra: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nxlock"))
-        .args(["serve", "--port", "0"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start nxlock serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line
-        .trim()
-        .rsplit(':')
-        .next()
-        .expect("nxlock serve prints its URL")
-        .to_string();
-    Served { child, port }
-}
-
-fn redis_cli(port: &str, args: &[&str]) -> Option<String> {
+fn redis_cli(port: u16, args: &[&str]) -> Option<String> {
     let out = Command::new("redis-cli")
-        .args(["-p", port])
+        .args(["-p", &port.to_string()])
         .args(args)
         .output()
         .ok()?;
@@ -54,8 +22,8 @@ fn redis_cli_can_lock_and_fast_forward_through_nxlock_serve() {
             "redis-cli is not installed",
         );
     }
-    let served = serve(&[]);
-    let cli = |args: &[&str]| redis_cli(&served.port, args).unwrap();
+    let served = Served::start(&[]);
+    let cli = |args: &[&str]| redis_cli(served.port, args).unwrap();
     assert_eq!(cli(&["PING"]), "PONG");
     assert_eq!(cli(&["SET", "lock", "token-1", "NX", "PX", "30000"]), "OK");
     assert_eq!(cli(&["SET", "lock", "token-2", "NX", "PX", "30000"]), "");
@@ -77,8 +45,8 @@ fn redis_cli_can_lock_and_fast_forward_through_nxlock_serve() {
         "7.4 has WAITAOF"
     );
     drop(served);
-    let served = serve(&["--redis-version", "7.0"]);
-    let cli = |args: &[&str]| redis_cli(&served.port, args).unwrap();
+    let served = Served::start(&["--redis-version", "7.0"]);
+    let cli = |args: &[&str]| redis_cli(served.port, args).unwrap();
     let info = cli(&["INFO", "server"]);
     assert!(info.contains("redis_version:7.0.15"), "{info}");
     let refused = cli(&["WAITAOF", "0", "0", "0"]);
@@ -96,14 +64,14 @@ fn requirepass_is_enforced() {
             "redis-cli is not installed",
         );
     }
-    let served = serve(&["--requirepass", "s3cret"]);
+    let served = Served::start(&["--requirepass", "s3cret"]);
     assert_eq!(
-        redis_cli(&served.port, &["GET", "k"]).unwrap(),
+        redis_cli(served.port, &["GET", "k"]).unwrap(),
         "NOAUTH Authentication required."
     );
     assert_eq!(
         redis_cli(
-            &served.port,
+            served.port,
             &["--no-auth-warning", "-a", "s3cret", "SET", "k", "v"]
         )
         .unwrap(),
@@ -122,8 +90,8 @@ fn serve_cluster_is_a_one_node_cluster_to_cluster_clients() {
             "redis-cli is not installed",
         );
     }
-    let served = serve(&["--cluster"]);
-    let cli = |args: &[&str]| redis_cli(&served.port, args).unwrap();
+    let served = Served::start(&["--cluster"]);
+    let cli = |args: &[&str]| redis_cli(served.port, args).unwrap();
     assert!(cli(&["CLUSTER", "INFO"]).contains("cluster_state:ok"));
     assert_eq!(
         cli(&["CLUSTER", "KEYSLOT", "{orders:42}:lock"]),
@@ -163,9 +131,9 @@ fn without_cluster_the_cluster_command_is_disabled_as_in_redis() {
             "redis-cli is not installed",
         );
     }
-    let served = serve(&[]);
+    let served = Served::start(&[]);
     assert_eq!(
-        redis_cli(&served.port, &["CLUSTER", "INFO"]).unwrap(),
+        redis_cli(served.port, &["CLUSTER", "INFO"]).unwrap(),
         "ERR This instance has cluster support disabled"
     );
 }
@@ -178,7 +146,7 @@ fn without_cluster_the_cluster_command_is_disabled_as_in_redis() {
 async fn commands_run_in_the_order_they_arrived_across_connections() {
     use crate::support::raw::Raw;
 
-    let served = serve(&[]);
+    let served = Served::start(&[]);
     let address = format!("127.0.0.1:{}", served.port);
     let mut subscriber = Raw::connect(&address).await;
     let mut publisher = Raw::connect(&address).await;

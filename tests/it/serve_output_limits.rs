@@ -2,62 +2,11 @@
 //! pub/sub class of `client-output-buffer-limit` (32 MB), and then the server closes the
 //! connection instead of growing without bound. Both servers are driven the same way.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::io::Read;
 
 use nxlock::testing::{RedisServer, skip_or_fail};
 
-use crate::support::raw::{reply_end, request};
-
-/// `nxlock serve` as its own process (its memory is what is measured), killed on drop.
-struct Served {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve() -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nxlock"))
-        .args(["serve", "--port", "0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start nxlock serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port = line.trim().rsplit(':').next().unwrap().parse().unwrap();
-    Served { child, port }
-}
-
-fn connect(port: u16) -> TcpStream {
-    let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    stream
-}
-
-/// One whole reply to `args`.
-fn call(stream: &mut TcpStream, args: &[&[u8]]) -> Vec<u8> {
-    stream.write_all(&request(args)).unwrap();
-    let mut reply = Vec::new();
-    let mut chunk = [0; 4096];
-    while reply_end(&reply, 0) != Some(reply.len()) {
-        let n = stream.read(&mut chunk).unwrap();
-        assert!(n > 0, "the server closed the connection");
-        reply.extend_from_slice(&chunk[..n]);
-    }
-    reply
-}
+use crate::support::served::{Served, call, connect, status_mb};
 
 /// Subscribes a client that then never reads, and publishes 1 MB messages until no one
 /// receives them: how many were published by then (`None`: still received after 200).
@@ -78,19 +27,12 @@ fn publish_to_a_subscriber_that_never_reads(port: u16) -> Option<usize> {
     gone
 }
 
-/// The most memory the process `pid` has held (VmHWM), in MB.
-fn peak_rss_mb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kb / 1024
-}
-
 #[test]
 fn a_subscriber_that_never_reads_is_disconnected_at_the_pubsub_limit_like_redis() {
-    let served = serve();
+    let served = Served::start(&[]);
     let ours = publish_to_a_subscriber_that_never_reads(served.port);
-    let peak = peak_rss_mb(served.child.id());
+    // The most memory the process has held.
+    let peak = status_mb(served.pid(), "VmHWM:");
     let redis = match RedisServer::spawn() {
         Ok(redis) => redis,
         Err(why) => return skip_or_fail("the pub/sub output limit on redis-server", &why),
@@ -112,10 +54,10 @@ fn a_subscriber_that_never_reads_is_disconnected_at_the_pubsub_limit_like_redis(
 /// A smaller limit set with CONFIG SET applies to a client already subscribed.
 #[test]
 fn config_set_changes_the_limit_of_subscribers_at_once() {
-    let served = serve();
-    let mut subscriber = connect(served.port);
+    let served = Served::start(&[]);
+    let mut subscriber = served.connect();
     call(&mut subscriber, &[b"SUBSCRIBE", b"ch"]);
-    let mut admin = connect(served.port);
+    let mut admin = served.connect();
     assert_eq!(
         call(
             &mut admin,

@@ -111,7 +111,13 @@ impl Clock {
                 anchor,
             } => anchor_unix_us.saturating_add(duration_us(anchor.elapsed())),
         };
-        base.saturating_add(self.inner.offset_us.load(Ordering::Acquire))
+        self.reading(base, self.inner.offset_us.load(Ordering::Acquire))
+    }
+
+    /// What this clock reads at `base` (the source's µs) with the advance `offset_us`:
+    /// the offset, this view's skew and its jumps added.
+    fn reading(&self, base: i64, offset_us: i64) -> i64 {
+        base.saturating_add(offset_us)
             .saturating_add(self.skew_us)
             .saturating_add(self.jumped_us.load(Ordering::Acquire))
     }
@@ -191,10 +197,8 @@ impl Clock {
                 anchor,
             } => anchor_unix_us.saturating_add(duration_us(start.duration_since(*anchor))),
         };
-        let deadline_us = base
-            .saturating_add(start_offset)
-            .saturating_add(self.skew_us)
-            .saturating_add(self.jumped_us.load(Ordering::Acquire))
+        let deadline_us = self
+            .reading(base, start_offset)
             .saturating_add(duration_us(duration));
         (deadline_us, self.sleep_from(start, start_offset, duration))
     }

@@ -7,13 +7,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use lock_core::Value;
+use lock_memory::OverflowSignal;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::sync::watch as signal;
 
 use crate::protocol::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
-use crate::protocol::request::{ProtocolError, Request, parse, pending_big_bulk};
+use crate::protocol::request::{Parsed, ProtocolError, Request, read};
 use crate::run::pipeline::Pipeline;
 use crate::run::{blocked, caching, dispatch, transaction};
 use crate::state::blocked::Ticket;
@@ -103,14 +104,14 @@ async fn converse(
         let mut close = false;
         loop {
             let unread = buffer.len() - used;
-            let args = match parse(&buffer[used..], client.authenticated) {
-                Ok(Some((args, length))) => {
+            let args = match read(&buffer[used..], client.authenticated) {
+                Ok(Parsed::Frame((args, length))) => {
                     used += length;
                     args
                 }
-                Ok(None) => {
+                Ok(Parsed::More(needed)) => {
                     // A big value still arriving: make room for exactly the rest of it.
-                    if let Some(needed) = pending_big_bulk(&buffer[used..]) {
+                    if let Some(needed) = needed {
                         buffer.reserve_exact((used + needed).saturating_sub(buffer.len()));
                     }
                     break;
@@ -253,7 +254,7 @@ async fn converse(
         }
         buffer.drain(..used);
         if !out.is_empty() {
-            if !write_out(&mut stream, &out, client).await {
+            if !write_out(&mut stream, &out, &overflow, &client.kill).await {
                 return;
             }
             out.clear();
@@ -280,12 +281,16 @@ async fn converse(
 /// first: Redis then closes the connection without writing the rest. False then, or when
 /// the peer is gone. A subscriber that never reads waits here while its messages queue
 /// up, so this is where the limit must cut in.
-async fn write_out(stream: &mut TcpStream, out: &[u8], client: &Client) -> bool {
-    let overflow = client.subscriptions.overflow_signal();
+async fn write_out(
+    stream: &mut TcpStream,
+    out: &[u8],
+    overflow: &OverflowSignal,
+    kill: &Notify,
+) -> bool {
     tokio::select! {
         written = stream.write_all(out) => written.is_ok(),
         () = overflow.wait() => false,
-        () = client.kill.notified() => false,
+        () = kill.notified() => false,
     }
 }
 

@@ -4,6 +4,7 @@
 
 #[path = "../../../crates/lock-server/tests/it/support/raw.rs"]
 pub mod raw;
+pub mod served;
 pub mod side_by_side;
 
 use nxlock::testing::RedisTarget;

@@ -38,14 +38,35 @@ fn protocol_error(what: impl std::fmt::Display) -> ProtocolError {
     ProtocolError(format!("ERR Protocol error: {what}"))
 }
 
-/// One request read from the front of `buffer`: its arguments (empty for a blank line or
-/// `*0`, which Redis skips) and how many bytes it used. `Ok(None)`: more bytes needed.
-pub(crate) fn parse(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, ProtocolError> {
+/// What [`read`] found at the front of a buffer.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Parsed {
+    /// One request: its arguments (empty for a blank line or `*0`, which Redis skips)
+    /// and how many bytes it used.
+    Frame(Frame),
+    /// More bytes are needed. When a big bulk string (at least [`BIG_BULK`]) is
+    /// arriving: the buffer length the request fills once that bulk and its CRLF are
+    /// in, so that the reader reserves exactly that much rather than a buffer that
+    /// doubles (and copies itself) as it grows.
+    More(Option<usize>),
+}
+
+/// One request read from the front of `buffer`, or how much more is needed.
+pub(crate) fn read(buffer: &[u8], authenticated: bool) -> Result<Parsed, ProtocolError> {
     match buffer.first() {
-        None => Ok(None),
+        None => Ok(Parsed::More(None)),
         Some(b'*') => parse_multibulk(buffer, authenticated),
         Some(_) => parse_inline(buffer),
     }
+}
+
+/// [`read`], with `Ok(None)` for more bytes needed.
+#[cfg(test)]
+fn parse(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, ProtocolError> {
+    Ok(match read(buffer, authenticated)? {
+        Parsed::Frame(frame) => Some(frame),
+        Parsed::More(_) => None,
+    })
 }
 
 /// The first `byte` at or after `from` as Redis's `strchr` finds it in its query buffer,
@@ -78,39 +99,13 @@ fn line(buffer: &[u8], from: usize) -> Line<'_> {
 /// `PROTO_MBULK_BIG_ARG`).
 pub(crate) const BIG_BULK: usize = 32 * 1024;
 
-/// For a multibulk request still arriving whose next bulk string is big: how many bytes
-/// of `buffer` the request will fill once that bulk (and its CRLF) is in. The reader
-/// reserves exactly that much, so a large value is not read into a buffer that doubles
-/// (and copies itself) as it grows. `None` otherwise.
-pub(crate) fn pending_big_bulk(buffer: &[u8]) -> Option<usize> {
-    if buffer.first() != Some(&b'*') {
-        return None;
-    }
-    let Line::Read(count_line, mut at) = line(buffer, 0) else {
-        return None;
-    };
-    let count = integer(&count_line[1..])?;
-    for _ in 0..count {
-        let Line::Read(length_line, data_at) = line(buffer, at) else {
-            return None;
-        };
-        let length = usize::try_from(integer(length_line.get(1..)?)?).ok()?;
-        let end = data_at.checked_add(length)?.checked_add(2)?;
-        if buffer.len() < end {
-            return (length >= BIG_BULK && length as i64 <= MAX_BULK_LEN).then_some(end);
-        }
-        at = end;
-    }
-    None
-}
-
-fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, ProtocolError> {
+fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Parsed, ProtocolError> {
     let (count_line, mut at) = match line(buffer, 0) {
         Line::Read(text, next) => (text, next),
         Line::NoCr if buffer.len() > INLINE_MAX => {
             return Err(protocol_error("too big mbulk count string"));
         }
-        Line::NoCr | Line::Incomplete => return Ok(None),
+        Line::NoCr | Line::Incomplete => return Ok(Parsed::More(None)),
     };
     let count = match integer(&count_line[1..]) {
         Some(n) if n > MAX_MULTIBULK => return Err(protocol_error("invalid multibulk length")),
@@ -121,7 +116,7 @@ fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, 
         None => return Err(protocol_error("invalid multibulk length")),
     };
     if count <= 0 {
-        return Ok(Some((Vec::new(), at)));
+        return Ok(Parsed::Frame((Vec::new(), at)));
     }
     let mut args = Vec::with_capacity(usize::try_from(count.min(1024)).unwrap_or(0));
     for _ in 0..count {
@@ -131,7 +126,7 @@ fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, 
             Line::NoCr if buffer.len() - at > INLINE_MAX => {
                 return Err(protocol_error("too big bulk count string"));
             }
-            Line::NoCr | Line::Incomplete => return Ok(None),
+            Line::NoCr | Line::Incomplete => return Ok(Parsed::More(None)),
         };
         if buffer[at] != b'$' {
             return Err(protocol_error(format!(
@@ -149,28 +144,29 @@ fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, 
             Some(n) => usize::try_from(n).map_err(|_| protocol_error("invalid bulk length"))?,
             None => return Err(protocol_error("invalid bulk length")),
         };
-        if buffer.len() < data_at + length + 2 {
-            return Ok(None);
+        let end = data_at + length + 2;
+        if buffer.len() < end {
+            return Ok(Parsed::More((length >= BIG_BULK).then_some(end)));
         }
         args.push(buffer[data_at..data_at + length].to_vec());
         at = data_at + length + 2;
     }
-    Ok(Some((args, at)))
+    Ok(Parsed::Frame((args, at)))
 }
 
-fn parse_inline(buffer: &[u8]) -> Result<Option<Frame>, ProtocolError> {
+fn parse_inline(buffer: &[u8]) -> Result<Parsed, ProtocolError> {
     let Some(newline) = c_strchr(buffer, 0, b'\n') else {
         if buffer.len() > INLINE_MAX {
             return Err(protocol_error("too big inline request"));
         }
-        return Ok(None);
+        return Ok(Parsed::More(None));
     };
     let mut text = &buffer[..newline];
     if text.last() == Some(&b'\r') {
         text = &text[..text.len() - 1];
     }
     let args = split_args(text).ok_or_else(|| protocol_error("unbalanced quotes in request"))?;
-    Ok(Some((args, newline + 1)))
+    Ok(Parsed::Frame((args, newline + 1)))
 }
 
 /// Redis's `sdssplitargs`, step for step: words split by white space; a `"` or `'`
@@ -217,10 +213,7 @@ fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                         other => other,
                     });
                 } else if c == b'"' {
-                    if at(p + 1) != 0 && !c_isspace(at(p + 1)) {
-                        return None;
-                    }
-                    done = true;
+                    done = closes_word(at(p + 1))?;
                 } else if c == 0 {
                     return None;
                 } else {
@@ -231,10 +224,7 @@ fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                     p += 1;
                     current.push(b'\'');
                 } else if c == b'\'' {
-                    if at(p + 1) != 0 && !c_isspace(at(p + 1)) {
-                        return None;
-                    }
-                    done = true;
+                    done = closes_word(at(p + 1))?;
                 } else if c == 0 {
                     return None;
                 } else {
@@ -254,6 +244,12 @@ fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
         }
         args.push(current);
     }
+}
+
+/// A closing quote ends its word: `Some(true)` when white space or the end follows it,
+/// `None` (unbalanced quotes) otherwise.
+fn closes_word(next: u8) -> Option<bool> {
+    (next == 0 || c_isspace(next)).then_some(true)
 }
 
 /// C's `isspace` in the "C" locale: space, `\t`, `\n`, `\v`, `\f` and `\r`.

@@ -2,7 +2,7 @@
 //! script's `redis.call` runs: the engine hands each call here ([`script_command`]), where
 //! it is checked against the command table as Redis checks it and run on the keyspace.
 
-use lock_core::{Error, SlotLayout, Value, hash_slot};
+use lock_core::{Error, SlotLayout, Value, common_slot, hash_slot};
 use lock_memory::{Databases, MemoryBackend};
 
 use super::undo::UndoLog;
@@ -150,14 +150,13 @@ impl ScriptState<'_, '_> {
         }
     }
 
-    /// Keeps what the write `command` with `args` is about to change.
-    fn before_write(&mut self, command: &Command, args: &[Vec<u8>]) {
-        let keys = command_keys::keys_of(command, args);
+    /// Keeps what the write `command` is about to change at its `keys`.
+    fn before_write(&mut self, command: &Command, keys: &[&[u8]]) {
         match command.name {
             "flushdb" => self.undo.save_all(self.databases),
             // `COPY … DB n` writes the key in another database.
-            "copy" => self.undo.save_everywhere(self.databases, &keys),
-            _ => self.undo.save(self.databases, self.context.db, &keys),
+            "copy" => self.undo.save_everywhere(self.databases, keys),
+            _ => self.undo.save(self.databases, self.context.db, keys),
         }
     }
 }
@@ -221,17 +220,24 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
             command.name
         ));
     }
-    if script.context.cluster && command_keys::cross_slot(command, args) {
-        // Redis 7.4 names the command; earlier versions do not.
-        let refusal = script.context.version.cross_slot_in_script(command.name);
-        return error(refusal.message());
+    let writes = command.flags.has(Flags::WRITE);
+    // The command's keys, found once for the cluster's rules and the undo log.
+    let keys = if script.context.cluster || writes {
+        command_keys::keys_of(command, args)
+    } else {
+        Vec::new()
+    };
+    if script.context.cluster {
+        if common_slot(&keys).is_err() {
+            // Redis 7.4 names the command; earlier versions do not.
+            let refusal = script.context.version.cross_slot_in_script(command.name);
+            return error(refusal.message());
+        }
+        if let Err(refusal) = cluster_keys(script, &keys, call) {
+            return refusal;
+        }
     }
-    if script.context.cluster
-        && let Err(refusal) = cluster_keys(script, &command_keys::keys_of(command, args), call)
-    {
-        return refusal;
-    }
-    if call.read_only && command.flags.has(Flags::WRITE) {
+    if call.read_only && writes {
         return error("ERR Write commands are not allowed from read-only scripts.");
     }
     let context = Context {
@@ -243,8 +249,8 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
         ..script.context
     };
     script.read |= introspection::reads_keys(command.name);
-    if command.flags.has(Flags::WRITE) {
-        script.before_write(command, args);
+    if writes {
+        script.before_write(command, &keys);
     }
     keyspace::run_across(script.databases, command, args, context)
 }

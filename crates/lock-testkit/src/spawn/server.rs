@@ -15,45 +15,45 @@ pub const REQUIRE_VAR: &str = "NXLOCK_REQUIRE_REDIS";
 
 /// The Redis version the `redis-server` on PATH answers as, from `redis-server
 /// --version` (`Redis server v=7.0.15 …`, or `Valkey server v=8.0.1 …` where Valkey
-/// stands in): what the harnesses of spawned servers are judged against. Read once per
-/// process; `None` without a usable binary.
+/// stands in): what the harnesses of spawned servers are judged against. `None` without
+/// a usable binary.
 pub fn installed_version() -> Option<lock_core::RedisVersion> {
-    static VERSION: OnceLock<Option<lock_core::RedisVersion>> = OnceLock::new();
-    *VERSION.get_or_init(|| {
-        let out = Command::new("redis-server")
-            .arg("--version")
-            .output()
-            .ok()?;
-        version_of(&String::from_utf8_lossy(&out.stdout))
-    })
+    version_of(installed_line()?)
 }
 
 /// The server on PATH as it names itself (`Redis 7.0.15`, `Valkey 8.0.1`), from
 /// `redis-server --version`; `None` without a usable binary.
 pub fn installed_server() -> Option<String> {
-    static SERVER: OnceLock<Option<String>> = OnceLock::new();
-    SERVER
-        .get_or_init(|| {
-            let out = Command::new("redis-server")
-                .arg("--version")
-                .output()
-                .ok()?;
-            let line = String::from_utf8_lossy(&out.stdout).into_owned();
-            let product = line.split_whitespace().next()?.to_owned();
-            let number = line
-                .split_whitespace()
-                .find_map(|word| word.strip_prefix("v="))?;
-            Some(format!("{product} {number}"))
-        })
-        .clone()
+    let (product, number) = product_and_number(installed_line()?)?;
+    Some(format!("{product} {number}"))
+}
+
+/// What `redis-server --version` prints, read once per process.
+fn installed_line() -> Option<&'static str> {
+    static LINE: OnceLock<Option<String>> = OnceLock::new();
+    LINE.get_or_init(|| {
+        let out = Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .ok()?;
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    })
+    .as_deref()
+}
+
+/// The product and version number a `redis-server --version` line names.
+fn product_and_number(line: &str) -> Option<(&str, &str)> {
+    let product = line.split_whitespace().next()?;
+    let number = line
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("v="))?;
+    Some((product, number))
 }
 
 /// The version a `redis-server --version` line names.
 fn version_of(line: &str) -> Option<lock_core::RedisVersion> {
-    let number = line
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix("v="))?;
-    let field = if line.starts_with("Valkey") {
+    let (product, number) = product_and_number(line)?;
+    let field = if product == "Valkey" {
         "valkey_version"
     } else {
         "redis_version"
