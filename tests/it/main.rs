@@ -34,6 +34,7 @@ mod serve_commands;
 mod serve_descriptors;
 mod serve_differential;
 mod serve_fuzz;
+mod serve_keyspace_events;
 mod serve_memory;
 mod serve_output_limits;
 mod serve_protected_mode;

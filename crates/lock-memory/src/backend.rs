@@ -16,6 +16,7 @@ use crate::dump::{Dump, KeyDump};
 use crate::faults::{Faults, Phase};
 use crate::interrupted::Interrupted;
 use crate::keyspace::Keyspace;
+use crate::notifications::KeyspaceEvents;
 use crate::pubsub::InboxAddress;
 use crate::replication::{Effect, Stream, lone_wait, no_waitaof};
 use crate::script_runner::ScriptRunner;
@@ -138,9 +139,56 @@ impl MemoryBackend {
     /// on either reaches subscribers of both, as Redis's databases share pub/sub.
     pub fn with_shared_pubsub(clock: Clock, other: &MemoryBackend) -> Self {
         let backend = Self::with_clock(clock);
-        let channels = other.shared.store.lock().channels.clone();
-        backend.shared.store.lock().channels = channels;
+        let (channels, events) = {
+            let other = other.shared.store.lock();
+            (other.channels.clone(), other.notifier.events.clone())
+        };
+        let mut store = backend.shared.store.lock();
+        store.channels = channels;
+        // Keyspace notifications are configured server-wide, as pub/sub is shared.
+        store.notifier.events = events;
+        drop(store);
         backend
+    }
+
+    /// This backend as database `index` of a server: keyspace notifications name it in
+    /// their channels (`__keyspace@<index>__:…`). Database 0 unless set.
+    pub fn with_database_index(self, index: u32) -> Self {
+        self.shared.store.lock().notifier.database = index;
+        self
+    }
+
+    /// Publishes keyspace notifications for the classes `events` names from now on,
+    /// as `CONFIG SET notify-keyspace-events` does (off by default). The setting is
+    /// shared with every backend made [`with_shared_pubsub`](Self::with_shared_pubsub)
+    /// of this one.
+    ///
+    /// Every command that changes a key raises Redis 7.0's event for it, and a key found
+    /// expired raises `expired`. The double has no active expiry of its own: an expired
+    /// key is found when a command touches it, at a periodic sweep, or by
+    /// [`reap_expired`](Self::reap_expired), which a server calls on a timer.
+    ///
+    /// ```
+    /// use lock_core::{KvBackend, SetOptions};
+    /// use lock_memory::{KeyspaceEvents, MemoryBackend};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let backend = MemoryBackend::new();
+    /// backend.set_keyspace_events(KeyspaceEvents::parse(b"Eg").unwrap());
+    /// let mut deletions = backend.subscribe(b"__keyevent@0__:del").await.unwrap();
+    /// backend.set(b"lock", b"token", SetOptions::new()).await.unwrap();
+    /// backend.del(&[b"lock".as_slice()]).await.unwrap();
+    /// assert_eq!(deletions.recv().await.unwrap().as_ref(), b"lock");
+    /// # }
+    /// ```
+    pub fn set_keyspace_events(&self, events: KeyspaceEvents) {
+        self.shared.store.lock().notifier.events.set(events);
+    }
+
+    /// The keyspace-event classes published now ([`set_keyspace_events`](Self::set_keyspace_events)).
+    pub fn keyspace_events(&self) -> KeyspaceEvents {
+        self.shared.store.lock().notifier.events.get()
     }
 
     /// This backend (and its clones) in cluster mode: it refuses what a Redis Cluster whose

@@ -5,6 +5,7 @@
 use lock_core::{ExpireCondition, Result, ScriptContext};
 
 use crate::data::Data;
+use crate::notifications::KeyspaceEvents;
 
 /// What [`Keyspace::watch`] saw of a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +73,13 @@ pub trait Keyspace: ScriptContext {
     fn watch_broken(&mut self, key: &[u8], mark: WatchMark) -> bool;
     /// Ends one [`Keyspace::watch`] of `key`.
     fn unwatch(&mut self, key: &[u8]);
+    /// Publishes the keyspace notification `event` of `class` on `key`, as far as
+    /// [`MemoryBackend::set_keyspace_events`](crate::MemoryBackend::set_keyspace_events)
+    /// asks. A server's commands raise their own events (Redis's names, in Redis's
+    /// order); the store raises `new` when [`Keyspace::put`] creates a key, `expired`
+    /// when it finds a key expired, and `del` when [`Keyspace::changed`] deletes an
+    /// emptied collection.
+    fn notify(&mut self, class: KeyspaceEvents, event: &str, key: &[u8]);
     /// Removes every key (`FLUSHDB`); WATCH sees every key that was there.
     fn flush(&mut self);
     /// The current command's time in Unix microseconds (`TIME`); it stands still inside

@@ -38,6 +38,7 @@ mod harness;
 mod instances;
 mod interrupted;
 mod keyspace;
+mod notifications;
 mod pubsub;
 mod replication;
 mod script_context;
@@ -58,6 +59,7 @@ pub use harness::{
 };
 pub use instances::{MemoryInstances, NoSuchNode, Persistence};
 pub use keyspace::{Keyspace, WatchMark};
+pub use notifications::{InvalidEventClass, KeyspaceEvents};
 pub use pubsub::{Delivery, Inbox, InboxAddress, OutputLimit, OverflowSignal, SharedOutputLimit};
 pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role};
 pub use script_runner::ScriptRunner;

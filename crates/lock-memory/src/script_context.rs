@@ -6,6 +6,7 @@ use lock_core::{ExpireCondition, Result, ScriptContext, SetOptions, SetReply};
 use crate::data::Data;
 use crate::entry::Entry;
 use crate::keyspace::{Keyspace, WatchMark};
+use crate::notifications::KeyspaceEvents;
 use crate::store::Store;
 
 impl ScriptContext for Store {
@@ -115,14 +116,7 @@ impl Keyspace for Store {
         self.live(key).map(|entry| (now - entry.accessed).max(0))
     }
     fn changed(&mut self, key: &[u8]) {
-        if self
-            .live(key)
-            .is_some_and(|entry| entry.value.is_empty_collection())
-        {
-            self.remove(key);
-        } else {
-            self.touch(key);
-        }
+        self.settle_collection(key);
     }
     fn watch(&mut self, key: &[u8]) -> WatchMark {
         Store::watch(self, key)
@@ -135,6 +129,9 @@ impl Keyspace for Store {
     }
     fn now_us(&self) -> i64 {
         Store::now_us(self)
+    }
+    fn notify(&mut self, class: KeyspaceEvents, event: &str, key: &[u8]) {
+        Store::notify(self, class, event, key);
     }
     fn flush(&mut self) {
         Store::flush(self);

@@ -8,6 +8,7 @@ use lock_core::{RedisVersion, SlotLayout};
 
 use crate::entry::Entry;
 use crate::keyspace::WatchMark;
+use crate::notifications::{KeyspaceEvents, Notifier};
 use crate::pubsub::Channels;
 use crate::replication::{Effect, Stream};
 use parking_lot::Mutex;
@@ -59,6 +60,12 @@ pub(crate) struct Store {
     /// writes; FLUSHALL leaves it alone, as in Redis. Several stores may share one table
     /// (Redis's databases share pub/sub).
     pub(crate) channels: Arc<Mutex<Channels>>,
+    /// Keyspace notifications: the server's settings and this database's number.
+    pub(crate) notifier: Notifier,
+    /// A collection just created empty, whose `new` event waits until something is
+    /// put in it: Redis creates a key only once it has something to add, so a command
+    /// that leaves it empty (`ZADD XX` on a missing key) raises no event at all.
+    unannounced: Option<Vec<u8>>,
     /// Where this store's writes are shipped when it is a replicated primary (see
     /// [`crate::replication`]), and the keys the current command wrote.
     pub(crate) replication: Option<Arc<Stream>>,
@@ -120,6 +127,8 @@ impl Default for Store {
             commands_since_sweep: 0,
             sweep_every: MIN_SWEEP_INTERVAL,
             channels: Arc::default(),
+            notifier: Notifier::default(),
+            unannounced: None,
             replication: None,
             written: Vec::new(),
             cluster: None,
@@ -135,6 +144,7 @@ impl Store {
     pub(crate) fn begin(&mut self, now_us: i64) {
         self.now = now_us.div_euclid(1000);
         self.now_us = now_us;
+        self.unannounced = None;
         self.commands_since_sweep += 1;
         if self.commands_since_sweep >= self.sweep_every {
             self.sweep();
@@ -158,6 +168,12 @@ impl Store {
         let now = self.now;
         let recorded = &mut self.recorded;
         let index = &mut self.key_index;
+        let mut notify = self
+            .notifier
+            .events
+            .get()
+            .publishes(KeyspaceEvents::EXPIRED)
+            .then(Vec::new);
         self.map.retain(|key, entry| {
             let expired = entry.is_expired(now);
             if expired {
@@ -167,9 +183,15 @@ impl Store {
                 if let Some(recorded) = recorded.as_mut() {
                     recorded.keys.push(key.clone());
                 }
+                if let Some(notify) = notify.as_mut() {
+                    notify.push(key.clone());
+                }
             }
             !expired
         });
+        for key in notify.unwrap_or_default() {
+            self.notify(KeyspaceEvents::EXPIRED, "expired", &key);
+        }
         if self.map.capacity() > 4 * self.map.len() + MIN_SWEEP_INTERVAL {
             self.map.shrink_to(2 * self.map.len());
         }
@@ -194,9 +216,7 @@ impl Store {
                 if let Some(index) = &mut self.key_index {
                     index.swap_remove(&key);
                 }
-                if let Some(recorded) = &mut self.recorded {
-                    recorded.keys.push(key);
-                }
+                reaped(&self.notifier, &self.channels, &mut self.recorded, key);
                 None
             }
             EntryRef::Occupied(found) => Some(found.into_mut()),
@@ -206,18 +226,77 @@ impl Store {
 
     pub(crate) fn insert(&mut self, key: &[u8], mut entry: Entry) {
         entry.accessed = self.now;
-        match self.map.entry_ref(key) {
+        let now = self.now;
+        let created = match self.map.entry_ref(key) {
             EntryRef::Occupied(mut found) => {
+                // Redis looks an expired key up (and reaps it) before it adds the new.
+                let expired = found.get().is_expired(now);
                 found.insert(entry);
+                if expired {
+                    self.notify(KeyspaceEvents::EXPIRED, "expired", key);
+                }
+                expired
             }
             EntryRef::Vacant(slot) => {
                 slot.insert(entry);
                 if let Some(index) = &mut self.key_index {
                     index.insert(key.to_vec());
                 }
+                true
+            }
+        };
+        if created {
+            if self
+                .map
+                .get(key)
+                .is_some_and(|e| e.value.is_empty_collection())
+            {
+                self.announce_pending();
+                self.unannounced = Some(key.to_vec());
+            } else {
+                self.notify(KeyspaceEvents::NEW, "new", key);
             }
         }
         self.touch(key);
+    }
+
+    /// Publishes the `new` event a collection created empty still owes.
+    fn announce_pending(&mut self) {
+        if let Some(key) = self.unannounced.take() {
+            self.notify(KeyspaceEvents::NEW, "new", &key);
+        }
+    }
+
+    /// After a command changed the collection at `key` in place: announces it if it was
+    /// just created, and deletes it if it is empty now (a `del` event, unless it was
+    /// created by this command and so never announced). Whether it was deleted.
+    pub(crate) fn settle_collection(&mut self, key: &[u8]) -> bool {
+        let empty = self
+            .live(key)
+            .is_some_and(|entry| entry.value.is_empty_collection());
+        let created = self.unannounced.as_deref() == Some(key);
+        if empty {
+            self.remove(key);
+            if !created {
+                self.notify(KeyspaceEvents::GENERIC, "del", key);
+            }
+        } else {
+            if created {
+                self.announce_pending();
+            }
+            self.touch(key);
+        }
+        empty
+    }
+
+    /// Publishes the keyspace event `event` of `class` on `key`, as far as the server's
+    /// `notify-keyspace-events` asks (nothing, by default).
+    pub(crate) fn notify(&mut self, class: KeyspaceEvents, event: &str, key: &[u8]) {
+        if self.unannounced.as_deref() == Some(key) {
+            // The key was created for this event: `new` comes first, as in Redis.
+            self.announce_pending();
+        }
+        publish_event(&self.notifier, &self.channels, class, event, key);
     }
 
     /// A random live key, as Redis's RANDOMKEY picks one: O(1) with a [`KeyIndex`],
@@ -274,20 +353,22 @@ impl Store {
                 break;
             };
             self.map.remove(&key);
-            if let Some(recorded) = &mut self.recorded {
-                recorded.keys.push(key);
-            }
+            reaped(&self.notifier, &self.channels, &mut self.recorded, key);
         }
         self.map.len()
     }
 
     pub(crate) fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        if self.unannounced.as_deref() == Some(key) {
+            self.unannounced = None;
+        }
         let entry = self.map.remove(key)?;
         if let Some(index) = &mut self.key_index {
             index.swap_remove(key);
         }
         if entry.is_expired(self.now) {
             // Reaping is not a write: WATCH judges expiry by liveness instead.
+            self.notify(KeyspaceEvents::EXPIRED, "expired", key);
             return None;
         }
         self.touch(key);
@@ -479,4 +560,36 @@ impl Store {
 struct Watched {
     stamp: u64,
     watchers: usize,
+}
+
+/// Records that the expired `key` was just reaped: for client-side caching, and as an
+/// `expired` keyspace event. (Free of `Store` so that it borrows only these fields,
+/// beside a borrow of the map.)
+fn reaped(
+    notifier: &Notifier,
+    channels: &Mutex<Channels>,
+    recorded: &mut Option<Writes>,
+    key: Vec<u8>,
+) {
+    publish_event(notifier, channels, KeyspaceEvents::EXPIRED, "expired", &key);
+    if let Some(recorded) = recorded {
+        recorded.keys.push(key);
+    }
+}
+
+fn publish_event(
+    notifier: &Notifier,
+    channels: &Mutex<Channels>,
+    class: KeyspaceEvents,
+    event: &str,
+    key: &[u8],
+) {
+    let publications = notifier.publications(class, event, key);
+    if publications.is_empty() {
+        return;
+    }
+    let mut channels = channels.lock();
+    for (channel, message) in publications {
+        channels.publish(&channel, &message);
+    }
 }

@@ -2,6 +2,7 @@
 
 use lock_core::{Error, ExpireCondition, Result};
 
+use crate::notifications::KeyspaceEvents;
 use crate::store::Store;
 
 /// Sets `key`'s expiry to `when` (absolute Unix ms) if `condition` holds, as Redis 7.0
@@ -25,9 +26,11 @@ fn expire_at(store: &mut Store, key: &[u8], when: i64, condition: ExpireConditio
     }
     if when <= now {
         store.remove(key);
+        store.notify(KeyspaceEvents::GENERIC, "del", key);
     } else {
         entry.expires_at = Some(when);
         store.touch(key);
+        store.notify(KeyspaceEvents::GENERIC, "expire", key);
     }
     true
 }

@@ -3,6 +3,7 @@
 use lock_core::{Error, Result};
 
 use crate::entry::Entry;
+use crate::notifications::KeyspaceEvents;
 use crate::store::Store;
 
 /// Redis's `string2ll`: an optional `-`, then `0` alone or digits without a leading zero,
@@ -32,6 +33,7 @@ impl Store {
         let next = current.checked_add(1).ok_or_else(Error::overflow)?;
         // INCR keeps the key's TTL.
         self.insert(key, Entry::string(next.to_string().as_bytes(), expires_at));
+        self.notify(KeyspaceEvents::STRING, "incrby", key);
         Ok(next)
     }
 }

@@ -2,12 +2,20 @@
 
 use lock_core::Result;
 
+use crate::notifications::KeyspaceEvents;
 use crate::store::Store;
 
 impl Store {
     pub(crate) fn del(&mut self, keys: &[&[u8]]) -> Result<i64> {
         // A key named twice is deleted once and counted once.
-        Ok(keys.iter().filter(|k| self.remove(k).is_some()).count() as i64)
+        let mut deleted = 0;
+        for key in keys {
+            if self.remove(key).is_some() {
+                self.notify(KeyspaceEvents::GENERIC, "del", key);
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
     }
 
     pub(crate) fn exists(&mut self, keys: &[&[u8]]) -> Result<i64> {

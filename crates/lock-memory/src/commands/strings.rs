@@ -3,6 +3,7 @@
 use lock_core::{Error, Result, SetCondition, SetExpiry, SetOptions, SetReply};
 
 use crate::entry::Entry;
+use crate::notifications::KeyspaceEvents;
 use crate::store::Store;
 
 /// Redis 7.0's `getExpireMillisecondsOrReply`: the absolute expiry of an EX/PX/EXAT/PXAT
@@ -53,6 +54,10 @@ impl Store {
                 _ => expires_at,
             };
             self.insert(key, Entry::string(value, expires_at));
+            self.notify(KeyspaceEvents::STRING, "set", key);
+            if !matches!(options.expiry, SetExpiry::Clear | SetExpiry::KeepTtl) {
+                self.notify(KeyspaceEvents::GENERIC, "expire", key);
+            }
         }
         Ok(match (options.get, condition_holds) {
             (true, _) => SetReply::OldValue(old_value),
@@ -77,6 +82,7 @@ impl Store {
         let old = self.get(key)?;
         // Like a plain SET, GETSET discards the old TTL.
         self.insert(key, Entry::string(value, None));
+        self.notify(KeyspaceEvents::STRING, "set", key);
         Ok(old)
     }
 
@@ -86,6 +92,8 @@ impl Store {
             None => return Ok(None),
             Some(entry) => entry.as_string()?,
         };
-        Ok(self.remove(key).and_then(Entry::into_string))
+        let value = self.remove(key).and_then(Entry::into_string);
+        self.notify(KeyspaceEvents::GENERIC, "del", key);
+        Ok(value)
     }
 }

@@ -2,6 +2,7 @@
 
 use lock_core::Result;
 
+use crate::notifications::KeyspaceEvents;
 use crate::store::Store;
 
 impl Store {
@@ -29,6 +30,7 @@ impl Store {
             .is_some_and(|entry| entry.expires_at.take().is_some());
         if removed {
             self.touch(key);
+            self.notify(KeyspaceEvents::GENERIC, "persist", key);
         }
         Ok(removed)
     }

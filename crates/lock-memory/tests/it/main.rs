@@ -14,6 +14,7 @@ mod faults;
 mod guards;
 mod inspection;
 mod key_index;
+mod keyspace_events;
 mod leftovers;
 mod redlock;
 mod redlock_turns;

@@ -23,7 +23,13 @@ pub(crate) fn config(shared: &Shared, args: &[Vec<u8>]) -> Value {
                 .collect(),
         ),
         "set" if args.len() >= 4 => match shared.config.set(&args[2..]) {
-            Ok(()) => ok(),
+            Ok(()) => {
+                // The databases share one setting (as they share pub/sub).
+                shared
+                    .db(0)
+                    .set_keyspace_events(shared.config.keyspace_events());
+                ok()
+            }
             Err(error) => Value::Error(error),
         },
         "resetstat" if args.len() == 2 => {

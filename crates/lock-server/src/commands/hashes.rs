@@ -2,7 +2,7 @@
 //! in for the small hashes it keeps in a listpack.
 
 use lock_core::Value;
-use lock_memory::Keyspace;
+use lock_memory::{Keyspace, KeyspaceEvents};
 
 use super::values::{hash, hash_or_new};
 use crate::protocol::args::{NOT_AN_INTEGER, bulk, integer, ok, wrong_arity_text};
@@ -35,6 +35,7 @@ fn set_pairs(store: &mut dyn Keyspace, args: &[&[u8]]) -> Result<i64, String> {
             added += 1;
         }
     }
+    store.notify(KeyspaceEvents::HASH, "hset", args[1]);
     store.changed(args[1]);
     Ok(added)
 }
@@ -48,6 +49,7 @@ pub(crate) fn hsetnx(
     let added = !target.contains_key(args[2]);
     if added {
         target.insert(args[2].to_vec(), args[3].to_vec());
+        store.notify(KeyspaceEvents::HASH, "hset", args[1]);
         store.changed(args[1]);
     }
     Ok(Value::Int(added.into()))
@@ -78,6 +80,7 @@ pub(crate) fn hdel(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         .filter(|field| target.shift_remove(**field).is_some())
         .count();
     if removed > 0 {
+        store.notify(KeyspaceEvents::HASH, "hdel", args[1]);
         store.changed(args[1]);
     }
     Ok(Value::Int(removed as i64))
@@ -151,6 +154,7 @@ pub(crate) fn hincrby(
         .checked_add(by)
         .ok_or("ERR increment or decrement would overflow")?;
     target.insert(args[2].to_vec(), next.to_string().into_bytes());
+    store.notify(KeyspaceEvents::HASH, "hincrby", args[1]);
     store.changed(args[1]);
     Ok(Value::Int(next))
 }
@@ -171,6 +175,7 @@ pub(crate) fn hincrbyfloat(
         .ok_or("ERR increment would produce NaN or Infinity")?
         .to_human();
     target.insert(args[2].to_vec(), next.clone().into_bytes());
+    store.notify(KeyspaceEvents::HASH, "hincrbyfloat", args[1]);
     store.changed(args[1]);
     Ok(Value::Data(next.into_bytes()))
 }

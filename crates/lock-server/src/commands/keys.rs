@@ -2,7 +2,7 @@
 //! COPY, RANDOMKEY, OBJECT and the SCAN family.
 
 use lock_core::Value;
-use lock_memory::{Data, Databases, Keyspace, glob_match};
+use lock_memory::{Data, Databases, Keyspace, KeyspaceEvents, glob_match};
 
 use super::sets::is_intset;
 use super::values::{hash, set, sorted_set};
@@ -79,7 +79,7 @@ pub(crate) fn rename(
         };
     }
     let (data, expires_at) = store.take(args[1]).ok_or("ERR no such key")?;
-    store.put(args[2], data, expires_at);
+    move_to(store, args, data, expires_at);
     Ok(ok())
 }
 
@@ -97,8 +97,18 @@ pub(crate) fn renamenx(
         return Ok(Value::Int(0));
     }
     let (data, expires_at) = store.take(args[1]).expect("checked above");
-    store.put(args[2], data, expires_at);
+    move_to(store, args, data, expires_at);
     Ok(Value::Int(1))
+}
+
+/// The end of RENAME and RENAMENX: `args[1]`'s value, taken, replaces `args[2]`.
+fn move_to(store: &mut dyn Keyspace, args: &[&[u8]], data: Data, expires_at: Option<i64>) {
+    // Redis deletes the old destination and adds the key anew: a `new` event even
+    // when the name was taken.
+    store.take(args[2]);
+    store.put(args[2], data, expires_at);
+    store.notify(KeyspaceEvents::GENERIC, "rename_from", args[1]);
+    store.notify(KeyspaceEvents::GENERIC, "rename_to", args[2]);
 }
 
 /// `COPY source destination [DB db] [REPLACE]`'s options: the destination database
@@ -188,10 +198,15 @@ fn copy_between<'a>(
         Some(target) => target,
         None => source,
     };
-    if target.value(args[2]).is_some() && !replace {
-        return Ok(Value::Int(0));
+    if target.value(args[2]).is_some() {
+        if !replace {
+            return Ok(Value::Int(0));
+        }
+        // Deleted, then added anew (a `new` event), as Redis does it.
+        target.take(args[2]);
     }
     target.put(args[2], data, expires_at);
+    target.notify(KeyspaceEvents::GENERIC, "copy_to", args[2]);
     Ok(Value::Int(1))
 }
 

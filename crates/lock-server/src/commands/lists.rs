@@ -3,7 +3,7 @@
 //! then waits and runs them again whenever a list may have grown.
 
 use lock_core::{RedisVersion, Value};
-use lock_memory::{Keyspace, List};
+use lock_memory::{Keyspace, KeyspaceEvents, List};
 
 use super::values::{check_type, list, list_or_new};
 use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, ok, pop_count};
@@ -24,6 +24,27 @@ fn end(arg: &[u8]) -> Option<End> {
     } else {
         None
     }
+}
+
+/// The keyspace events of a push and of a pop at `end`.
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Left => "lpush",
+        End::Right => "rpush",
+    }
+}
+
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Left => "lpop",
+        End::Right => "rpop",
+    }
+}
+
+/// Ends a pop from `key` at `end`: its event, then `del` if it is empty now.
+fn popped(store: &mut dyn Keyspace, key: &[u8], end: End) {
+    store.notify(KeyspaceEvents::LIST, pop_event(end), key);
+    store.changed(key);
 }
 
 fn push_at(list: &mut List, end: End, element: Vec<u8>) {
@@ -54,6 +75,7 @@ fn push(
         push_at(target, end, element.to_vec());
     }
     let length = target.len();
+    store.notify(KeyspaceEvents::LIST, push_event(end), args[1]);
     store.changed(args[1]);
     Ok(Value::Int(length as i64))
 }
@@ -113,7 +135,7 @@ fn pop(store: &mut dyn Keyspace, args: &[&[u8]], end: End, name: &str) -> Result
     };
     // A count of 0 takes nothing, and WATCH does not see it.
     if reply != Value::Array(Vec::new()) {
-        store.changed(args[1]);
+        popped(store, args[1], end);
     }
     Ok(reply)
 }
@@ -191,6 +213,7 @@ pub(crate) fn lset(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
     let index = index_arg(args[2])?;
     let at = position(index, target.len()).ok_or("ERR index out of range")?;
     target[at] = args[3].to_vec();
+    store.notify(KeyspaceEvents::LIST, "lset", args[1]);
     store.changed(args[1]);
     Ok(ok())
 }
@@ -207,6 +230,7 @@ pub(crate) fn ltrim(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Res
             target.drain(..from);
         }
     }
+    store.notify(KeyspaceEvents::LIST, "ltrim", args[1]);
     store.changed(args[1]);
     Ok(ok())
 }
@@ -244,6 +268,7 @@ pub(crate) fn lrem(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         *target = kept;
     }
     if removed > 0 {
+        store.notify(KeyspaceEvents::LIST, "lrem", args[1]);
         store.changed(args[1]);
     }
     Ok(Value::Int(removed as i64))
@@ -269,6 +294,7 @@ pub(crate) fn linsert(
     };
     target.insert(if after { at + 1 } else { at }, args[4].to_vec());
     let length = target.len();
+    store.notify(KeyspaceEvents::LIST, "linsert", args[1]);
     store.changed(args[1]);
     Ok(Value::Int(length as i64))
 }
@@ -356,8 +382,11 @@ fn move_one(
     let element = list(store, source)?
         .and_then(|l| pop_at(l, from))
         .expect("checked non-empty");
-    store.changed(source);
+    // Redis pushes before it deletes an emptied source, so a rotation (the same list
+    // at both ends) keeps its one element.
     push_at(list_or_new(store, destination)?, to, element.clone());
+    store.notify(KeyspaceEvents::LIST, push_event(to), destination);
+    popped(store, source, from);
     store.changed(destination);
     Ok(Value::Data(element))
 }
@@ -412,7 +441,7 @@ fn multi_pop(store: &mut dyn Keyspace, args: &[&[u8]], numkeys_at: usize) -> Res
             .map_while(|_| pop_at(source, from))
             .map(Value::Data)
             .collect();
-        store.changed(key);
+        popped(store, key, from);
         return Ok(Value::Array(vec![
             Value::Data(key.to_vec()),
             Value::Array(taken),
@@ -436,7 +465,7 @@ fn blocking_pop(
     for key in &args[1..args.len() - 1] {
         if let Some(source) = list(store, key)? {
             let element = pop_at(source, end).expect("live lists are not empty");
-            store.changed(key);
+            popped(store, key, end);
             return Ok(Value::Array(vec![
                 Value::Data(key.to_vec()),
                 Value::Data(element),

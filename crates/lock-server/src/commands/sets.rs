@@ -3,9 +3,9 @@
 //! hash-table order is arbitrary anyway.
 
 use lock_core::Value;
-use lock_memory::{Data, Keyspace, Set};
+use lock_memory::{Data, Keyspace, KeyspaceEvents, Set};
 
-use super::values::{WRONGTYPE, check_type, set, set_or_new};
+use super::values::{WRONGTYPE, check_type, set, set_or_new, settle};
 use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
 use crate::state::config::Limits;
 use crate::state::context::Context;
@@ -41,8 +41,9 @@ pub(crate) fn sadd(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         .filter(|member| target.insert(member.to_vec()))
         .count();
     if added > 0 {
-        store.changed(args[1]);
+        store.notify(KeyspaceEvents::SET, "sadd", args[1]);
     }
+    settle(store, args[1], added > 0);
     Ok(Value::Int(added as i64))
 }
 
@@ -55,6 +56,7 @@ pub(crate) fn srem(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         .filter(|member| target.shift_remove(**member))
         .count();
     if removed > 0 {
+        store.notify(KeyspaceEvents::SET, "srem", args[1]);
         store.changed(args[1]);
     }
     Ok(Value::Int(removed as i64))
@@ -112,9 +114,13 @@ pub(crate) fn smove(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Res
         return Ok(Value::Int(1));
     }
     set(store, source)?.expect("checked").shift_remove(member);
+    store.notify(KeyspaceEvents::SET, "srem", source);
     store.changed(source);
-    set_or_new(store, destination)?.insert(member.to_vec());
-    store.changed(destination);
+    let added = set_or_new(store, destination)?.insert(member.to_vec());
+    if added {
+        store.notify(KeyspaceEvents::SET, "sadd", destination);
+    }
+    settle(store, destination, added);
     Ok(Value::Int(1))
 }
 
@@ -163,9 +169,16 @@ fn store_op(store: &mut dyn Keyspace, args: &[&[u8]], op: Op) -> Result<Value, S
     let sets = sets_of(store, &args[2..])?;
     let result = combine(sets, op);
     let size = result.len();
-    store.take(args[1]);
     if size > 0 {
         store.put(args[1], Data::Set(result), None);
+        let event = match op {
+            Op::Inter => "sinterstore",
+            Op::Union => "sunionstore",
+            Op::Diff => "sdiffstore",
+        };
+        store.notify(KeyspaceEvents::SET, event, args[1]);
+    } else if store.take(args[1]).is_some() {
+        store.notify(KeyspaceEvents::GENERIC, "del", args[1]);
     }
     Ok(Value::Int(size as i64))
 }
@@ -270,6 +283,7 @@ pub(crate) fn spop(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         taken.push(Value::Data(target.swap_remove_index(at).expect("in range")));
     }
     if !taken.is_empty() {
+        store.notify(KeyspaceEvents::SET, "spop", args[1]);
         store.changed(args[1]);
     }
     Ok(match count {

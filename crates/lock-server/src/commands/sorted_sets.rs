@@ -1,7 +1,7 @@
 //! The sorted-set commands: members ordered by score, then by member bytes.
 
 use lock_core::Value;
-use lock_memory::{Keyspace, SortedSet};
+use lock_memory::{Keyspace, KeyspaceEvents, SortedSet};
 
 use super::values::{settle, sorted_set, sorted_set_or_new};
 use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
@@ -122,7 +122,7 @@ pub(crate) fn zadd(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
                 }
                 let next = if incr { current + score } else { score };
                 if next.is_nan() {
-                    settle(store, args[1], added + updated > 0);
+                    changed(store, args[1], added + updated > 0, incr);
                     return Err("ERR resulting score is not a number (NaN)".into());
                 }
                 if (gt && next <= current) || (lt && next >= current) {
@@ -144,7 +144,7 @@ pub(crate) fn zadd(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
             }
         }
     }
-    settle(store, args[1], added + updated > 0);
+    changed(store, args[1], added + updated > 0, incr);
     if incr {
         return Ok(incremented.map_or(Value::Nil, Value::Double));
     }
@@ -165,8 +165,21 @@ pub(crate) fn zincrby(
         return Err("ERR resulting score is not a number (NaN)".into());
     }
     target.insert(args[3], next);
-    settle(store, args[1], current != Some(next));
+    changed(store, args[1], current != Some(next), true);
     Ok(Value::Double(next))
+}
+
+/// Ends ZADD and ZINCRBY: Redis's `zadd` or `zincr` event when a member was added or
+/// its score changed.
+fn changed(store: &mut dyn Keyspace, key: &[u8], changed: bool, incr: bool) {
+    if changed {
+        store.notify(
+            KeyspaceEvents::ZSET,
+            if incr { "zincr" } else { "zadd" },
+            key,
+        );
+    }
+    settle(store, key, changed);
 }
 
 pub(crate) fn zrem(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
@@ -174,6 +187,9 @@ pub(crate) fn zrem(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resu
         return Ok(Value::Int(0));
     };
     let removed = args[2..].iter().filter(|m| target.remove(m)).count();
+    if removed > 0 {
+        store.notify(KeyspaceEvents::ZSET, "zrem", args[1]);
+    }
     settle(store, args[1], removed > 0);
     Ok(Value::Int(removed as i64))
 }
@@ -551,6 +567,14 @@ fn remove_selected(store: &mut dyn Keyspace, key: &[u8], by: &By) -> Result<Valu
     };
     let chosen = ranks(target, by, false);
     let removed = target.remove_ranks(chosen);
+    if removed > 0 {
+        let event = match by {
+            By::Score(..) => "zremrangebyscore",
+            By::Rank(..) => "zremrangebyrank",
+            By::Lex(..) => "zremrangebylex",
+        };
+        store.notify(KeyspaceEvents::ZSET, event, key);
+    }
     settle(store, key, removed > 0);
     Ok(Value::Int(removed as i64))
 }
@@ -597,6 +621,10 @@ fn pop(
     };
     let wanted = count.unwrap_or(1).min(target.len());
     let chosen: Vec<(Vec<u8>, f64)> = (0..wanted).filter_map(|_| target.pop(highest)).collect();
+    if !chosen.is_empty() {
+        let event = if highest { "zpopmax" } else { "zpopmin" };
+        store.notify(KeyspaceEvents::ZSET, event, args[1]);
+    }
     settle(store, args[1], !chosen.is_empty());
     if count.is_none() || protocol == Protocol::Resp2 {
         return Ok(Value::Array(

@@ -1,7 +1,7 @@
 //! GET, SET (every option), SETNX, GETSET, GETDEL, INCR, INCRBY, DECR, DECRBY.
 
 use lock_core::{SetOptions, SetReply, Value};
-use lock_memory::{Data, Keyspace};
+use lock_memory::{Data, Keyspace, KeyspaceEvents};
 
 use super::values::WRONGTYPE;
 use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, bulk, integer, ok, text};
@@ -70,10 +70,8 @@ fn increment(store: &mut dyn Keyspace, key: &[u8], by: i64) -> Result<Value, Str
     let next = current
         .checked_add(by)
         .ok_or("ERR increment or decrement would overflow")?;
-    let options = SetOptions::new().keep_ttl();
-    store
-        .set(key, next.to_string().as_bytes(), options)
-        .map_err(text)?;
+    replace_keeping_ttl(store, key, next.to_string().into_bytes());
+    store.notify(KeyspaceEvents::STRING, "incrby", key);
     Ok(Value::Int(next))
 }
 
@@ -180,6 +178,7 @@ pub(crate) fn incrbyfloat(
     let by = float_increment(args[2])?;
     let next = current.add(&by).ok_or(NAN_OR_INFINITY)?.to_human();
     replace_keeping_ttl(store, args[1], next.clone().into_bytes());
+    store.notify(KeyspaceEvents::STRING, "incrbyfloat", args[1]);
     Ok(Value::Data(next.into_bytes()))
 }
 
@@ -263,6 +262,7 @@ pub(crate) fn getex(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Res
                 store.del(&[args[1]]).map_err(text)?;
             } else {
                 store.put(args[1], Data::String(value.clone()), Some(at));
+                store.notify(KeyspaceEvents::GENERIC, "expire", args[1]);
             }
         }
     }
@@ -324,6 +324,7 @@ pub(crate) fn append(
     value.extend_from_slice(args[2]);
     let length = value.len();
     replace_keeping_ttl(store, args[1], value);
+    store.notify(KeyspaceEvents::STRING, "append", args[1]);
     Ok(Value::Int(length as i64))
 }
 
@@ -389,5 +390,6 @@ pub(crate) fn setrange(
     value[offset as usize..end].copy_from_slice(args[3]);
     let length = value.len();
     replace_keeping_ttl(store, args[1], value);
+    store.notify(KeyspaceEvents::STRING, "setrange", args[1]);
     Ok(Value::Int(length as i64))
 }

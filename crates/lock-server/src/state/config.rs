@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use lock_memory::SharedOutputLimit;
+use lock_memory::{KeyspaceEvents, SharedOutputLimit};
 
 use crate::state::options::ServerOptions;
 use crate::state::output_limits::OutputLimits;
@@ -26,6 +26,8 @@ enum Change {
     YesNo,
     /// `client-output-buffer-limit`'s classes and bounds ([`OutputLimits`]).
     BufferLimits,
+    /// `notify-keyspace-events`'s class letters ([`KeyspaceEvents`]).
+    KeyspaceEvents,
 }
 
 #[derive(Debug)]
@@ -110,7 +112,7 @@ static PARAMS: &[Param] = &[
     param("save", None, Change::Fixed),
     param("maxmemory", None, Change::Fixed),
     param("maxmemory-policy", None, Change::Fixed),
-    param("notify-keyspace-events", None, Change::Fixed),
+    param("notify-keyspace-events", None, Change::KeyspaceEvents),
     param("timeout", None, Change::Fixed),
     param("tcp-keepalive", None, Change::Fixed),
     param("tcp-backlog", None, Change::Immutable),
@@ -150,6 +152,9 @@ pub(crate) struct Config {
     /// The pub/sub class of `client-output-buffer-limit`, which every subscribed
     /// client's queue reads at each delivery.
     pubsub_limit: Arc<SharedOutputLimit>,
+    /// `notify-keyspace-events` as set: its spelling can lose a class (`AKEn` reads back
+    /// as `AKE`, as in Redis), so the value is no guide.
+    keyspace_events: RwLock<KeyspaceEvents>,
 }
 
 impl Config {
@@ -188,6 +193,7 @@ impl Config {
         Config {
             values: RwLock::new(values),
             pubsub_limit: Arc::new(SharedOutputLimit::new(OutputLimits::default().pubsub())),
+            keyspace_events: RwLock::default(),
         }
     }
 
@@ -231,6 +237,14 @@ impl Config {
             zset_max_listpack_value: size("zset-max-listpack-value"),
             set_max_intset_entries: size("set-max-intset-entries"),
         }
+    }
+
+    /// The keyspace events published now (`notify-keyspace-events`).
+    pub(crate) fn keyspace_events(&self) -> KeyspaceEvents {
+        *self
+            .keyspace_events
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// How long a script may run (`busy-reply-threshold`).
@@ -284,6 +298,7 @@ impl Config {
             format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
         };
         let mut named: Vec<(usize, String)> = Vec::new();
+        let mut keyspace_events = None;
         for pair in pairs.chunks(2) {
             let (name, value) = (&pair[0], String::from_utf8_lossy(&pair[1]).into_owned());
             let shown = String::from_utf8_lossy(name).into_owned();
@@ -322,6 +337,12 @@ impl Config {
                         .updated(value)
                         .map_err(|why| failed(name, why))?
                         .to_string();
+                }
+                Change::KeyspaceEvents => {
+                    let events = KeyspaceEvents::parse(value.as_bytes())
+                        .map_err(|why| failed(name, &why.to_string()))?;
+                    *value = events.to_string();
+                    keyspace_events = Some(events);
                 }
                 Change::YesNo => {
                     let lower = value.to_ascii_lowercase();
@@ -362,6 +383,12 @@ impl Config {
             .values
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(events) = keyspace_events {
+            *self
+                .keyspace_events
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = events;
+        }
         for (index, value) in named {
             if matches!(PARAMS[index].change, Change::BufferLimits)
                 && let Ok(limits) = OutputLimits::default().updated(&value)

@@ -54,7 +54,10 @@ impl Shared {
         let first = MemoryBackend::with_clock(clock.clone());
         // Pub/sub is not per database in Redis: every database shares the first's.
         let mut dbs: Vec<_> = (1..DATABASES)
-            .map(|_| MemoryBackend::with_shared_pubsub(clock.clone(), &first))
+            .map(|index| {
+                MemoryBackend::with_shared_pubsub(clock.clone(), &first)
+                    .with_database_index(index as u32)
+            })
             .collect();
         dbs.insert(0, first);
         // RANDOMKEY and DBSIZE in O(1), as in Redis.
