@@ -164,7 +164,14 @@ pub(crate) fn hincrbyfloat(
     args: &[&[u8]],
     _: Context,
 ) -> Result<Value, String> {
-    let by = super::strings::float_increment(args[3])?;
+    // Redis refuses an infinite increment itself here (INCRBYFLOAT refuses the sum).
+    let by = super::strings::float_increment(args[3]).map_err(|error| {
+        if error == super::strings::NAN_OR_INFINITY {
+            "ERR value is NaN or Infinity".to_string()
+        } else {
+            error
+        }
+    })?;
     let target = hash_or_new(store, args[1])?;
     let current = match target.get(args[2]) {
         None => LongDouble::parse(b"0").expect("zero parses"),

@@ -244,13 +244,18 @@ pub(crate) fn sintercard(
         return Err("ERR Number of keys can't be greater than number of args".into());
     }
     let mut limit = 0usize;
-    match &args[2 + numkeys..] {
-        [] => {}
-        [option, value] if option.eq_ignore_ascii_case(b"limit") => {
-            let value = integer(value).ok_or(NOT_AN_INTEGER)?;
-            limit = usize::try_from(value).map_err(|_| "ERR LIMIT can't be negative")?;
+    let mut options = args[2 + numkeys..].iter();
+    while let Some(option) = options.next() {
+        match options.next() {
+            // Redis's one message for a LIMIT that is not a non-negative integer; a
+            // later LIMIT wins.
+            Some(value) if option.eq_ignore_ascii_case(b"limit") => {
+                limit = integer(value)
+                    .and_then(|value| usize::try_from(value).ok())
+                    .ok_or("ERR LIMIT can't be negative")?;
+            }
+            _ => return Err(SYNTAX_ERROR.into()),
         }
-        _ => return Err(SYNTAX_ERROR.into()),
     }
     let sets = sets_of(store, &args[2..2 + numkeys])?;
     let size = combine(sets, Op::Inter).len();

@@ -148,7 +148,7 @@ pub(crate) fn float_increment(arg: &[u8]) -> Result<LongDouble, String> {
 }
 
 const NOT_A_FLOAT: &str = "ERR value is not a valid float";
-const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
+pub(crate) const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
 
 /// The live string at `key` (`None` when absent), or WRONGTYPE.
 fn string(store: &mut dyn Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>, String> {

@@ -36,6 +36,10 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
         &["encoding", "freq", "help", "idletime", "refcount"],
     ),
     ("pubsub", &["channels", "help", "numpat", "numsub"]),
+    (
+        "memory",
+        &["doctor", "help", "malloc-stats", "purge", "stats", "usage"],
+    ),
     ("function", &["kill"]),
     ("script", &["exists", "flush", "kill", "load"]),
 ];
@@ -218,7 +222,7 @@ pub(crate) fn key_positions(command: &Command) -> (i64, i64, i64) {
 /// Commands made of subcommands: Redis describes them without flags or keys (their
 /// subcommands have those).
 const CONTAINERS: &[&str] = &[
-    "client", "cluster", "command", "config", "function", "object", "pubsub", "script",
+    "client", "cluster", "command", "config", "function", "memory", "object", "pubsub", "script",
 ];
 
 /// One command's `COMMAND INFO` entry: Redis's flags and categories for it, or (for this

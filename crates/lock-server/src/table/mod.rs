@@ -17,7 +17,9 @@ use lock_memory::Keyspace;
 use crate::commands::admin::{self, Admin as A};
 use crate::commands::connection::{self, Connection as S};
 use crate::commands::pubsub::{self, PubSub as P};
-use crate::commands::{expiry, hashes, keys, lists, replication, sets, sorted_sets, strings};
+use crate::commands::{
+    expiry, hashes, keys, lists, memory, replication, sets, sorted_sets, strings,
+};
 use crate::protocol::request::CommandId;
 use crate::state::context::Context;
 
@@ -292,6 +294,7 @@ pub(crate) static TABLE: &[Command] = &[
     keyspace("randomkey", 1, R, keys::randomkey),
     keyspace("scan", -2, R, keys::scan),
     keyspace("object", -2, R, keys::object),
+    keyspace("memory", -2, R, memory::memory),
     // Expiry.
     keyspace("expire", -3, W, expiry::expire),
     keyspace("pexpire", -3, W, expiry::pexpire),
