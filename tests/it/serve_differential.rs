@@ -1087,6 +1087,38 @@ async fn blocked_moves_and_unblocks_are_served_like_redis() {
     server.stop().await;
 }
 
+/// A tracked key whose TTL passes is invalidated by active expiry, with no command after
+/// it to carry the invalidation.
+#[tokio::test]
+async fn an_expired_tracked_key_is_invalidated_without_another_command() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+        ..
+    }) = both_servers("an_expired_tracked_key_is_invalidated_without_another_command").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut t = Vec::new();
+        let mut reader = Raw::connect(&addr).await;
+        let mut writer = Raw::connect(&addr).await;
+        t.push(reader.command(&["HELLO", "3"]).await);
+        t.push(reader.command(&["CLIENT", "TRACKING", "ON", "BCAST"]).await);
+        t.push(writer.command(&["SET", "short", "v", "PX", "20"]).await);
+        t.push(reader.read_reply().await);
+        // Nothing is sent to either server now: the reply waits on active expiry.
+        t.push(reader.read_reply().await);
+        transcripts.push(t);
+    }
+    // HELLO's reply differs in ids and versions: only that it came is compared.
+    transcripts.iter_mut().for_each(|t| t[0].clear());
+    assert_same_transcripts(&transcripts, "expired tracked key");
+    server.stop().await;
+}
+
 /// Client-side caching: `CLIENT TRACKING` in default, BCAST, OPTIN and NOLOOP modes, over
 /// RESP3 and redirected to a RESP2 subscriber, its refusals, what RESET and a flush do,
 /// and a redirect target that went away, as Redis 7.0 does them.

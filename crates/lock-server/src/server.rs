@@ -132,7 +132,8 @@ fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 
 /// Redis's active expiry, ten times a second (`hz 10`): each database reaps the expired
 /// keys among the next 200, so that DBSIZE stops counting keys whose TTL has passed even
-/// when no command touches them.
+/// when no command touches them, and clients tracking them are told at once (no
+/// client's command did it: the writer is none of them).
 async fn active_expiry(shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) {
     let mut every = tokio::time::interval(Duration::from_millis(100));
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -144,8 +145,15 @@ async fn active_expiry(shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) 
         for db in shared.dbs() {
             db.reap_expired(200);
         }
+        let own = shared
+            .tracking
+            .invalidate(NO_CLIENT, shared.dbs(), &shared.registry);
+        debug_assert!(own.is_empty(), "no connection has id 0");
     }
 }
+
+/// Client ids start at 1: this one is the server's own doing.
+const NO_CLIENT: u64 = 0;
 
 /// The longest wait before accepting again after the process ran out of descriptors.
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
