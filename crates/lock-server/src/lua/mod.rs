@@ -18,7 +18,7 @@ mod sandbox;
 mod shebang;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,11 @@ struct State {
     /// The RESP version `redis.setresp` chose for the running script.
     resp: Arc<AtomicU8>,
     scripts: HashMap<String, Script>,
+    /// Each cached body's SHA1, by body: an EVAL of a body already cached finds its
+    /// digest by a hash of the bytes instead of computing SHA1 again.
+    digests: HashMap<Vec<u8>, String>,
+    /// The time limit's hook, installed once (see [`TimeLimit`]).
+    limit: TimeLimit,
 }
 
 struct Script {
@@ -75,12 +80,16 @@ impl Engine {
         libs::install(&lua)?;
         redis_table::install(&lua, resp.clone(), version, knows)?;
         let sandbox = sandbox::Sandbox::build(&lua)?;
+        let limit = TimeLimit::default();
+        limit.install(&lua)?;
         Ok(Engine {
             state: Mutex::new(State {
                 lua,
                 sandbox,
                 resp,
                 scripts: HashMap::new(),
+                digests: HashMap::new(),
+                limit,
             }),
         })
     }
@@ -96,13 +105,17 @@ impl Engine {
 impl ScriptEngine for Engine {
     /// Compiles and caches `body` (SCRIPT LOAD, EVAL); the SHA1, or Redis's error text.
     fn load(&self, body: &[u8]) -> Result<String, String> {
-        let sha = sha1_hex(body);
         let mut state = self.state();
+        if let Some(sha) = state.digests.get(body) {
+            return Ok(sha.clone());
+        }
+        let sha = sha1_hex(body);
         if state.scripts.contains_key(&sha) {
             return Ok(sha);
         }
         let (flags, source) = shebang::parse(body)?;
         let function = state.sandbox.compile(&state.lua, &source)?;
+        state.digests.insert(body.to_vec(), sha.clone());
         state.scripts.insert(
             sha.clone(),
             Script {
@@ -138,7 +151,9 @@ impl ScriptEngine for Engine {
     }
 
     fn flush(&self) {
-        self.state().scripts.clear();
+        let mut state = self.state();
+        state.scripts.clear();
+        state.digests.clear();
     }
 
     /// Whether the cached script `sha` may run under EVAL_RO: Redis refuses a script that
@@ -169,7 +184,6 @@ impl ScriptEngine for Engine {
                 stopped: false,
             };
         };
-        let stopped = Arc::new(AtomicBool::new(false));
         let read_only = limits.read_only || script.flags.no_writes;
         state.resp.store(2, Ordering::Relaxed);
         let lua = &state.lua;
@@ -190,9 +204,9 @@ impl ScriptEngine for Engine {
                     call.borrow_mut().run(lua, arguments, count)
                 })?,
             )?;
-            set_time_limit(lua, limits.time_limit, stopped.clone())?;
+            state.limit.start(lua, limits.time_limit)?;
             let result = state.sandbox.run(lua, &script.function);
-            lua.remove_hook();
+            state.limit.finish();
             state.sandbox.clear_call(lua)?;
             result
         });
@@ -211,33 +225,101 @@ impl ScriptEngine for Engine {
         };
         Ran {
             reply,
-            stopped: stopped.load(Ordering::Relaxed),
+            stopped: state.limit.stopped(),
         }
     }
 }
 
 /// Redis lets a runaway script run on (answering BUSY to everyone else until SCRIPT
 /// KILL); a test double stops it instead, so one bad script cannot hold a database and
-/// a worker thread forever. Past the limit the hook fires on every line too, so that a
-/// script catching the error with pcall in a loop is stopped as well (as Redis does).
-fn set_time_limit(lua: &Lua, limit: Duration, stopped: Arc<AtomicBool>) -> mlua::Result<()> {
-    let deadline = Instant::now() + limit;
-    lua.set_hook(
-        HookTriggers::new().every_nth_instruction(10_000),
-        move |lua, _| {
-            if Instant::now() <= deadline {
-                return Ok(VmState::Continue);
-            }
-            stopped.store(true, Ordering::Relaxed);
-            lua.set_hook(
-                HookTriggers::new()
-                    .every_line()
-                    .every_nth_instruction(1_000),
-                move |_, _| Err(time_limit_error(limit)),
-            )?;
-            Err(time_limit_error(limit))
-        },
-    )
+/// a worker thread forever.
+///
+/// The hook is installed once and reads the running script's deadline, so that a run
+/// costs two stores rather than a new hook. Every 10,000 instructions it compares the
+/// time; past the deadline it raises the error, and from then on fires on every line
+/// too, so that a script catching the error with pcall in a loop is stopped as well (as
+/// Redis does). The next run puts the cheap hook back.
+#[derive(Clone, Default)]
+struct TimeLimit {
+    run: Arc<Mutex<RunClock>>,
+}
+
+#[derive(Clone, Copy)]
+struct RunClock {
+    /// Whether a script runs: the engine's own Lua (flattening a reply) has no limit.
+    running: bool,
+    deadline: Instant,
+    limit: Duration,
+    stopped: bool,
+}
+
+impl Default for RunClock {
+    fn default() -> Self {
+        RunClock {
+            running: false,
+            deadline: Instant::now(),
+            limit: Duration::ZERO,
+            stopped: false,
+        }
+    }
+}
+
+impl TimeLimit {
+    fn clock(&self) -> std::sync::MutexGuard<'_, RunClock> {
+        self.run
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The hook every run starts with.
+    fn install(&self, lua: &Lua) -> mlua::Result<()> {
+        let limit = self.clone();
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(10_000),
+            move |lua, _| {
+                let mut clock = limit.clock();
+                if !clock.running || Instant::now() <= clock.deadline {
+                    return Ok(VmState::Continue);
+                }
+                clock.stopped = true;
+                let allowed = clock.limit;
+                drop(clock);
+                lua.set_hook(
+                    HookTriggers::new()
+                        .every_line()
+                        .every_nth_instruction(1_000),
+                    move |_, _| Err(time_limit_error(allowed)),
+                )?;
+                Err(time_limit_error(allowed))
+            },
+        )
+    }
+
+    /// Starts a run that may take `limit`.
+    fn start(&self, lua: &Lua, limit: Duration) -> mlua::Result<()> {
+        let mut clock = self.clock();
+        if clock.stopped {
+            // The last run was stopped: its every-line hook is still in place.
+            self.install(lua)?;
+        }
+        *clock = RunClock {
+            running: true,
+            deadline: Instant::now() + limit,
+            limit,
+            stopped: false,
+        };
+        Ok(())
+    }
+
+    /// Ends the run [`TimeLimit::start`] started.
+    fn finish(&self) {
+        self.clock().running = false;
+    }
+
+    /// Whether the run was stopped at its limit.
+    fn stopped(&self) -> bool {
+        self.clock().stopped
+    }
 }
 
 fn time_limit_error(limit: Duration) -> mlua::Error {
