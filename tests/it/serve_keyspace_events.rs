@@ -139,6 +139,12 @@ const SCENARIO: &[&[&str]] = &[
     &["ZPOPMIN", "z", "0"],
     &["ZPOPMAX", "z", "5"],
     &["ZINCRBY", "zi", "2", "m"],
+    &["ZUNIONSTORE", "zu", "2", "zi", "s3"],
+    &["ZINTERSTORE", "zu", "2", "zi", "s3"],
+    &["ZINTERSTORE", "zu", "2", "zi", "s3"],
+    &["ZDIFFSTORE", "zu", "1", "zi"],
+    &["ZRANGESTORE", "zr", "zi", "0", "-1"],
+    &["ZRANGESTORE", "zr", "zi", "5", "6"],
     // Wrong types raise nothing.
     &["SADD", "zi", "x"],
     &["HSET", "zi", "f", "v"],

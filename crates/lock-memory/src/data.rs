@@ -173,19 +173,28 @@ impl SortedSet {
         }
     }
 
-    /// How many members sort before `member` (or, with `inclusive`, at or before it)
-    /// among members that all have the lowest score: the order of Redis's lex ranges,
-    /// which are defined only when every member has the same score. O(log n).
+    /// How many members sort before `member` (or, with `inclusive`, at or before it):
+    /// where a lex range starts or ends. Redis defines lex ranges only when every member
+    /// has the same score; it finds the bound by a search in score order that compares
+    /// members only, and so does this, so that the answer is Redis's whenever members
+    /// sort the same by score as by bytes. O(log² n).
     pub fn count_before_member(&self, member: &[u8], inclusive: bool) -> usize {
-        let Some((lowest, _)) = self.order.first() else {
-            return 0;
+        let before = |other: &[u8]| {
+            if inclusive {
+                other <= member
+            } else {
+                other < member
+            }
         };
-        let mut bound = member.to_vec();
-        if inclusive {
-            // The least byte string after `member`.
-            bound.push(0);
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let middle = low + (high - low) / 2;
+            match self.order.get_index(middle) {
+                Some((_, other)) if before(other) => low = middle + 1,
+                _ => high = middle,
+            }
         }
-        self.order.rank(&(*lowest, bound))
+        low
     }
 
     /// Removes and returns the lowest member (or, with `highest`, the highest).

@@ -20,6 +20,7 @@ pub(crate) mod pubsub;
 pub(crate) mod pubsub_command;
 pub(crate) mod replication;
 pub(crate) mod sets;
+pub(crate) mod sorted_set_ops;
 pub(crate) mod sorted_sets;
 pub(crate) mod strings;
 pub(crate) mod values;

@@ -60,7 +60,11 @@ fn lex_bound(arg: &[u8]) -> Result<LexBound, String> {
 
 /// Members (with scores) as a range reply: WITHSCORES gives `member, score` flat in
 /// RESP2 and `[member, score]` pairs in RESP3.
-fn range_reply(members: Vec<(Vec<u8>, f64)>, with_scores: bool, protocol: Protocol) -> Value {
+pub(crate) fn range_reply(
+    members: Vec<(Vec<u8>, f64)>,
+    with_scores: bool,
+    protocol: Protocol,
+) -> Value {
     Value::Array(if !with_scores {
         members.into_iter().map(|(m, _)| Value::Data(m)).collect()
     } else if protocol == Protocol::Resp3 {
@@ -381,7 +385,11 @@ struct RangeOptions {
     reverse: bool,
 }
 
-fn range_options(options: &[&[u8]], full: bool) -> Result<RangeOptions, String> {
+fn range_options(
+    options: &[&[u8]],
+    full: bool,
+    scores_allowed: bool,
+) -> Result<RangeOptions, String> {
     let mut parsed = RangeOptions {
         with_scores: false,
         limit: None,
@@ -392,7 +400,7 @@ fn range_options(options: &[&[u8]], full: bool) -> Result<RangeOptions, String> 
     let mut j = 0;
     while j < options.len() {
         match options[j].to_ascii_lowercase().as_slice() {
-            b"withscores" => parsed.with_scores = true,
+            b"withscores" if scores_allowed => parsed.with_scores = true,
             b"limit" if j + 2 < options.len() => {
                 parsed.limit = Some((long(options[j + 1])?, long(options[j + 2])?));
                 j += 2;
@@ -413,7 +421,48 @@ pub(crate) fn zrange(
     args: &[&[u8]],
     context: Context,
 ) -> Result<Value, String> {
-    let options = range_options(&args[4..], true)?;
+    let (by, options) = zrange_request(args, false)?;
+    ranged(
+        store,
+        args[1],
+        &by,
+        options.reverse,
+        options.limit,
+        options.with_scores,
+        context.protocol,
+    )
+}
+
+/// `ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]`: ZRANGE's
+/// selection stored at `dst` (an empty one deletes it); how many members it has.
+pub(crate) fn zrangestore(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    _: Context,
+) -> Result<Value, String> {
+    // ZRANGE's arguments, with the destination in the command's place.
+    let (by, options) = zrange_request(&args[1..], true)?;
+    let (offset, count) = options.limit.unwrap_or((0, -1));
+    let selected = sorted_set(store, args[2])?
+        .map_or_else(Vec::new, |z| select(z, &by, options.reverse, offset, count));
+    let size = selected.len();
+    if size > 0 {
+        let mut result = SortedSet::new();
+        for (member, score) in &selected {
+            result.insert(member, *score);
+        }
+        store.put(args[1], lock_memory::Data::SortedSet(result), None);
+        store.notify(KeyspaceEvents::ZSET, "zrangestore", args[1]);
+    } else if store.take(args[1]).is_some() {
+        store.notify(KeyspaceEvents::GENERIC, "del", args[1]);
+    }
+    Ok(Value::Int(size as i64))
+}
+
+/// ZRANGE's selection and options, from `[_, key, start, stop, options…]`; WITHSCORES
+/// is a syntax error when the result is `stored`, as in Redis.
+fn zrange_request(args: &[&[u8]], stored: bool) -> Result<(By, RangeOptions), String> {
+    let options = range_options(&args[4..], true, !stored)?;
     if options.by_score && options.by_lex {
         return Err(SYNTAX_ERROR.into());
     }
@@ -439,15 +488,7 @@ pub(crate) fn zrange(
     } else {
         By::Rank(long(low)?, long(high)?)
     };
-    ranged(
-        store,
-        args[1],
-        &by,
-        options.reverse,
-        options.limit,
-        options.with_scores,
-        context.protocol,
-    )
+    Ok((by, options))
 }
 
 fn ranged(
@@ -470,7 +511,7 @@ pub(crate) fn zrevrange(
     args: &[&[u8]],
     context: Context,
 ) -> Result<Value, String> {
-    let options = range_options(&args[4..], false)?;
+    let options = range_options(&args[4..], false, true)?;
     if options.limit.is_some() {
         return Err(SYNTAX_ERROR.into());
     }
@@ -492,7 +533,7 @@ fn by_score(
     reverse: bool,
     protocol: Protocol,
 ) -> Result<Value, String> {
-    let options = range_options(&args[4..], false)?;
+    let options = range_options(&args[4..], false, true)?;
     let (low, high) = if reverse {
         (args[3], args[2])
     } else {
@@ -532,7 +573,7 @@ fn by_lex(
     reverse: bool,
     protocol: Protocol,
 ) -> Result<Value, String> {
-    let options = range_options(&args[4..], false)?;
+    let options = range_options(&args[4..], false, true)?;
     if options.with_scores {
         return Err(SYNTAX_ERROR.into());
     }

@@ -22,6 +22,21 @@ pub(crate) fn keys_of<'a, A: AsRef<[u8]>>(command: &Command, args: &'a [A]) -> V
             .unwrap_or(0);
         return args.iter().skip(3).take(count).map(AsRef::as_ref).collect();
     }
+    // Sorted-set algebra: a number of keys, then the keys (after the destination).
+    let numkeys_at = match command.name {
+        "zunionstore" | "zinterstore" | "zdiffstore" => Some(2),
+        "zunion" | "zinter" | "zdiff" | "zintercard" => Some(1),
+        _ => None,
+    };
+    if let Some(at) = numkeys_at {
+        let count = args
+            .get(at)
+            .and_then(|n| std::str::from_utf8(n.as_ref()).ok()?.parse::<usize>().ok())
+            .unwrap_or(0);
+        let destination = args.iter().skip(1).take(at - 1);
+        let sources = args.iter().skip(at + 1).take(count);
+        return destination.chain(sources).map(AsRef::as_ref).collect();
+    }
     let (first, last, step) = super::introspection::key_positions(command);
     if first <= 0 || step <= 0 {
         return Vec::new();

@@ -18,7 +18,7 @@ use crate::commands::admin::{self, Admin as A};
 use crate::commands::connection::{self, Connection as S};
 use crate::commands::pubsub::{self, PubSub as P};
 use crate::commands::{
-    expiry, hashes, keys, lists, memory, replication, sets, sorted_sets, strings,
+    expiry, hashes, keys, lists, memory, replication, sets, sorted_set_ops, sorted_sets, strings,
 };
 use crate::protocol::request::CommandId;
 use crate::state::context::Context;
@@ -386,6 +386,14 @@ pub(crate) static TABLE: &[Command] = &[
     keyspace("zremrangebylex", 4, W, sorted_sets::zremrangebylex),
     keyspace("zpopmin", -2, W, sorted_sets::zpopmin),
     keyspace("zpopmax", -2, W, sorted_sets::zpopmax),
+    keyspace("zrangestore", -5, W, sorted_sets::zrangestore),
+    keyspace("zunionstore", -4, W, sorted_set_ops::zunionstore),
+    keyspace("zinterstore", -4, W, sorted_set_ops::zinterstore),
+    keyspace("zdiffstore", -4, W, sorted_set_ops::zdiffstore),
+    keyspace("zunion", -3, R, sorted_set_ops::zunion),
+    keyspace("zinter", -3, R, sorted_set_ops::zinter),
+    keyspace("zdiff", -3, R, sorted_set_ops::zdiff),
+    keyspace("zintercard", -3, R, sorted_set_ops::zintercard),
     keyspace("zscan", -3, R, keys::zscan),
     // Pub/sub.
     keyspace("publish", 3, W, pubsub::publish),
