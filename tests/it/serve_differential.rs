@@ -1536,6 +1536,79 @@ async fn sorted_set_algebra_answers_like_redis() {
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
+/// HRANDFIELD and ZRANDMEMBER: counts of every sign, their options, Redis's order of
+/// errors; picks compared by shape (one-letter members), RESP2 and RESP3.
+#[tokio::test]
+async fn random_fields_and_members_answer_like_redis() {
+    let Some(servers) = both_servers("random_fields_and_members_answer_like_redis").await else {
+        return;
+    };
+    let s = |lines: &[&'static str]| -> Vec<Vec<&'static str>> {
+        lines.iter().map(|l| l.split(' ').collect()).collect()
+    };
+    let scenario = s(&[
+        "HSET h a 1 b 2 c 3",
+        "ZADD z 1 a 1 b 1 c",
+        "HSET one f v",
+        "ZADD zone 1.5 m",
+        "SET str v",
+        "HRANDFIELD one",
+        "HRANDFIELD one 1 WITHVALUES",
+        "HRANDFIELD one -3 WITHVALUES",
+        "HRANDFIELD one 5",
+        "ZRANDMEMBER zone",
+        "ZRANDMEMBER zone 1 WITHSCORES",
+        "ZRANDMEMBER zone -2 WITHSCORES",
+        "ZRANDMEMBER zone 9",
+        "HRANDFIELD h",
+        "HRANDFIELD h 2",
+        "HRANDFIELD h -5",
+        "HRANDFIELD h 2 WITHVALUES",
+        "HRANDFIELD h 0",
+        "ZRANDMEMBER z 2 WITHSCORES",
+        "ZRANDMEMBER z -4",
+        "ZRANDMEMBER z 0 WITHSCORES",
+        "HRANDFIELD missing",
+        "HRANDFIELD missing 3",
+        "ZRANDMEMBER missing",
+        "ZRANDMEMBER missing -3 WITHSCORES",
+        "HRANDFIELD str",
+        "HRANDFIELD str 1",
+        "ZRANDMEMBER str 1",
+        "HRANDFIELD h x",
+        "HRANDFIELD h 1 bogus",
+        "HRANDFIELD h 1 WITHVALUES extra",
+        "HRANDFIELD h -9223372036854775808",
+        "HRANDFIELD h 9223372036854775807 WITHVALUES",
+        "HRANDFIELD missing x",
+        "ZRANDMEMBER z 1 WITHVALUES",
+        "ZRANDMEMBER z -4611686018427387904 WITHSCORES",
+        "ZRANDMEMBER missing 1 bogus",
+    ]);
+    let found = support::side_by_side::mismatches(&servers, std::slice::from_ref(&scenario)).await;
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    // RESP3: pairs come as nested arrays, scores as doubles.
+    let mut replies = Vec::new();
+    for addr in [servers.ours(), servers.redis_addr.clone()] {
+        let mut client = Raw::connect(&addr).await;
+        client.command(&["FLUSHALL"]).await;
+        client.command(&["HELLO", "3"]).await;
+        let mut transcript = Vec::new();
+        for command in &scenario {
+            transcript.push(client.command(command).await);
+        }
+        replies.push(transcript);
+    }
+    for (command, (ours, redis)) in scenario.iter().zip(replies[0].iter().zip(&replies[1])) {
+        assert!(
+            support::side_by_side::same(command, ours, redis),
+            "RESP3 {command:?}: serve {:?}, redis-server {:?}",
+            String::from_utf8_lossy(ours),
+            String::from_utf8_lossy(redis)
+        );
+    }
+}
+
 /// Inline commands split as `sdssplitargs` splits them: a quote inside a word opens a
 /// quoted part, a closing quote needs white space after it, and an unbalanced quote is
 /// a protocol error that closes the connection. What each stores is compared too.

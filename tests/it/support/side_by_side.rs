@@ -234,7 +234,7 @@ fn comparison(command: &[&str]) -> Comparison {
         "keys" | "smembers" | "sinter" | "sunion" | "sdiff" => Comparison::Unordered(0),
         "scan" | "sscan" => Comparison::Unordered(1),
         "hscan" | "zscan" => Comparison::Pairs,
-        "spop" | "srandmember" | "randomkey" => Comparison::Shape,
+        "spop" | "srandmember" | "hrandfield" | "zrandmember" | "randomkey" => Comparison::Shape,
         "ttl" | "pttl" => Comparison::Time,
         // A script's reply is compared as the command it ran would be.
         "eval" if command.len() > 3 => comparison(&command[3..]),

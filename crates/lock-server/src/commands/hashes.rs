@@ -7,6 +7,7 @@ use lock_memory::{Keyspace, KeyspaceEvents};
 use super::values::{hash, hash_or_new};
 use crate::protocol::args::{NOT_AN_INTEGER, bulk, integer, ok, wrong_arity_text};
 use crate::protocol::numbers::LongDouble;
+use crate::protocol::reply::Protocol;
 use crate::state::context::Context;
 
 /// `HSET key field value [field value ...]`: how many fields are new.
@@ -185,4 +186,36 @@ pub(crate) fn hincrbyfloat(
     store.notify(KeyspaceEvents::HASH, "hincrbyfloat", args[1]);
     store.changed(args[1]);
     Ok(Value::Data(next.into_bytes()))
+}
+
+/// `HRANDFIELD key [count [WITHVALUES]]`: random fields (see [`super::sampling`]).
+pub(crate) fn hrandfield(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    let request = super::sampling::request(args, b"withvalues")?;
+    let Some(source) = hash(store, args[1])? else {
+        return Ok(match request {
+            None => Value::Nil,
+            Some(_) => Value::Array(Vec::new()),
+        });
+    };
+    let field = |at: usize| source.get_index(at).expect("an index below the length");
+    let Some((count, with_values)) = request else {
+        let (name, _) = field(fastrand::usize(..source.len()));
+        return Ok(Value::Data(name.clone()));
+    };
+    let picked = super::sampling::indices(source.len(), count)?;
+    let pairs = picked.into_iter().map(|at| {
+        let (name, value) = field(at);
+        (Value::Data(name.clone()), Value::Data(value.clone()))
+    });
+    Ok(Value::Array(match (with_values, context.protocol) {
+        (false, _) => pairs.map(|(name, _)| name).collect(),
+        (true, Protocol::Resp3) => pairs
+            .map(|(name, value)| Value::Array(vec![name, value]))
+            .collect(),
+        (true, Protocol::Resp2) => pairs.flat_map(|(name, value)| [name, value]).collect(),
+    }))
 }

@@ -19,6 +19,7 @@ pub(crate) mod memory;
 pub(crate) mod pubsub;
 pub(crate) mod pubsub_command;
 pub(crate) mod replication;
+pub(crate) mod sampling;
 pub(crate) mod sets;
 pub(crate) mod sorted_set_ops;
 pub(crate) mod sorted_sets;

@@ -335,35 +335,10 @@ pub(crate) fn srandmember(
         }
         Some(n) if n < 0 => Value::Array((0..n.unsigned_abs()).map(|_| pick(source)).collect()),
         Some(n) => Value::Array(
-            distinct_indices(source.len(), n as u64)
+            super::sampling::distinct_indices(source.len(), n as u64)
                 .into_iter()
                 .map(|at| Value::Data(source[at].clone()))
                 .collect(),
         ),
     })
-}
-
-/// `count` distinct indices below `len` (all of them, shuffled, when `count` reaches
-/// `len`), in O(count): drawn at random while they are few next to `len`, by a partial
-/// shuffle otherwise (then `count` is at least half of `len`).
-fn distinct_indices(len: usize, count: u64) -> Vec<usize> {
-    let count = count.min(len as u64) as usize;
-    if count * 2 <= len {
-        let mut chosen = std::collections::HashSet::with_capacity(count);
-        let mut picked = Vec::with_capacity(count);
-        while picked.len() < count {
-            let at = fastrand::usize(..len);
-            if chosen.insert(at) {
-                picked.push(at);
-            }
-        }
-        return picked;
-    }
-    let mut all: Vec<usize> = (0..len).collect();
-    for i in 0..count {
-        let j = fastrand::usize(i..len);
-        all.swap(i, j);
-    }
-    all.truncate(count);
-    all
 }

@@ -693,3 +693,33 @@ pub(crate) fn zpopmax(
 ) -> Result<Value, String> {
     pop(store, args, true, context.protocol)
 }
+
+/// `ZRANDMEMBER key [count [WITHSCORES]]`: random members (see [`super::sampling`]).
+pub(crate) fn zrandmember(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    context: Context,
+) -> Result<Value, String> {
+    let request = super::sampling::request(args, b"withscores")?;
+    let Some(source) = sorted_set(store, args[1])? else {
+        return Ok(match request {
+            None => Value::Nil,
+            Some(_) => Value::Array(Vec::new()),
+        });
+    };
+    let member = |at: usize| {
+        let (member, score) = source
+            .by_rank(at..at + 1)
+            .next()
+            .expect("a rank below the length");
+        (member.to_vec(), score)
+    };
+    let Some((count, with_scores)) = request else {
+        return Ok(Value::Data(member(fastrand::usize(..source.len())).0));
+    };
+    let picked: Vec<(Vec<u8>, f64)> = super::sampling::indices(source.len(), count)?
+        .into_iter()
+        .map(member)
+        .collect();
+    Ok(range_reply(picked, with_scores, context.protocol))
+}

@@ -344,6 +344,7 @@ pub(crate) static TABLE: &[Command] = &[
     keyspace("hkeys", 2, R, hashes::hkeys),
     keyspace("hvals", 2, R, hashes::hvals),
     keyspace("hincrby", 4, W, hashes::hincrby),
+    keyspace("hrandfield", -2, R, hashes::hrandfield),
     keyspace("hincrbyfloat", 4, W, hashes::hincrbyfloat),
     keyspace("hscan", -3, R, keys::hscan),
     // Sets.
@@ -387,6 +388,7 @@ pub(crate) static TABLE: &[Command] = &[
     keyspace("zpopmin", -2, W, sorted_sets::zpopmin),
     keyspace("zpopmax", -2, W, sorted_sets::zpopmax),
     keyspace("zrangestore", -5, W, sorted_sets::zrangestore),
+    keyspace("zrandmember", -2, R, sorted_sets::zrandmember),
     keyspace("zunionstore", -4, W, sorted_set_ops::zunionstore),
     keyspace("zinterstore", -4, W, sorted_set_ops::zinterstore),
     keyspace("zdiffstore", -4, W, sorted_set_ops::zdiffstore),
