@@ -8,7 +8,9 @@
 //! ` script: <sha>, on @user_script:<line>.` suffix, the position found the way Redis's
 //! `__redis__err__handler` finds it.
 
+mod arguments;
 mod call;
+mod call_slot;
 mod convert;
 mod errors;
 mod libs;
@@ -47,6 +49,8 @@ struct State {
     digests: HashMap<Vec<u8>, String>,
     /// The time limit's hook, installed once (see [`TimeLimit`]).
     limit: TimeLimit,
+    /// What `redis.call` runs: lent by each run (see [`call_slot`]).
+    calls: call_slot::CallSlot,
 }
 
 struct Script {
@@ -82,6 +86,8 @@ impl Engine {
         let sandbox = sandbox::Sandbox::build(&lua)?;
         let limit = TimeLimit::default();
         limit.install(&lua)?;
+        let calls = call_slot::CallSlot::default();
+        sandbox.set_call(&lua, calls.function(&lua)?)?;
         Ok(Engine {
             state: Mutex::new(State {
                 lua,
@@ -90,6 +96,7 @@ impl Engine {
                 scripts: HashMap::new(),
                 digests: HashMap::new(),
                 limit,
+                calls,
             }),
         })
     }
@@ -195,21 +202,18 @@ impl ScriptEngine for Engine {
             allow_cross_slot: !script.flags.declared || script.flags.allow_cross_slot,
             resp: state.resp.clone(),
         });
-        let outcome = lua.scope(|scope| {
+        let mut callback = |lua: &Lua, arguments: Table, count: usize| {
+            call.borrow_mut().run(lua, arguments, count)
+        };
+        let outcome = (|| {
             state.sandbox.set_arguments(lua, keys, args)?;
-            let call = &call;
-            state.sandbox.set_call(
-                lua,
-                scope.create_function_mut(move |lua, (arguments, count)| {
-                    call.borrow_mut().run(lua, arguments, count)
-                })?,
-            )?;
+            let lent = state.calls.lend(&mut callback);
             state.limit.start(lua, limits.time_limit)?;
             let result = state.sandbox.run(lua, &script.function);
             state.limit.finish();
-            state.sandbox.clear_call(lua)?;
+            drop(lent);
             result
-        });
+        })();
         let resp = state.resp.load(Ordering::Relaxed);
         let outcome = outcome.and_then(|result| match result {
             Ok(value) => convert::from_lua(&value, resp, &state.sandbox.flatten).map(Ok),
@@ -327,15 +331,6 @@ fn time_limit_error(limit: Duration) -> mlua::Error {
         "ERR nxlock serve stopped the script after its {} ms time limit",
         limit.as_millis()
     )))
-}
-
-/// `KEYS` or `ARGV`: a fresh table of strings.
-fn string_table(lua: &Lua, items: &[&[u8]]) -> mlua::Result<Table> {
-    let table = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, item) in items.iter().enumerate() {
-        table.raw_set(i + 1, lua.create_string(item)?)?;
-    }
-    Ok(table)
 }
 
 /// `tostring` of a Lua value, for error messages.

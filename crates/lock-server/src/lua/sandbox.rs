@@ -3,8 +3,8 @@
 
 use mlua::{Function, Lua, Table, Value as LuaValue};
 
+use super::errors;
 use super::raise::Raising;
-use super::{errors, string_table};
 
 /// The name of the sandbox's own chunk: its frames are skipped when an error's position
 /// is looked for.
@@ -77,17 +77,12 @@ impl Sandbox {
         keys: &[&[u8]],
         args: &[&[u8]],
     ) -> mlua::Result<()> {
-        self.globals.raw_set("KEYS", string_table(lua, keys)?)?;
-        self.globals.raw_set("ARGV", string_table(lua, args)?)
+        super::arguments::set(lua, &self.globals, keys, args)
     }
 
-    /// Sets what `redis.call` and `redis.pcall` run for this run.
+    /// Sets what `redis.call` and `redis.pcall` run (once: see `call_slot`).
     pub(crate) fn set_call(&self, lua: &Lua, call: Function) -> mlua::Result<()> {
         lua.set_named_registry_value(Raising::Call.key(), call)
-    }
-
-    pub(crate) fn clear_call(&self, lua: &Lua) -> mlua::Result<()> {
-        lua.set_named_registry_value(Raising::Call.key(), LuaValue::Nil)
     }
 
     /// Runs `function`: its return value, or the error table the handler built.

@@ -248,7 +248,8 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
         },
         ..script.context
     };
-    script.read |= introspection::reads_keys(command.name);
+    // One read is enough to know (and the lookup is not free).
+    script.read = script.read || introspection::reads_keys(command.name);
     if writes {
         script.before_write(command, &keys);
     }

@@ -122,7 +122,13 @@ impl Registry {
             return;
         };
         entry.last_command = Instant::now();
-        entry.command = command_name(args);
+        // A client usually sends the same few commands: the name is built again only
+        // when it changed.
+        let same = (args.len() == 1 || !is_container(&args[0]))
+            && entry.command.as_bytes().eq_ignore_ascii_case(&args[0]);
+        if !same {
+            entry.command = command_name(args);
+        }
         entry.name.clone_from(&client.name);
         entry.library.clone_from(&client.library);
         entry.watched = client.watched.len();
@@ -236,12 +242,18 @@ impl Filter {
 }
 
 /// How Redis names a command in CLIENT LIST: `get`, or `client|list` for a subcommand.
+/// Whether CLIENT LIST names a command's subcommand with it (`config|set`).
+fn is_container(name: &[u8]) -> bool {
+    [
+        "client", "config", "object", "script", "command", "debug", "pubsub", "memory",
+    ]
+    .iter()
+    .any(|container| name.eq_ignore_ascii_case(container.as_bytes()))
+}
+
 fn command_name(args: &[Vec<u8>]) -> String {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-    let container = matches!(
-        name.as_str(),
-        "client" | "config" | "object" | "script" | "command" | "debug" | "pubsub" | "memory"
-    );
+    let container = is_container(name.as_bytes());
     match args.get(1) {
         Some(sub) if container => format!(
             "{name}|{}",
