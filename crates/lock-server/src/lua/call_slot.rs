@@ -95,3 +95,35 @@ impl Drop for Lent<'_> {
         *self.slot.lock() = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_callback_is_reached_only_while_it_is_lent() {
+        let lua = Lua::new();
+        let slot = CallSlot::default();
+        let call = slot.function(&lua).unwrap();
+        let mut calls = 0;
+        {
+            let mut callback = |_: &Lua, _: Table, count: usize| {
+                calls += count;
+                Ok((LuaValue::Boolean(true), false))
+            };
+            let _lent = slot.lend(&mut callback);
+            let (reply, failed): (bool, bool) =
+                call.call((lua.create_table().unwrap(), 2)).unwrap();
+            assert!(reply && !failed);
+        }
+        assert_eq!(calls, 2, "the lent callback ran once, with its arguments");
+        let after = call.call::<(bool, bool)>((lua.create_table().unwrap(), 1));
+        assert!(
+            after
+                .unwrap_err()
+                .to_string()
+                .contains("outside a script run"),
+            "nothing is lent once the guard is gone"
+        );
+    }
+}
