@@ -1609,6 +1609,94 @@ async fn random_fields_and_members_answer_like_redis() {
     }
 }
 
+/// Waits, by asking, until the server counts a blocked client.
+async fn until_blocked(client: &mut Raw) {
+    for _ in 0..100_000 {
+        let info = client.command(&["INFO", "clients"]).await;
+        if String::from_utf8_lossy(&info).contains("blocked_clients:1") {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the client never blocked");
+}
+
+/// ZMPOP, BZPOPMIN, BZPOPMAX and BZMPOP: what each pops and answers, in RESP2 and RESP3,
+/// their errors in Redis's order, a pop that waits for a ZADD, and a timeout.
+#[tokio::test]
+async fn multi_key_and_blocking_sorted_set_pops_answer_like_redis() {
+    let Some(servers) =
+        both_servers("multi_key_and_blocking_sorted_set_pops_answer_like_redis").await
+    else {
+        return;
+    };
+    let script: &[&str] = &[
+        "ZADD z 1 a 2 b 3 c 4 d",
+        "ZADD y 10 q",
+        "SET str v",
+        "ZMPOP 2 missing z MIN",
+        "ZMPOP 2 z y MAX COUNT 2",
+        "ZMPOP 1 y MIN COUNT 5",
+        "EXISTS y",
+        "ZMPOP 1 missing MIN",
+        "ZMPOP 2 missing str MIN",
+        "ZMPOP 2 str z MIN",
+        "ZMPOP 0 z MIN",
+        "ZMPOP x z MIN",
+        "ZMPOP 3 z MIN",
+        "ZMPOP 1 z bogus",
+        "ZMPOP 1 z MIN COUNT 0",
+        "ZMPOP 1 z MIN COUNT x",
+        "ZMPOP 1 z MIN COUNT 1 COUNT 2",
+        "ZMPOP 1 z MIN COUNT",
+        "BZPOPMIN missing z 0",
+        "ZADD z 7 e 8 f 9 g",
+        "BZPOPMAX z 0",
+        "BZPOPMIN missing 0.01",
+        "BZPOPMIN z -1",
+        "BZPOPMIN z x",
+        "BZPOPMIN str 0",
+        "BZMPOP 0 1 z MAX",
+        "BZMPOP 0.01 1 missing MIN COUNT 2",
+        "BZMPOP x 1 z MIN",
+        "BZMPOP -1 1 z MIN",
+        "BZMPOP 0 0 z MIN",
+        "BZMPOP x 1 z bogus",
+        "BZMPOP 0 1 z MIN COUNT 0",
+    ];
+    let mut transcripts = Vec::new();
+    for resp in ["2", "3"] {
+        for addr in [servers.ours(), servers.redis_addr.clone()] {
+            let mut client = Raw::connect(&addr).await;
+            let mut waiter = Raw::connect(&addr).await;
+            client.command(&["FLUSHALL"]).await;
+            client.command(&["HELLO", resp]).await;
+            waiter.command(&["HELLO", resp]).await;
+            let mut t = Vec::new();
+            for line in script {
+                let command: Vec<&str> = line.split(' ').collect();
+                t.push(client.command(&command).await);
+            }
+            // A pop that waits: answered by the ZADD that comes after it.
+            waiter.send_only(&["BZPOPMAX", "empty", "other", "0"]).await;
+            until_blocked(&mut client).await;
+            t.push(client.command(&["ZADD", "other", "5", "m", "6", "n"]).await);
+            t.push(waiter.read_reply().await);
+            waiter
+                .send_only(&["BZMPOP", "0", "2", "e1", "e2", "MIN", "COUNT", "3"])
+                .await;
+            until_blocked(&mut client).await;
+            t.push(client.command(&["ZADD", "e2", "1", "x", "2", "y"]).await);
+            t.push(waiter.read_reply().await);
+            t.push(client.command(&["EXISTS", "e2"]).await);
+            transcripts.push(t);
+        }
+    }
+    for pair in transcripts.chunks(2) {
+        assert_same_transcripts(pair, "sorted-set pops");
+    }
+}
+
 /// Inline commands split as `sdssplitargs` splits them: a quote inside a word opens a
 /// quoted part, a closing quote needs white space after it, and an unbalanced quote is
 /// a protocol error that closes the connection. What each stores is compared too.

@@ -145,6 +145,10 @@ const SCENARIO: &[&[&str]] = &[
     &["ZDIFFSTORE", "zu", "1", "zi"],
     &["ZRANGESTORE", "zr", "zi", "0", "-1"],
     &["ZRANGESTORE", "zr", "zi", "5", "6"],
+    &["ZADD", "zp", "1", "a", "2", "b", "3", "c"],
+    &["ZMPOP", "2", "nokey", "zp", "MIN"],
+    &["BZPOPMAX", "zp", "0"],
+    &["BZMPOP", "0", "1", "zp", "MIN", "COUNT", "5"],
     // Wrong types raise nothing.
     &["SADD", "zi", "x"],
     &["HSET", "zi", "f", "v"],

@@ -521,7 +521,7 @@ pub(crate) fn blmpop(
 
 /// Where a blocking command's timeout is: BLMPOP's first argument, the others' last.
 pub(crate) fn timeout_arg(args: &[Vec<u8>]) -> &[u8] {
-    if args[0].eq_ignore_ascii_case(b"blmpop") {
+    if args[0].eq_ignore_ascii_case(b"blmpop") || args[0].eq_ignore_ascii_case(b"bzmpop") {
         &args[1]
     } else {
         &args[args.len() - 1]

@@ -22,6 +22,7 @@ pub(crate) mod replication;
 pub(crate) mod sampling;
 pub(crate) mod sets;
 pub(crate) mod sorted_set_ops;
+pub(crate) mod sorted_set_pops;
 pub(crate) mod sorted_sets;
 pub(crate) mod strings;
 pub(crate) mod values;

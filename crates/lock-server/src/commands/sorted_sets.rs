@@ -647,6 +647,27 @@ pub(crate) fn zremrangebylex(
     remove_selected(store, args[1], &by)
 }
 
+/// Pops up to `count` of the lowest (or `highest`) members of the sorted set at `key`,
+/// with ZPOPMIN's or ZPOPMAX's event, deleting it if emptied; WRONGTYPE for another type.
+pub(crate) fn pop_members(
+    store: &mut dyn Keyspace,
+    key: &[u8],
+    highest: bool,
+    count: usize,
+) -> Result<Vec<(Vec<u8>, f64)>, String> {
+    let Some(target) = sorted_set(store, key)? else {
+        return Ok(Vec::new());
+    };
+    let wanted = count.min(target.len());
+    let chosen: Vec<(Vec<u8>, f64)> = (0..wanted).filter_map(|_| target.pop(highest)).collect();
+    if !chosen.is_empty() {
+        let event = if highest { "zpopmax" } else { "zpopmin" };
+        store.notify(KeyspaceEvents::ZSET, event, key);
+    }
+    settle(store, key, !chosen.is_empty());
+    Ok(chosen)
+}
+
 fn pop(
     store: &mut dyn Keyspace,
     args: &[&[u8]],
@@ -657,16 +678,10 @@ fn pop(
         return Err(SYNTAX_ERROR.into());
     }
     let count = pop_count(args.get(2))?;
-    let Some(target) = sorted_set(store, args[1])? else {
+    if sorted_set(store, args[1])?.is_none() {
         return Ok(Value::Array(Vec::new()));
-    };
-    let wanted = count.unwrap_or(1).min(target.len());
-    let chosen: Vec<(Vec<u8>, f64)> = (0..wanted).filter_map(|_| target.pop(highest)).collect();
-    if !chosen.is_empty() {
-        let event = if highest { "zpopmax" } else { "zpopmin" };
-        store.notify(KeyspaceEvents::ZSET, event, args[1]);
     }
-    settle(store, args[1], !chosen.is_empty());
+    let chosen = pop_members(store, args[1], highest, count.unwrap_or(1))?;
     if count.is_none() || protocol == Protocol::Resp2 {
         return Ok(Value::Array(
             chosen

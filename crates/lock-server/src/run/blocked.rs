@@ -5,7 +5,7 @@
 use lock_core::{RedisVersion, Value};
 
 use super::keyspace;
-use crate::commands::{lists, replication};
+use crate::commands::{lists, replication, sorted_set_pops};
 use crate::protocol::reply::Protocol;
 use crate::protocol::request::Request;
 use crate::state::shared::Shared;
@@ -28,7 +28,9 @@ pub(crate) async fn serve_all(shared: &Shared) {
 /// Undoes what the blocking `request` did for a client that has gone before its reply
 /// (`popped`) could be written.
 pub(crate) async fn unpop(shared: &Shared, db: usize, request: &Request, popped: &Value) {
-    let Some(undo) = lists::undo(&request.args, popped) else {
+    let undone =
+        lists::undo(&request.args, popped).or_else(|| sorted_set_pops::undo(&request.args, popped));
+    let Some(undo) = undone else {
         return;
     };
     let Some(command) = table::lookup(&undo[0]) else {

@@ -210,10 +210,10 @@ pub(crate) fn key_positions(command: &Command) -> (i64, i64, i64) {
         "mset" | "msetnx" => (1, -1, 2),
         "rename" | "renamenx" | "copy" | "smove" | "lmove" | "rpoplpush" | "blmove"
         | "brpoplpush" | "zrangestore" => (1, 2, 1),
-        "blpop" | "brpop" => (1, -2, 1),
+        "blpop" | "brpop" | "bzpopmin" | "bzpopmax" => (1, -2, 1),
         "keys" | "scan" | "randomkey" | "dbsize" | "time" | "publish" | "flushdb" | "lmpop"
         | "blmpop" | "sintercard" | "wait" | "waitaof" | "zunion" | "zinter" | "zdiff"
-        | "zintercard" => (0, 0, 0),
+        | "zmpop" | "bzmpop" | "zintercard" => (0, 0, 0),
         name if CONTAINERS.contains(&name) => (0, 0, 0),
         _ if matches!(command.kind, Kind::Keyspace(_)) => (1, 1, 1),
         _ => (0, 0, 0),

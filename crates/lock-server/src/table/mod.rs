@@ -18,7 +18,8 @@ use crate::commands::admin::{self, Admin as A};
 use crate::commands::connection::{self, Connection as S};
 use crate::commands::pubsub::{self, PubSub as P};
 use crate::commands::{
-    expiry, hashes, keys, lists, memory, replication, sets, sorted_set_ops, sorted_sets, strings,
+    expiry, hashes, keys, lists, memory, replication, sets, sorted_set_ops, sorted_set_pops,
+    sorted_sets, strings,
 };
 use crate::protocol::request::CommandId;
 use crate::state::context::Context;
@@ -388,6 +389,12 @@ pub(crate) static TABLE: &[Command] = &[
     keyspace("zpopmin", -2, W, sorted_sets::zpopmin),
     keyspace("zpopmax", -2, W, sorted_sets::zpopmax),
     keyspace("zrangestore", -5, W, sorted_sets::zrangestore),
+    keyspace("zmpop", -4, W, sorted_set_pops::zmpop),
+    keyspace("bzpopmin", -3, WB.with(NS), sorted_set_pops::bzpopmin)
+        .in_scripts_from(RedisVersion::V7_2),
+    keyspace("bzpopmax", -3, WB.with(NS), sorted_set_pops::bzpopmax)
+        .in_scripts_from(RedisVersion::V7_2),
+    keyspace("bzmpop", -5, WB, sorted_set_pops::bzmpop),
     keyspace("zrandmember", -2, R, sorted_sets::zrandmember),
     keyspace("zunionstore", -4, W, sorted_set_ops::zunionstore),
     keyspace("zinterstore", -4, W, sorted_set_ops::zinterstore),
