@@ -1119,6 +1119,85 @@ async fn an_expired_tracked_key_is_invalidated_without_another_command() {
     server.stop().await;
 }
 
+/// `tracking-table-max-keys`: past the limit, keys are forgotten (picked at random) and
+/// their readers told, before the next command runs, as Redis does.
+#[tokio::test]
+async fn a_full_tracking_table_forgets_keys_and_tells_their_readers() {
+    let Some(Servers {
+        server,
+        redis_addr,
+        _redis,
+        ..
+    }) = both_servers("a_full_tracking_table_forgets_keys_and_tells_their_readers").await
+    else {
+        return;
+    };
+    let mut outcomes = Vec::new();
+    for addr in [server.addr().to_string(), redis_addr] {
+        let mut reader = Raw::connect(&addr).await;
+        let mut listener = Raw::connect(&addr).await;
+        let id = String::from_utf8_lossy(&listener.command(&["CLIENT", "ID"]).await)
+            .trim_start_matches(':')
+            .trim()
+            .to_string();
+        listener
+            .command(&["SUBSCRIBE", "__redis__:invalidate"])
+            .await;
+        let mut t = vec![
+            reader
+                .command(&["CONFIG", "GET", "tracking-table-max-keys"])
+                .await,
+            reader
+                .command(&["CLIENT", "TRACKING", "ON", "REDIRECT", &id])
+                .await,
+            reader
+                .command(&["MSET", "a", "1", "b", "2", "c", "3"])
+                .await,
+            reader.command(&["MGET", "a", "b", "c"]).await,
+            reader
+                .command(&["CONFIG", "SET", "tracking-table-max-keys", "1"])
+                .await,
+            reader.command(&["PING"]).await,
+        ];
+        // Two of the three keys are forgotten: which two is the server's choice.
+        let mut forgotten = Vec::new();
+        for _ in 0..2 {
+            let message = listener.read_reply().await;
+            let text = String::from_utf8_lossy(&message).to_string();
+            let key = ["a", "b", "c"]
+                .into_iter()
+                .find(|key| text.ends_with(&format!("*1\r\n$1\r\n{key}\r\n")));
+            forgotten.push(key.unwrap_or("?").to_string());
+        }
+        forgotten.sort();
+        forgotten.dedup();
+        t.push(format!("{} distinct keys forgotten", forgotten.len()).into_bytes());
+        // The one key left is still tracked: its change is sent.
+        reader
+            .command(&["CONFIG", "SET", "tracking-table-max-keys", "0"])
+            .await;
+        let kept = ["a", "b", "c"]
+            .into_iter()
+            .find(|key| !forgotten.iter().any(|f| f == key))
+            .unwrap_or("a");
+        t.push(reader.command(&["SET", kept, "changed"]).await);
+        let message = listener.read_reply().await;
+        t.push(
+            String::from_utf8_lossy(&message)
+                .replace(&format!("$1\r\n{kept}\r\n"), "$1\r\nKEPT\r\n")
+                .into_bytes(),
+        );
+        t.push(
+            reader
+                .command(&["CONFIG", "SET", "tracking-table-max-keys", "-1"])
+                .await,
+        );
+        outcomes.push(t);
+    }
+    assert_same_transcripts(&outcomes, "tracking table limit");
+    server.stop().await;
+}
+
 /// Client-side caching: `CLIENT TRACKING` in default, BCAST, OPTIN and NOLOOP modes, over
 /// RESP3 and redirected to a RESP2 subscriber, its refusals, what RESET and a flush do,
 /// and a redirect target that went away, as Redis 7.0 does them.

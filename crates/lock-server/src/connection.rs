@@ -167,6 +167,13 @@ async fn converse(
                 reply: out.capacity(),
             };
             let caching_args = client.tracks.then(|| args.clone());
+            // As Redis does before each command: a tracking table over its limit
+            // forgets keys (their readers are told).
+            if shared.tracking.active() {
+                shared
+                    .tracking
+                    .limit(shared.config.tracking_max_keys(), &shared.registry);
+            }
             let replies = dispatch::execute(shared, client, found, args, true).await;
             client.buffers = Buffers::default();
             shared.registry.record(client, &named);

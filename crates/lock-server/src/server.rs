@@ -149,6 +149,9 @@ async fn active_expiry(shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) 
             .tracking
             .invalidate(NO_CLIENT, shared.dbs(), &shared.registry);
         debug_assert!(own.is_empty(), "no connection has id 0");
+        shared
+            .tracking
+            .limit(shared.config.tracking_max_keys(), &shared.registry);
     }
 }
 

@@ -93,6 +93,8 @@ static PARAMS: &[Param] = &[
         },
     ),
     param("busy-reply-threshold", Some("lua-time-limit"), SIZE),
+    // How many keys client-side caching remembers readers of (0: no limit).
+    param("tracking-table-max-keys", None, SIZE),
     param(
         "maxclients",
         None,
@@ -173,6 +175,7 @@ impl Config {
                 "list-compress-depth" => "0".into(),
                 "busy-reply-threshold" => options.script_time_limit.as_millis().to_string(),
                 "maxclients" => options.max_clients.to_string(),
+                "tracking-table-max-keys" => "1000000".into(),
                 "databases" => crate::state::options::DATABASES.to_string(),
                 "port" => port.to_string(),
                 "bind" => options.bind.to_string(),
@@ -250,6 +253,11 @@ impl Config {
     /// How long a script may run (`busy-reply-threshold`).
     pub(crate) fn script_time_limit(&self) -> Duration {
         Duration::from_millis(self.number("busy-reply-threshold").max(0) as u64)
+    }
+
+    /// `tracking-table-max-keys` (0: no limit).
+    pub(crate) fn tracking_max_keys(&self) -> usize {
+        usize::try_from(self.number("tracking-table-max-keys")).unwrap_or(usize::MAX)
     }
 
     /// `maxclients`.

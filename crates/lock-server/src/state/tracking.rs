@@ -106,6 +106,38 @@ impl Tracking {
         }
     }
 
+    /// Keeps the table of keys with readers within `max_keys` (0: no limit), as Redis's
+    /// `tracking-table-max-keys` does: keys beyond it are forgotten, picked at random,
+    /// and each of their readers is sent an invalidation for them, since it will not
+    /// hear of their next change.
+    pub(crate) fn limit(&self, max_keys: usize, registry: &Registry) {
+        if max_keys == 0 {
+            return;
+        }
+        let mut state = self.state();
+        let excess = state.readers.len().saturating_sub(max_keys);
+        if excess == 0 {
+            return;
+        }
+        let evicted: Vec<Vec<u8>> = state.readers.keys().take(excess).cloned().collect();
+        for key in evicted {
+            for id in state.readers.remove(&key).unwrap_or_default() {
+                let Some(mode) = state.clients.get(&id) else {
+                    continue;
+                };
+                let target = if mode.redirect == 0 {
+                    id
+                } else {
+                    mode.redirect
+                };
+                registry.deliver(
+                    target,
+                    Delivery::Invalidate(Some(vec![key.as_slice().into()])),
+                );
+            }
+        }
+    }
+
     /// Remembers that client `id` read `keys` (default mode).
     pub(crate) fn remember<'a>(&self, id: u64, keys: impl IntoIterator<Item = &'a [u8]>) {
         let mut state = self.state();
