@@ -1154,11 +1154,33 @@ async fn a_full_tracking_table_forgets_keys_and_tells_their_readers() {
                 .command(&["MSET", "a", "1", "b", "2", "c", "3"])
                 .await,
             reader.command(&["MGET", "a", "b", "c"]).await,
+        ];
+        // INFO's counts of the table, and of a BCAST client's prefixes.
+        let mut bcast = Raw::connect(&addr).await;
+        bcast
+            .command(&[
+                "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "p:", "PREFIX", "q:",
+            ])
+            .await;
+        let info = String::from_utf8_lossy(&reader.command(&["INFO"]).await).to_string();
+        for field in [
+            "tracking_clients",
+            "tracking_total_keys",
+            "tracking_total_items",
+            "tracking_total_prefixes",
+        ] {
+            let value = info
+                .lines()
+                .find_map(|line| line.strip_prefix(&format!("{field}:")))
+                .unwrap_or("missing");
+            t.push(format!("{field}:{value}").into_bytes());
+        }
+        t.extend([
             reader
                 .command(&["CONFIG", "SET", "tracking-table-max-keys", "1"])
                 .await,
             reader.command(&["PING"]).await,
-        ];
+        ]);
         // Two of the three keys are forgotten: which two is the server's choice.
         let mut forgotten = Vec::new();
         for _ in 0..2 {

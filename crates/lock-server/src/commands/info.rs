@@ -78,7 +78,10 @@ fn section(shared: &Shared, name: &str) -> Fields {
             ("cluster_connections", "0".into()),
             ("maxclients", shared.config.max_clients().to_string()),
             ("blocked_clients", shared.blocked.len().to_string()),
-            ("tracking_clients", "0".into()),
+            (
+                "tracking_clients",
+                shared.tracking.totals().clients.to_string(),
+            ),
         ]),
         "memory" => memory(shared),
         "persistence" => fields(&[
@@ -109,6 +112,18 @@ fn section(shared: &Shared, name: &str) -> Fields {
             (
                 "total_error_replies",
                 shared.stats.error_replies().to_string(),
+            ),
+            (
+                "tracking_total_keys",
+                shared.tracking.totals().keys.to_string(),
+            ),
+            (
+                "tracking_total_items",
+                shared.tracking.totals().items.to_string(),
+            ),
+            (
+                "tracking_total_prefixes",
+                shared.tracking.totals().prefixes.to_string(),
             ),
         ]),
         "replication" => fields(&[

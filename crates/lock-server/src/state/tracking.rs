@@ -36,6 +36,14 @@ pub(crate) struct Mode {
     pub(crate) broken_redirect: bool,
 }
 
+/// What INFO reports of client-side caching ([`Tracking::totals`]).
+pub(crate) struct Totals {
+    pub(crate) clients: usize,
+    pub(crate) keys: usize,
+    pub(crate) items: usize,
+    pub(crate) prefixes: usize,
+}
+
 /// The tracking state of the whole server.
 #[derive(Debug, Default)]
 pub(crate) struct Tracking {
@@ -103,6 +111,30 @@ impl Tracking {
             for db in databases {
                 db.record_writes(false);
             }
+        }
+    }
+
+    /// INFO's counts: tracking clients, keys with readers, (key, reader) pairs, and the
+    /// distinct BCAST prefixes (a client with none has the empty prefix).
+    pub(crate) fn totals(&self) -> Totals {
+        let state = self.state();
+        let prefixes: BTreeSet<&[u8]> = state
+            .clients
+            .values()
+            .filter(|mode| mode.bcast)
+            .flat_map(|mode| {
+                if mode.prefixes.is_empty() {
+                    vec![b"".as_slice()]
+                } else {
+                    mode.prefixes.iter().map(Vec::as_slice).collect()
+                }
+            })
+            .collect();
+        Totals {
+            clients: state.clients.len(),
+            keys: state.readers.len(),
+            items: state.readers.values().map(BTreeSet::len).sum(),
+            prefixes: prefixes.len(),
         }
     }
 
