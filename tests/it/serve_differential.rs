@@ -1220,6 +1220,38 @@ async fn a_full_tracking_table_forgets_keys_and_tells_their_readers() {
     server.stop().await;
 }
 
+/// CLIENT TRACKINGINFO: BCAST without a prefix lists the empty one, and turning tracking
+/// off forgets a pending CLIENT CACHING.
+#[tokio::test]
+async fn tracking_info_reports_like_redis() {
+    let Some(servers) = both_servers("tracking_info_reports_like_redis").await else {
+        return;
+    };
+    let script: &[&[&str]] = &[
+        &["CLIENT", "TRACKING", "ON", "BCAST"],
+        &["CLIENT", "TRACKINGINFO"],
+        &["CLIENT", "TRACKING", "OFF"],
+        &["CLIENT", "TRACKING", "ON", "OPTIN"],
+        &["CLIENT", "CACHING", "YES"],
+        &["CLIENT", "TRACKINGINFO"],
+        &["CLIENT", "TRACKING", "OFF"],
+        &["CLIENT", "TRACKING", "ON", "OPTOUT"],
+        &["CLIENT", "TRACKINGINFO"],
+        &["CLIENT", "CACHING", "NO"],
+        &["CLIENT", "TRACKINGINFO"],
+    ];
+    let mut transcripts = Vec::new();
+    for addr in [servers.ours(), servers.redis_addr.clone()] {
+        let mut client = Raw::connect(&addr).await;
+        let mut t = Vec::new();
+        for command in script {
+            t.push(client.command(command).await);
+        }
+        transcripts.push(t);
+    }
+    assert_same_transcripts(&transcripts, "CLIENT TRACKINGINFO");
+}
+
 /// Client-side caching: `CLIENT TRACKING` in default, BCAST, OPTIN and NOLOOP modes, over
 /// RESP3 and redirected to a RESP2 subscriber, its refusals, what RESET and a flush do,
 /// and a redirect target that went away, as Redis 7.0 does them.

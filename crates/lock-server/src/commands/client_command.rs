@@ -198,6 +198,8 @@ fn tracking(shared: &Shared, client: &mut Client, args: &[Vec<u8>]) -> Value {
         "off" => {
             shared.tracking.disable(client.id, shared.dbs());
             client.tracks = false;
+            // Turning tracking off forgets a CLIENT CACHING still pending, as in Redis.
+            client.caching = false;
             return ok();
         }
         _ => return Value::Error(SYNTAX_ERROR.into()),
@@ -326,13 +328,12 @@ fn tracking_info(shared: &Shared, client: &Client) -> Value {
         ),
         (
             data("prefixes"),
-            Value::Array(
-                mode.map(|mode| mode.prefixes)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(Value::Data)
-                    .collect(),
-            ),
+            Value::Array(match mode {
+                // BCAST without a prefix tracks the empty prefix, as Redis lists it.
+                Some(mode) if mode.bcast && mode.prefixes.is_empty() => vec![data("")],
+                Some(mode) => mode.prefixes.into_iter().map(Value::Data).collect(),
+                None => Vec::new(),
+            }),
         ),
     ])
 }
