@@ -1830,6 +1830,67 @@ async fn multi_key_and_blocking_sorted_set_pops_answer_like_redis() {
     }
 }
 
+/// INFO commandstats: calls, refusals and failures per command (subcommands apart),
+/// inside MULTI and scripts, a blocking pop counted once; the times are not compared.
+#[tokio::test]
+async fn command_stats_count_like_redis() {
+    let Some(servers) = both_servers("command_stats_count_like_redis").await else {
+        return;
+    };
+    let script: &[&[&str]] = &[
+        &["CONFIG", "RESETSTAT"],
+        &["SET", "foo", "bar"],
+        &["GET", "foo"],
+        &["LPUSH", "foo", "x"],
+        &["GET"],
+        &["EXPIRE", "foo", "0"],
+        &["MULTI"],
+        &["SET", "a", "1"],
+        &["INCR", "a"],
+        &["EXEC"],
+        &[
+            "EVAL",
+            "redis.call('set', KEYS[1], 0); redis.call('expire', KEYS[1], 0)",
+            "1",
+            "k",
+        ],
+        &["LPUSH", "list", "foo"],
+        &["BRPOP", "list", "0"],
+        &["CONFIG", "GET", "maxclients"],
+        &["CONFIG", "SET", "maxclients", "x"],
+        &["OBJECT", "ENCODING", "a"],
+    ];
+    let mut stats = Vec::new();
+    for addr in [servers.ours(), servers.redis_addr.clone()] {
+        let mut client = Raw::connect(&addr).await;
+        for command in script {
+            client.command(command).await;
+        }
+        let info =
+            String::from_utf8_lossy(&client.command(&["INFO", "commandstats"]).await).to_string();
+        let default = String::from_utf8_lossy(&client.command(&["INFO"]).await).to_string();
+        let all = String::from_utf8_lossy(&client.command(&["INFO", "all"]).await).to_string();
+        let mut lines: Vec<String> = info
+            .lines()
+            .filter(|line| line.starts_with("cmdstat_"))
+            .map(|line| {
+                line.split(',')
+                    .filter(|field| !field.starts_with("usec"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect();
+        lines.sort();
+        lines.push(format!(
+            "default has them: {}",
+            default.contains("cmdstat_")
+        ));
+        lines.push(format!("all has them: {}", all.contains("cmdstat_")));
+        stats.push(lines);
+    }
+    assert_eq!(stats[0], stats[1], "serve, then redis-server");
+}
+
 /// Inline commands split as `sdssplitargs` splits them: a quote inside a word opens a
 /// quoted part, a closing quote needs white space after it, and an unbalanced quote is
 /// a protocol error that closes the connection. What each stores is compared too.

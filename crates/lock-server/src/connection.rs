@@ -225,12 +225,17 @@ async fn converse(
                     kill: client.kill.clone(),
                     unblock: client.unblock.clone(),
                 };
+                let name =
+                    table::introspection::stat_name(table::command(request.command), &request.args);
+                let waited = std::time::Instant::now();
                 shared.registry.set_blocked(client.id, true);
                 let reply = block(shared, client.db, request, waiting).await;
                 shared.registry.set_blocked(client.id, false);
                 match reply {
                     Some(value) => {
                         shared.stats.command(&value);
+                        let failed = matches!(value, Value::Error(_));
+                        shared.stats.called(name, waited.elapsed(), failed);
                         if !silent {
                             encode_in(client.protocol, &value, &mut out);
                         }

@@ -120,6 +120,7 @@ impl ScriptRunner for LuaScripts {
             locality,
             slot: script_slot(keys),
             undo: UndoLog::default(),
+            stats: None,
         };
         let limits = RunLimits {
             read_only: false,

@@ -16,6 +16,7 @@ const SECTIONS: &[(&str, bool)] = &[
     ("replication", true),
     ("cpu", true),
     ("modules", true),
+    ("commandstats", false),
     ("errorstats", true),
     ("cluster", true),
     ("keyspace", true),
@@ -29,10 +30,16 @@ pub(crate) fn info(shared: &Shared, args: &[Vec<u8>]) -> String {
         .collect();
     let everything = asked
         .iter()
-        .any(|a| matches!(a.as_str(), "all" | "everything" | "default"));
-    let wanted = |name: &str| asked.is_empty() || everything || asked.iter().any(|a| a == name);
+        .any(|a| matches!(a.as_str(), "all" | "everything"));
+    let default = asked.is_empty() || asked.iter().any(|a| a == "default");
+    let wanted = |name: &str, in_default: bool| {
+        everything || (default && in_default) || asked.iter().any(|a| a == name)
+    };
     let mut text = String::new();
-    for (name, _) in SECTIONS.iter().filter(|(name, _)| wanted(name)) {
+    for (name, _) in SECTIONS
+        .iter()
+        .filter(|(name, in_default)| wanted(name, *in_default))
+    {
         if !text.is_empty() {
             text.push_str("\r\n");
         }
@@ -55,6 +62,7 @@ fn title(name: &str) -> &'static str {
         "replication" => "Replication",
         "cpu" => "CPU",
         "modules" => "Modules",
+        "commandstats" => "Commandstats",
         "errorstats" => "Errorstats",
         "cluster" => "Cluster",
         _ => "Keyspace",
@@ -137,6 +145,25 @@ fn section(shared: &Shared, name: &str) -> Fields {
             ("repl_backlog_active", "0".into()),
         ]),
         "cpu" => cpu(),
+        "commandstats" => shared
+            .stats
+            .command_stats()
+            .into_iter()
+            .map(|(name, stat)| {
+                let per_call = if stat.calls == 0 {
+                    0.0
+                } else {
+                    stat.usec as f64 / stat.calls as f64
+                };
+                (
+                    format!("cmdstat_{name}"),
+                    format!(
+                        "calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}",
+                        stat.calls, stat.usec, stat.rejected, stat.failed
+                    ),
+                )
+            })
+            .collect(),
         "errorstats" => shared
             .stats
             .errors()

@@ -1,6 +1,8 @@
 //! Running one request: authentication, the subscribed mode's restrictions, MULTI's
 //! queue and arity, then the command's own code by its [`Kind`].
 
+use std::time::Instant;
+
 use lock_core::Value;
 
 use super::{blocked, keyspace, scripting, transaction};
@@ -11,7 +13,7 @@ use crate::protocol::reply::{Hangup, Reply};
 use crate::protocol::request::{CommandId, Request};
 use crate::state::client::Client;
 use crate::state::shared::Shared;
-use crate::table::{self, Flags, Kind, Transaction, command_keys};
+use crate::table::{self, Command, Flags, Kind, Transaction, command_keys, introspection};
 
 /// Runs one request for `client`, its command found in the table already (`None`: the
 /// server has no command of that name). Most have one reply, (UN)SUBSCRIBE one per
@@ -25,10 +27,20 @@ pub(crate) async fn execute(
     may_block: bool,
 ) -> Result<Vec<Reply>, Hangup> {
     let command = found.map(table::command);
+    // Redis counts a known command's refusals in its Commandstats.
+    let rejected = |command: Option<&Command>| {
+        if let Some(command) = command {
+            shared
+                .stats
+                .rejected_call(introspection::stat_name(command, &args));
+        }
+    };
     if !client.authenticated && !command.is_some_and(|c| c.flags.has(Flags::NO_AUTH)) {
+        rejected(command);
         return one(Value::Error("NOAUTH Authentication required.".into()));
     }
     if client.restricted() && !command.is_some_and(|c| c.flags.has(Flags::PUBSUB)) {
+        rejected(command);
         return Ok(vec![match command {
             None => unknown_command(&args),
             Some(command) => Value::Error(format!(
@@ -47,6 +59,7 @@ pub(crate) async fn execute(
         Some(_) => None,
     };
     if let Some(refusal) = refusal {
+        rejected(command);
         // A refused command inside MULTI makes EXEC abort, as in Redis; a refused EXEC
         // aborts the transaction there and then.
         let exec = command.is_some_and(|c| matches!(c.kind, Kind::Transaction(Transaction::Exec)));
@@ -69,6 +82,8 @@ pub(crate) async fn execute(
     }
     let db = client.db;
     let args = &request.args;
+    let name = introspection::stat_name(command, args);
+    let started = Instant::now();
     let reply = match command.kind {
         Kind::Reply(_) if client.restricted() => pubsub::subscribed_ping(args).into(),
         Kind::Keyspace(_) | Kind::Reply(_) => {
@@ -96,9 +111,18 @@ pub(crate) async fn execute(
         }
         Kind::Admin(which) => admin::run(shared, which, args).into(),
         Kind::Scripting(which) => scripting::run(shared, client, which, args).await?.into(),
-        Kind::PubSub(which) => return Ok(pubsub::run(shared, client, which, args).await),
+        Kind::PubSub(which) => {
+            let replies = pubsub::run(shared, client, which, args).await;
+            shared.stats.called(name, started.elapsed(), false);
+            return Ok(replies);
+        }
         Kind::Transaction(which) => transaction::run(shared, client, which, args).await?,
     };
+    // A blocked command is counted when it answers (see `connection`).
+    if !matches!(reply, Reply::Block(_)) {
+        let failed = matches!(reply, Reply::Value(Value::Error(_)) | Reply::ErrorBytes(_));
+        shared.stats.called(name, started.elapsed(), failed);
+    }
     Ok(vec![reply])
 }
 

@@ -11,7 +11,7 @@ use crate::protocol::reply::{Hangup, Protocol, from_store};
 use crate::protocol::request::Request;
 use crate::state::context::Context;
 use crate::state::shared::Shared;
-use crate::table::{self, Command, Flags, Kind};
+use crate::table::{self, Command, Flags, Kind, introspection};
 
 /// Runs the keyspace command `command` (its name is `args[0]`) on `store`: its reply.
 pub(crate) fn run(
@@ -196,6 +196,7 @@ pub(crate) async fn batch(
     let spans = requests
         .iter()
         .any(|request| spans_databases(&request.args, db));
+    let started = std::time::Instant::now();
     let ran = if spans {
         // A block with a COPY to another database has every database in its step.
         MemoryBackend::atomically_across(shared.dbs(), db, |databases| {
@@ -229,6 +230,22 @@ pub(crate) async fn batch(
             })
             .await
     };
+    if let Ok(Value::Array(replies)) = &ran {
+        // Commandstats: the step's time shared among its commands.
+        let each = started.elapsed() / u32::try_from(replies.len().max(1)).unwrap_or(u32::MAX);
+        for (request, reply) in requests.iter().zip(replies) {
+            let command = table::command(request.command);
+            let name = introspection::stat_name(command, &request.args);
+            if command.arity_ok(request.args.len()) {
+                shared
+                    .stats
+                    .called(name, each, matches!(reply, Value::Error(_)));
+            } else {
+                // Refused before it ran, as Redis counts a wrong arity.
+                shared.stats.rejected_call(name);
+            }
+        }
+    }
     if ran.is_err() {
         // An injected fault stopped the step before it ended the watches; EXEC ends
         // them whatever happens, so they must not stay behind in the store.

@@ -86,6 +86,7 @@ pub(crate) async fn run(
             locality: None,
             slot: script_slot(&keys),
             undo: UndoLog::default(),
+            stats: Some(&shared.stats),
         };
         let ran = shared.scripts.run(&sha, &keys, &argv, limits, &mut |call| {
             script_command(&mut script, call)
@@ -122,6 +123,8 @@ pub(crate) struct ScriptState<'a, 'd> {
     pub(crate) slot: Option<u16>,
     /// What its writes changed, taken back if it is stopped at its time limit.
     pub(crate) undo: UndoLog,
+    /// Where its commands are counted (a server's INFO; the double counts nothing).
+    pub(crate) stats: Option<&'a crate::state::stats::Stats>,
 }
 
 impl ScriptState<'_, '_> {
@@ -253,7 +256,17 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
     if writes {
         script.before_write(command, &keys);
     }
-    keyspace::run_across(script.databases, command, args, context)
+    let started = std::time::Instant::now();
+    let reply = keyspace::run_across(script.databases, command, args, context);
+    // A script's commands count in Commandstats as Redis counts them.
+    if let Some(stats) = script.stats {
+        stats.called(
+            introspection::stat_name(command, args),
+            started.elapsed(),
+            matches!(reply, Value::Error(_)),
+        );
+    }
+    reply
 }
 
 /// Redis's `scriptVerifyClusterState` for one command's `keys` (already of one slot):

@@ -7,6 +7,7 @@
 
 use lock_core::{RedisVersion, Value};
 use lock_memory::glob_match;
+use std::borrow::Cow;
 
 use super::redis_commands::{DESCRIBED, Described};
 use super::{Command, Flags, Kind, TABLE, named_in};
@@ -217,6 +218,19 @@ pub(crate) fn key_positions(command: &Command) -> (i64, i64, i64) {
         name if CONTAINERS.contains(&name) => (0, 0, 0),
         _ if matches!(command.kind, Kind::Keyspace(_)) => (1, 1, 1),
         _ => (0, 0, 0),
+    }
+}
+
+/// The name INFO's Commandstats counts a request under: the command's, or for a command
+/// made of subcommands `container|sub`, as Redis counts them.
+pub(crate) fn stat_name<A: AsRef<[u8]>>(command: &Command, args: &[A]) -> Cow<'static, str> {
+    match args.get(1) {
+        Some(sub) if CONTAINERS.contains(&command.name) => Cow::Owned(format!(
+            "{}|{}",
+            command.name,
+            String::from_utf8_lossy(sub.as_ref()).to_ascii_lowercase()
+        )),
+        _ => Cow::Borrowed(command.name),
     }
 }
 
