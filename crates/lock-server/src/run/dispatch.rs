@@ -28,7 +28,7 @@ pub(crate) async fn execute(
 ) -> Result<Vec<Reply>, Hangup> {
     let command = found.map(table::command);
     // Redis counts a known command's refusals in its Commandstats.
-    let rejected = |command: Option<&Command>| {
+    let rejected = |command: Option<&'static Command>| {
         if let Some(command) = command {
             shared
                 .stats

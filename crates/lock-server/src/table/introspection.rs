@@ -7,11 +7,11 @@
 
 use lock_core::{RedisVersion, Value};
 use lock_memory::glob_match;
-use std::borrow::Cow;
 
 use super::redis_commands::{DESCRIBED, Described};
 use super::{Command, Flags, Kind, TABLE, named_in};
 use crate::protocol::args::{SYNTAX_ERROR, wrong_arity};
+use crate::state::stats::StatName;
 
 fn status(text: &str) -> Value {
     Value::Status(text.into())
@@ -223,14 +223,14 @@ pub(crate) fn key_positions(command: &Command) -> (i64, i64, i64) {
 
 /// The name INFO's Commandstats counts a request under: the command's, or for a command
 /// made of subcommands `container|sub`, as Redis counts them.
-pub(crate) fn stat_name<A: AsRef<[u8]>>(command: &Command, args: &[A]) -> Cow<'static, str> {
+pub(crate) fn stat_name<A: AsRef<[u8]>>(command: &'static Command, args: &[A]) -> StatName {
     match args.get(1) {
-        Some(sub) if CONTAINERS.contains(&command.name) => Cow::Owned(format!(
+        Some(sub) if CONTAINERS.contains(&command.name) => StatName::Subcommand(format!(
             "{}|{}",
             command.name,
             String::from_utf8_lossy(sub.as_ref()).to_ascii_lowercase()
         )),
-        _ => Cow::Borrowed(command.name),
+        _ => StatName::Command(super::id_of(command), command.name),
     }
 }
 

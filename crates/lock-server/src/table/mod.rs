@@ -499,6 +499,17 @@ pub(crate) fn command(id: CommandId) -> &'static Command {
     &TABLE[usize::from(id.0)]
 }
 
+/// The id of one of the table's commands, found by its place in the table.
+pub(crate) fn id_of(command: &'static Command) -> CommandId {
+    let offset = (command as *const Command as usize).wrapping_sub(TABLE.as_ptr() as usize);
+    let index = offset / std::mem::size_of::<Command>();
+    debug_assert!(
+        std::ptr::eq(&TABLE[index], command),
+        "a command of the table"
+    );
+    CommandId(u16::try_from(index).unwrap_or(u16::MAX))
+}
+
 /// The command named `name`, in any case, if a server answering as `version` has it.
 pub(crate) fn named_in(version: RedisVersion, name: &[u8]) -> Option<&'static Command> {
     lookup_in(version, name).map(command)
