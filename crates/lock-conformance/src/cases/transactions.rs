@@ -9,7 +9,7 @@ use std::time::Duration;
 use lock_core::{KvBackend, SetOptions, TxWrite};
 
 use super::optimistic::{WRITERS, counter};
-use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};
+use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq, check_reply};
 
 /// Sixteen writers each increment a counter in a transaction, again until `EXEC`
 /// applies: every increment lands.
@@ -66,15 +66,17 @@ pub async fn a_watched_key_written_by_another_client_aborts_exec(ctx: &Ctx<'_>) 
         !transaction.exec(writes).await?,
         "EXEC applied after the watched key changed"
     );
-    check_eq!(
-        b.get(&key).await?,
-        Some(b"theirs".to_vec()),
-        "the watched key"
+    check_reply!(
+        b.get(&key).await,
+        "$6 theirs",
+        "GET {} (the watched key)",
+        String::from_utf8_lossy(&key)
     );
-    check_eq!(
-        b.exists(&[&other]).await?,
-        0,
-        "the transaction's other write"
+    check_reply!(
+        b.exists(&[&other]).await,
+        ":0",
+        "EXISTS {} (the transaction's other write)",
+        String::from_utf8_lossy(&other)
     );
     Ok(Verdict::Passed)
 }
@@ -91,7 +93,12 @@ pub async fn a_watched_key_that_expires_aborts_exec(ctx: &Ctx<'_>) -> CaseResult
             .await?,
         "EXEC applied after the watched key expired"
     );
-    check_eq!(b.exists(&[&other]).await?, 0, "the transaction's write");
+    check_reply!(
+        b.exists(&[&other]).await,
+        ":0",
+        "EXISTS {} (the transaction's write)",
+        String::from_utf8_lossy(&other)
+    );
     Ok(Verdict::Passed)
 }
 
@@ -103,7 +110,12 @@ pub async fn a_dropped_transaction_writes_nothing(ctx: &Ctx<'_>) -> CaseResult {
     b.set(&key, b"1", SetOptions::new()).await?;
     let transaction = b.watch(&[&key]).await?;
     drop(transaction);
-    check_eq!(b.get(&key).await?, Some(b"1".to_vec()), "after the drop");
+    check_reply!(
+        b.get(&key).await,
+        "$1 1",
+        "GET {} after the drop",
+        String::from_utf8_lossy(&key)
+    );
     b.set(&key, b"2", SetOptions::new()).await?;
     let next = b.watch(&[&key]).await?;
     check_eq!(next.values(), [Some(b"2".to_vec())], "the value read again");
@@ -111,7 +123,12 @@ pub async fn a_dropped_transaction_writes_nothing(ctx: &Ctx<'_>) -> CaseResult {
         next.exec(vec![TxWrite::set(key.clone(), "3")]).await?,
         "a fresh transaction after a dropped one did not apply"
     );
-    check_eq!(b.get(&key).await?, Some(b"3".to_vec()), "after EXEC");
+    check_reply!(
+        b.get(&key).await,
+        "$1 3",
+        "GET {} after EXEC",
+        String::from_utf8_lossy(&key)
+    );
     Ok(Verdict::Passed)
 }
 
@@ -139,10 +156,15 @@ pub async fn a_transaction_cancelled_mid_exec_writes_all_or_nothing(ctx: &Ctx<'_
         after.exec(vec![TxWrite::set(next.clone(), "1")]).await?,
         "the transaction after a cancelled one did not apply"
     );
-    check_eq!(
-        b.exists(&[&first]).await? + b.exists(&[&second]).await?,
-        written,
-        "the cancelled block's keys after the next transaction"
-    );
+    // Both keys or neither, and as before the next transaction.
+    let each = format!(":{}", written / 2);
+    for key in [&first, &second] {
+        check_reply!(
+            b.exists(&[key]).await,
+            &each,
+            "EXISTS {} (the cancelled block's key, after the next transaction)",
+            String::from_utf8_lossy(key)
+        );
+    }
     Ok(Verdict::Passed)
 }
