@@ -1,6 +1,6 @@
-//! A large value in `nxlock serve`: read without a buffer that doubles as it grows, and
-//! its memory handed back to the system once it is deleted, as redis-server hands it
-//! back. Measured on the binary, whose allocator settings are part of what is tested.
+//! A large value in `nxlock serve`: read without a buffer that doubles as it grows,
+//! held once (not copied out of the read buffer, nor into the store), and its memory
+//! handed back to the system once it is deleted, as redis-server hands it back. Measured on the binary, whose allocator settings are part of what is tested.
 
 use std::io::Write;
 
@@ -28,8 +28,14 @@ fn a_large_value_is_read_once_and_its_memory_goes_back_after_del() {
     assert_eq!(exchange(&mut stream, b"\r\n"), b"+OK\r\n");
     let (stored, peak) = memory_mb(pid);
     assert!(stored >= 128, "the value is held: {stored} MB");
-    // A read buffer that doubles while the value arrives peaked past three times it.
-    assert!(peak <= 128 * 5 / 2, "peak {peak} MB for a 128 MB value");
+    // The value is held once, even at the peak: the read buffer becomes the argument,
+    // and SET stores that argument. (A read buffer that doubled while the value arrived
+    // peaked past three times it; a copy out of the buffer, and another into the store,
+    // at twice.) Redis's goal: within 1.3 times, over a base of a few MB.
+    assert!(
+        peak <= 128 * 13 / 10 + 20,
+        "peak {peak} MB for a 128 MB value"
+    );
     assert_eq!(exchange(&mut stream, b"DEL big\r\n"), b":1\r\n");
     let (after, _) = memory_mb(pid);
     assert!(after < 64, "{after} MB still held after DEL");

@@ -2,7 +2,7 @@
 //! it (`nxlock serve`). Lock code needs only [`ScriptContext`]; a server's commands read
 //! and change typed values ([`Data`]) through this, and keep their own semantics.
 
-use lock_core::{ExpireCondition, Result, ScriptContext};
+use lock_core::{ExpireCondition, Result, ScriptContext, SetOptions, SetReply};
 
 use crate::data::Data;
 use crate::notifications::KeyspaceEvents;
@@ -20,6 +20,9 @@ pub struct WatchMark {
 /// [`MemoryBackend::atomically`](crate::MemoryBackend::atomically)): the lock commands of
 /// [`ScriptContext`], and typed access to every key for a server's other commands.
 pub trait Keyspace: ScriptContext {
+    /// `SET key value [options]` of a value handed over: stored as it is, without a copy
+    /// (a server's SET of a big value).
+    fn set_owned(&mut self, key: &[u8], value: Vec<u8>, options: SetOptions) -> Result<SetReply>;
     /// `GETDEL key`: the string, deleted.
     fn getdel(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// `EXISTS key [key ...]`: how many of the keys (repeats counted) are live.

@@ -54,6 +54,10 @@ impl ScriptContext for Store {
 }
 
 impl Keyspace for Store {
+    fn set_owned(&mut self, key: &[u8], value: Vec<u8>, options: SetOptions) -> Result<SetReply> {
+        Store::set_owned(self, key, value, options)
+    }
+
     fn random_key(&mut self, pick: &mut dyn FnMut(usize) -> usize) -> Option<Vec<u8>> {
         Store::random_key(self, pick)
     }

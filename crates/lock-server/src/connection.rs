@@ -109,6 +109,16 @@ async fn converse(
                     used += length;
                     args
                 }
+                Ok(Parsed::Handoff(mut args, range)) => {
+                    // The big value is the rest of the buffer: the buffer becomes the
+                    // argument (its other bytes cut away), and reading starts afresh.
+                    let mut value = std::mem::replace(&mut buffer, Vec::with_capacity(READ_BUFFER));
+                    value.truncate(used + range.end);
+                    value.drain(..used + range.start);
+                    *args.last_mut().expect("a last argument") = value;
+                    used = 0;
+                    args
+                }
                 Ok(Parsed::More(needed)) => {
                     // A big value still arriving: make room for exactly the rest of it.
                     if let Some(needed) = needed {

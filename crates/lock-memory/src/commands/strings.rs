@@ -1,5 +1,7 @@
 //! SET, SETNX, GET, GETSET, GETDEL.
 
+use std::borrow::Cow;
+
 use lock_core::{Error, Result, SetCondition, SetExpiry, SetOptions, SetReply};
 
 use crate::entry::Entry;
@@ -34,6 +36,26 @@ impl Store {
         value: &[u8],
         options: SetOptions,
     ) -> Result<SetReply> {
+        self.set_from(key, Cow::Borrowed(value), options)
+    }
+
+    /// SET of a value the caller hands over: stored without a copy.
+    pub(crate) fn set_owned(
+        &mut self,
+        key: &[u8],
+        value: Vec<u8>,
+        options: SetOptions,
+    ) -> Result<SetReply> {
+        self.set_from(key, Cow::Owned(value), options)
+    }
+
+    /// SET, copying `value` only if it is borrowed and the write happens.
+    fn set_from(
+        &mut self,
+        key: &[u8],
+        value: Cow<'_, [u8]>,
+        options: SetOptions,
+    ) -> Result<SetReply> {
         let expires_at = absolute_expiry(options.expiry, self.now())?;
         let (exists, old_expiry, old_value) = match self.live(key) {
             None => (false, None, None),
@@ -53,7 +75,12 @@ impl Store {
                 SetExpiry::KeepTtl => old_expiry,
                 _ => expires_at,
             };
-            self.insert(key, Entry::string(value, expires_at));
+            let entry = Entry {
+                value: crate::Data::String(value.into_owned()),
+                expires_at,
+                accessed: 0,
+            };
+            self.insert(key, entry);
             self.notify(KeyspaceEvents::STRING, "set", key);
             if !matches!(options.expiry, SetExpiry::Clear | SetExpiry::KeepTtl) {
                 self.notify(KeyspaceEvents::GENERIC, "expire", key);

@@ -75,9 +75,34 @@ fn increment(store: &mut dyn Keyspace, key: &[u8], by: i64) -> Result<Value, Str
     Ok(Value::Int(next))
 }
 
+/// `SET key value [options]`.
+pub(crate) fn set(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+    let options = set_options(args)?;
+    set_reply(store.set(args[1], args[2], options).map_err(text)?)
+}
+
+/// SET of a value taken out of the request (`args[2]` is left empty): stored without a
+/// copy, so that a value of hundreds of megabytes is held once.
+pub(crate) fn set_taking(
+    store: &mut dyn Keyspace,
+    args: &[&[u8]],
+    value: Vec<u8>,
+) -> Result<Value, String> {
+    let options = set_options(args)?;
+    set_reply(store.set_owned(args[1], value, options).map_err(text)?)
+}
+
+fn set_reply(reply: SetReply) -> Result<Value, String> {
+    Ok(match reply {
+        SetReply::Applied => ok(),
+        SetReply::NotApplied => Value::Nil,
+        SetReply::OldValue(old) => bulk(old),
+    })
+}
+
 /// SET's options, parsed in the order and with the conflicts of Redis 7.0's
 /// `parseExtendedStringArgumentsOrReply`.
-pub(crate) fn set(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Result<Value, String> {
+fn set_options(args: &[&[u8]]) -> Result<SetOptions, String> {
     let mut options = SetOptions::new();
     let (mut condition_set, mut expiry): (Option<&str>, Option<(&str, &[u8])>) = (None, None);
     let mut keep_ttl = false;
@@ -126,11 +151,7 @@ pub(crate) fn set(store: &mut dyn Keyspace, args: &[&[u8]], _: Context) -> Resul
             _ => options.pxat(amount),
         };
     }
-    Ok(match store.set(args[1], args[2], options).map_err(text)? {
-        SetReply::Applied => ok(),
-        SetReply::NotApplied => Value::Nil,
-        SetReply::OldValue(old) => bulk(old),
-    })
+    Ok(options)
 }
 
 /// An INCRBYFLOAT increment: `string2ld`'s rules, and infinity refused as Redis refuses

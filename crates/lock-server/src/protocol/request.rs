@@ -44,6 +44,12 @@ pub(crate) enum Parsed {
     /// One request: its arguments (empty for a blank line or `*0`, which Redis skips)
     /// and how many bytes it used.
     Frame(Frame),
+    /// One request whose last argument is a big bulk string that ends the buffer: its
+    /// other arguments, with an empty last one, and where in the buffer that bulk's bytes
+    /// are. The reader moves the buffer itself into the argument rather than copying a
+    /// value that may be hundreds of megabytes (Redis too keeps a big argument in the
+    /// buffer it was read into).
+    Handoff(Vec<Vec<u8>>, std::ops::Range<usize>),
     /// More bytes are needed. When a big bulk string (at least [`BIG_BULK`]) is
     /// arriving: the buffer length the request fills once that bulk and its CRLF are
     /// in, so that the reader reserves exactly that much rather than a buffer that
@@ -65,6 +71,11 @@ pub(crate) fn read(buffer: &[u8], authenticated: bool) -> Result<Parsed, Protoco
 fn parse(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, ProtocolError> {
     Ok(match read(buffer, authenticated)? {
         Parsed::Frame(frame) => Some(frame),
+        Parsed::Handoff(mut args, range) => {
+            let end = range.end + 2;
+            *args.last_mut().expect("a last argument") = buffer[range].to_vec();
+            Some((args, end))
+        }
         Parsed::More(_) => None,
     })
 }
@@ -147,6 +158,11 @@ fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Parsed, Protoco
         let end = data_at + length + 2;
         if buffer.len() < end {
             return Ok(Parsed::More((length >= BIG_BULK).then_some(end)));
+        }
+        let last = args.len() as i64 + 1 == count;
+        if length >= BIG_BULK && end == buffer.len() && last {
+            args.push(Vec::new());
+            return Ok(Parsed::Handoff(args, data_at..data_at + length));
         }
         args.push(buffer[data_at..data_at + length].to_vec());
         at = data_at + length + 2;
@@ -260,6 +276,31 @@ fn c_isspace(c: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_big_last_bulk_that_ends_the_buffer_is_handed_over_not_copied() {
+        let value = vec![b'v'; BIG_BULK];
+        let mut request =
+            format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n", value.len()).into_bytes();
+        let start = request.len();
+        request.extend_from_slice(&value);
+        request.extend_from_slice(b"\r\n");
+        match read(&request, true) {
+            Ok(Parsed::Handoff(args, range)) => {
+                assert_eq!(args, vec![b"SET".to_vec(), b"k".to_vec(), Vec::new()]);
+                assert_eq!(range, start..start + value.len());
+            }
+            other => panic!("expected a handoff, got {other:?}"),
+        }
+        // With more bytes after it (a pipelined request), the bulk is copied out.
+        request.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+        assert!(matches!(read(&request, true), Ok(Parsed::Frame(_))));
+        // A small last bulk is copied too.
+        assert!(matches!(
+            read(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n", true),
+            Ok(Parsed::Frame(_))
+        ));
+    }
 
     fn args(list: &[&str]) -> Vec<Vec<u8>> {
         list.iter().map(|a| a.as_bytes().to_vec()).collect()

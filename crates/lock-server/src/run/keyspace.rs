@@ -6,6 +6,7 @@ use lock_memory::{Databases, Keyspace, MemoryBackend, WatchMark};
 
 use super::blocked;
 use crate::commands::keys::{copy_across, spans_databases};
+use crate::commands::strings;
 use crate::protocol::args::wrong_arity;
 use crate::protocol::reply::{Hangup, Protocol, from_store};
 use crate::protocol::request::Request;
@@ -56,6 +57,10 @@ fn run_owned(
     run(store, command, &args, context)
 }
 
+/// Values at least this big are moved out of a SET request into the store instead of
+/// copied.
+const TAKEN_VALUE: usize = crate::protocol::request::BIG_BULK;
+
 /// [`run`] for a request.
 fn run_request(store: &mut dyn Keyspace, request: &Request, context: Context) -> Value {
     run_owned(
@@ -64,6 +69,21 @@ fn run_request(store: &mut dyn Keyspace, request: &Request, context: Context) ->
         &request.args,
         context,
     )
+}
+
+/// [`run_request`] for a request the caller is done with: a SET of a big value takes
+/// the value out of it (leaving its place empty).
+fn run_request_taking(store: &mut dyn Keyspace, request: &mut Request, context: Context) -> Value {
+    let command = table::command(request.command);
+    if command.name == "set"
+        && command.arity_ok(request.args.len())
+        && request.args[2].len() >= TAKEN_VALUE
+    {
+        let value = std::mem::take(&mut request.args[2]);
+        let args: Vec<&[u8]> = request.args.iter().map(Vec::as_slice).collect();
+        return strings::set_taking(store, &args, value).unwrap_or_else(Value::Error);
+    }
+    run_request(store, request, context)
 }
 
 /// What a command run for a client in database `db`, speaking `protocol`, knows.
@@ -187,7 +207,7 @@ pub(crate) async fn batch(
     shared: &Shared,
     db: usize,
     watches: &[(&[u8], WatchMark)],
-    requests: &[Request],
+    requests: &mut [Request],
     protocol: Protocol,
     after_each: &mut (dyn FnMut(usize) + Send),
 ) -> Result<Value, Hangup> {
@@ -222,8 +242,8 @@ pub(crate) async fn batch(
                     return Value::NilArray;
                 }
                 let mut replies = Vec::with_capacity(requests.len());
-                for (index, request) in requests.iter().enumerate() {
-                    replies.push(run_request(store, request, context));
+                for (index, request) in requests.iter_mut().enumerate() {
+                    replies.push(run_request_taking(store, request, context));
                     after_each(index);
                 }
                 Value::Array(replies)

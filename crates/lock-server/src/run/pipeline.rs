@@ -76,7 +76,9 @@ impl Pipeline {
         let after = usize::from(shared.options.redis_version.pushes_after_reply());
         let mut events = Vec::new();
         let mut observe = |index: usize| subscriptions.drain_into(index + after, &mut events);
-        let ran = keyspace::batch(shared, self.db, &[], &requests, protocol, &mut observe).await?;
+        let mut requests = requests;
+        let ran =
+            keyspace::batch(shared, self.db, &[], &mut requests, protocol, &mut observe).await?;
         match ran {
             Value::Array(replies) => {
                 for reply in &replies {

@@ -66,7 +66,7 @@ pub(crate) fn queue(client: &mut Client, request: Request) -> Value {
 /// `EXEC`: the queued commands' replies, a null array when a watched key changed, or
 /// EXECABORT when one was refused while queueing. Pub/sub events the commands caused go
 /// inside the reply, before the element of the command that caused them.
-async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Reply, Hangup> {
+async fn exec(shared: &Shared, client: &mut Client, mut queued: Queued) -> Result<Reply, Hangup> {
     // Watches of other databases are checked first; this database's atomically with the
     // block.
     let db = client.db;
@@ -77,13 +77,13 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
     // discards it whole.
     if shared.options.cluster && command_keys::transaction_spans_slots(&queued.commands) {
         if !watches.is_empty() {
-            keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await?;
+            keyspace::batch(shared, db, &watches, &mut [], client.protocol, &mut |_| {}).await?;
         }
         return Ok(Value::Error(command_keys::CROSSSLOT.into()).into());
     }
     if queued.refused || broken_elsewhere {
         if !watches.is_empty() {
-            keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await?;
+            keyspace::batch(shared, db, &watches, &mut [], client.protocol, &mut |_| {}).await?;
         }
         return Ok(if queued.refused {
             Value::Error("EXECABORT Transaction discarded because of previous errors.".into())
@@ -112,7 +112,7 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
             shared,
             db,
             &watches,
-            &queued.commands,
+            &mut queued.commands,
             client.protocol,
             &mut observe,
         )
@@ -123,7 +123,7 @@ async fn exec(shared: &Shared, client: &mut Client, queued: Queued) -> Result<Re
         return Ok(with_events(reply, events));
     }
     if !watches.is_empty()
-        && keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await?
+        && keyspace::batch(shared, db, &watches, &mut [], client.protocol, &mut |_| {}).await?
             == Value::NilArray
     {
         return Ok(Value::NilArray.into());
@@ -204,7 +204,7 @@ pub(crate) async fn release_watches(
             continue;
         }
         // Each batch ends its watches even when a fault fails it: go on with the others.
-        match keyspace::batch(shared, db, &watches, &[], client.protocol, &mut |_| {}).await {
+        match keyspace::batch(shared, db, &watches, &mut [], client.protocol, &mut |_| {}).await {
             Ok(Value::NilArray) => released = released.map(|_| true),
             Ok(_) => {}
             Err(hangup) => released = Err(hangup),
