@@ -1220,6 +1220,36 @@ async fn a_full_tracking_table_forgets_keys_and_tells_their_readers() {
     server.stop().await;
 }
 
+/// A tracking client blocked in BLMOVE gets its reply, then the invalidation of the
+/// destination its own move changed, in that order, as Redis writes them.
+#[tokio::test]
+async fn an_unblocked_move_replies_before_its_invalidation() {
+    let Some(servers) = both_servers("an_unblocked_move_replies_before_its_invalidation").await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [servers.ours(), servers.redis_addr.clone()] {
+        let mut client = Raw::connect(&addr).await;
+        let mut waiter = Raw::connect(&addr).await;
+        client.command(&["RPUSH", "list2", "a"]).await;
+        waiter.command(&["HELLO", "3"]).await;
+        let mut t = vec![
+            waiter.command(&["CLIENT", "TRACKING", "ON"]).await,
+            waiter.command(&["LRANGE", "list2", "0", "-1"]).await,
+        ];
+        waiter
+            .send_only(&["BLMOVE", "list1", "list2", "LEFT", "LEFT", "0"])
+            .await;
+        until_blocked(&mut client).await;
+        t.push(client.command(&["RPUSH", "list1", "foo"]).await);
+        t.push(waiter.read_reply().await);
+        t.push(waiter.read_reply().await);
+        transcripts.push(t);
+    }
+    assert_same_transcripts(&transcripts, "unblocked BLMOVE");
+}
+
 /// CLIENT TRACKINGINFO: BCAST without a prefix lists the empty one, and turning tracking
 /// off forgets a pending CLIENT CACHING.
 #[tokio::test]

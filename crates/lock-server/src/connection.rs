@@ -391,6 +391,9 @@ async fn block(
     let mut unblocked = None;
     let client_left = loop {
         tokio::select! {
+            // The reply first: when a push serves this client, the invalidations and
+            // events the serving caused follow its reply, as Redis writes them.
+            biased;
             reply = &mut ticket.reply => return Some(reply.unwrap_or(Value::NilArray)),
             _ = &mut timeout => break false,
             read = waiting.stream.read_buf(waiting.buffer) => match read {
