@@ -8,7 +8,8 @@ use tokio::io::AsyncWriteExt;
 use crate::support;
 use support::raw::{Raw, request};
 use support::side_by_side::{
-    Scenario, Servers, assert_same_transcripts, both_servers, compare_one_by_one, compare_pipelined,
+    Scenario, Servers, assert_same_transcripts, both_servers, compare_one_by_one,
+    compare_pipelined, lines,
 };
 
 /// What a transcript's last request echoes: the end of what the requests before it caused.
@@ -16,11 +17,8 @@ const END: &str = "nxlock-test-end-of-transcript";
 
 /// Scenarios: each starts from empty databases on both servers.
 fn scenarios() -> Vec<Scenario> {
-    let s = |lines: &[&'static str]| -> Vec<Vec<&'static str>> {
-        lines.iter().map(|l| l.split(' ').collect()).collect()
-    };
     vec![
-        s(&[
+        lines(&[
             "PUBSUB CHANNELS",
             "PUBSUB CHANNELS a*",
             "PUBSUB CHANNELS a b",
@@ -49,7 +47,7 @@ fn scenarios() -> Vec<Scenario> {
             "CLIENT UNBLOCK 1 2 3",
             "CLIENT UNBLOCK 999999 ERROR",
         ]),
-        s(&[
+        lines(&[
             "PING",
             "PING hello",
             "PING a b",
@@ -58,7 +56,7 @@ fn scenarios() -> Vec<Scenario> {
             "FOO",
             "FOO a b c",
         ]),
-        s(&[
+        lines(&[
             "SET k v",
             "GET k",
             "SET k w NX",
@@ -92,7 +90,7 @@ fn scenarios() -> Vec<Scenario> {
             "SET",
             "SET k",
         ]),
-        s(&[
+        lines(&[
             "SETNX a 1",
             "SETNX a 2",
             "GET a",
@@ -110,7 +108,7 @@ fn scenarios() -> Vec<Scenario> {
             "SET c 1",
             "TYPE c",
         ]),
-        s(&[
+        lines(&[
             "INCR n",
             "INCR n",
             "INCRBY n 10",
@@ -134,7 +132,7 @@ fn scenarios() -> Vec<Scenario> {
             "INCR q",
             "PTTL q",
         ]),
-        s(&[
+        lines(&[
             "SET k v",
             "EXPIRE k 100",
             "TTL k",
@@ -170,7 +168,7 @@ fn scenarios() -> Vec<Scenario> {
             "PEXPIRE k -1",
             "EXISTS k",
         ]),
-        s(&[
+        lines(&[
             "SELECT 1",
             "SET k one",
             "SELECT 0",
@@ -189,7 +187,7 @@ fn scenarios() -> Vec<Scenario> {
             "SELECT x",
             "SELECT -0",
         ]),
-        s(&[
+        lines(&[
             "CLIENT SETNAME worker-1",
             "CLIENT GETNAME",
             "CLIENT SETNAME",
@@ -201,13 +199,13 @@ fn scenarios() -> Vec<Scenario> {
             "HELLO x",
             "PUBLISH ch m",
         ]),
-        s(&[
+        lines(&[
             "MULTI", "MULTI", "SET a 1", "INCR a", "GET", "EXEC", "EXEC", "DISCARD", "MULTI",
             "SET a x", "INCR a", "PING", "FOO", "DISCARD", "MULTI", "SET a x", "INCR a", "GET a",
             "EXEC", "MULTI", "EXEC", "MULTI", "WATCH a", "DISCARD", "MULTI", "SET b 1", "PING hi",
             "ECHO e", "INCR b", "EXEC", "GET b",
         ]),
-        s(&[
+        lines(&[
             "RPUSH l a b c",
             "LPUSH l z y",
             "LLEN l",
@@ -284,7 +282,7 @@ fn scenarios() -> Vec<Scenario> {
             "BLPOP missing q 0",
             "EXEC",
         ]),
-        s(&[
+        lines(&[
             "SET a 1",
             "SET b 2",
             "SET abc 3",
@@ -306,7 +304,7 @@ fn scenarios() -> Vec<Scenario> {
             "SET gone 1 PXAT 1",
             "KEYS gone",
         ]),
-        s(&[
+        lines(&[
             "WATCH",
             "UNWATCH x",
             "WATCH a b",
@@ -1445,17 +1443,14 @@ async fn client_side_caching_invalidates_like_redis() {
 /// missing key before either), and how it treats a transaction or an unknown command
 /// that a queue-time error refuses.
 fn error_order() -> Vec<Scenario> {
-    let s = |lines: &[&'static str]| -> Vec<Vec<&'static str>> {
-        lines.iter().map(|l| l.split(' ').collect()).collect()
-    };
     vec![
-        s(&["MULTI", "EXEC extra", "INCR c", "EXEC", "GET c"]),
-        s(&["MULTI", "INCR c", "SUBSCRIBE ch", "EXEC", "GET c"]),
-        s(&["MULTI", "INCR c", "NOSUCH", "EXEC", "GET c"]),
-        s(&["MULTI", "INCR c", "GET", "EXEC", "GET c"]),
-        s(&["MULTI", "INCR c", "MULTI", "EXEC", "GET c"]),
-        s(&["MULTI", "INCR c", "WATCH c", "EXEC", "GET c"]),
-        s(&[
+        lines(&["MULTI", "EXEC extra", "INCR c", "EXEC", "GET c"]),
+        lines(&["MULTI", "INCR c", "SUBSCRIBE ch", "EXEC", "GET c"]),
+        lines(&["MULTI", "INCR c", "NOSUCH", "EXEC", "GET c"]),
+        lines(&["MULTI", "INCR c", "GET", "EXEC", "GET c"]),
+        lines(&["MULTI", "INCR c", "MULTI", "EXEC", "GET c"]),
+        lines(&["MULTI", "INCR c", "WATCH c", "EXEC", "GET c"]),
+        lines(&[
             "HINCRBYFLOAT h f inf",
             "HINCRBYFLOAT h f -inf",
             "HINCRBYFLOAT h f nan",
@@ -1473,7 +1468,7 @@ fn error_order() -> Vec<Scenario> {
             "MEMORY DOCTOR x",
             "MEMORY HELP",
         ]),
-        s(&[
+        lines(&[
             "LINDEX missing x",
             "SADD s m",
             "LINDEX s x",
@@ -1516,7 +1511,7 @@ fn error_order() -> Vec<Scenario> {
             "LPOS l a RANK x",
             "LPOS missing a RANK x",
         ]),
-        s(&[
+        lines(&[
             "SCRIPT KILL",
             "FUNCTION KILL",
             "SCRIPT KILL x",
@@ -1598,11 +1593,8 @@ async fn sorted_set_algebra_answers_like_redis() {
     let Some(servers) = both_servers("sorted_set_algebra_answers_like_redis").await else {
         return;
     };
-    let s = |lines: &[&'static str]| -> Vec<Vec<&'static str>> {
-        lines.iter().map(|l| l.split(' ').collect()).collect()
-    };
     let scenarios = vec![
-        s(&[
+        lines(&[
             "ZADD a 1 x 2 y 3 z",
             "ZADD b 10 y 20 z 30 w",
             "SADD s y w q",
@@ -1637,7 +1629,7 @@ async fn sorted_set_algebra_answers_like_redis() {
             "ZUNIONSTORE d 2 i1 i2 WEIGHTS 0 0",
             "ZSCORE d m",
         ]),
-        s(&[
+        lines(&[
             "ZADD a 1 x",
             "SET str v",
             "ZUNIONSTORE d x a",
@@ -1664,7 +1656,7 @@ async fn sorted_set_algebra_answers_like_redis() {
             "ZUNIONSTORE a 1 a WEIGHTS 3",
             "ZRANGE a 0 -1 WITHSCORES",
         ]),
-        s(&[
+        lines(&[
             "ZADD z 1 a 2 b 3 c 4 d",
             "ZRANGESTORE d z 1 2",
             "ZRANGE d 0 -1 WITHSCORES",
@@ -1706,10 +1698,7 @@ async fn random_fields_and_members_answer_like_redis() {
     let Some(servers) = both_servers("random_fields_and_members_answer_like_redis").await else {
         return;
     };
-    let s = |lines: &[&'static str]| -> Vec<Vec<&'static str>> {
-        lines.iter().map(|l| l.split(' ').collect()).collect()
-    };
-    let scenario = s(&[
+    let scenario = lines(&[
         "HSET h a 1 b 2 c 3",
         "ZADD z 1 a 1 b 1 c",
         "HSET one f v",

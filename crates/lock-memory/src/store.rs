@@ -227,6 +227,8 @@ impl Store {
     pub(crate) fn insert(&mut self, key: &[u8], mut entry: Entry) {
         entry.accessed = self.now;
         let now = self.now;
+        // Known before the entry moves into the map: no second lookup on every new key.
+        let empty_collection = entry.value.is_empty_collection();
         let created = match self.map.entry_ref(key) {
             EntryRef::Occupied(mut found) => {
                 // Redis looks an expired key up (and reaps it) before it adds the new.
@@ -246,11 +248,7 @@ impl Store {
             }
         };
         if created {
-            if self
-                .map
-                .get(key)
-                .is_some_and(|e| e.value.is_empty_collection())
-            {
+            if empty_collection {
                 self.announce_pending();
                 self.unannounced = Some(key.to_vec());
             } else {
@@ -269,8 +267,8 @@ impl Store {
 
     /// After a command changed the collection at `key` in place: announces it if it was
     /// just created, and deletes it if it is empty now (a `del` event, unless it was
-    /// created by this command and so never announced). Whether it was deleted.
-    pub(crate) fn settle_collection(&mut self, key: &[u8]) -> bool {
+    /// created by this command and so never announced).
+    pub(crate) fn settle_collection(&mut self, key: &[u8]) {
         let empty = self
             .live(key)
             .is_some_and(|entry| entry.value.is_empty_collection());
@@ -286,7 +284,6 @@ impl Store {
             }
             self.touch(key);
         }
-        empty
     }
 
     /// Publishes the keyspace event `event` of `class` on `key`, as far as the server's

@@ -76,6 +76,14 @@ pub fn assert_same_transcripts(transcripts: &[Vec<Vec<u8>>], what: &str) {
 /// Requests run in order from empty databases, each a command's arguments.
 pub type Scenario = Vec<Vec<&'static str>>;
 
+/// A scenario written one request per line, arguments separated by single spaces.
+pub fn lines(requests: &[&'static str]) -> Scenario {
+    requests
+        .iter()
+        .map(|line| line.split(' ').collect())
+        .collect()
+}
+
 /// How a reply that differs is reported.
 pub fn mismatch(how: &str, command: &[&str], ours: &[u8], redis: &[u8]) -> String {
     format!(

@@ -101,7 +101,9 @@ fn section(shared: &Shared, name: &str) -> Fields {
             ("aof_rewrite_in_progress", "0".into()),
             ("aof_rewrites", "0".into()),
         ]),
-        "stats" => fields(&[
+        "stats" => {
+            let tracking = shared.tracking.totals();
+            fields(&[
             (
                 "total_connections_received",
                 shared.connections_received().to_string(),
@@ -123,17 +125,18 @@ fn section(shared: &Shared, name: &str) -> Fields {
             ),
             (
                 "tracking_total_keys",
-                shared.tracking.totals().keys.to_string(),
+                tracking.keys.to_string(),
             ),
             (
                 "tracking_total_items",
-                shared.tracking.totals().items.to_string(),
+                tracking.items.to_string(),
             ),
             (
                 "tracking_total_prefixes",
-                shared.tracking.totals().prefixes.to_string(),
+                tracking.prefixes.to_string(),
             ),
-        ]),
+        ])
+        }
         "replication" => fields(&[
             ("role", "master".into()),
             ("connected_slaves", "0".into()),

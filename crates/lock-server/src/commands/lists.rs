@@ -519,15 +519,6 @@ pub(crate) fn blmpop(
     multi_pop(store, args, 2)
 }
 
-/// Where a blocking command's timeout is: BLMPOP's first argument, the others' last.
-pub(crate) fn timeout_arg(args: &[Vec<u8>]) -> &[u8] {
-    if args[0].eq_ignore_ascii_case(b"blmpop") || args[0].eq_ignore_ascii_case(b"bzmpop") {
-        &args[1]
-    } else {
-        &args[args.len() - 1]
-    }
-}
-
 /// A blocking command's timeout in milliseconds (0: wait forever), parsed as Redis's
 /// `getTimeoutFromObjectOrReply` does: seconds as a float, rounded up to whole
 /// milliseconds. Redis 7.0 then casts to an integer the C way, so values too large to

@@ -81,10 +81,20 @@ pub(crate) fn timeout(request: &Request, now_ms: i64, version: RedisVersion) -> 
         return (wait.timeout_ms, wait.reply);
     }
     // The first try checked the timeout; nothing else can make it invalid since.
-    let timeout = lists::timeout_arg(&request.args);
+    let timeout = timeout_arg(&request.args);
     let ms = lists::blocking_timeout(timeout, now_ms, version).unwrap_or(0);
     // What every blocking list command answers on timeout.
     (ms, Value::NilArray)
+}
+
+/// Where a blocking pop's timeout is: BLMPOP's and BZMPOP's first argument, the others'
+/// last.
+fn timeout_arg(args: &[Vec<u8>]) -> &[u8] {
+    if args[0].eq_ignore_ascii_case(b"blmpop") || args[0].eq_ignore_ascii_case(b"bzmpop") {
+        &args[1]
+    } else {
+        &args[args.len() - 1]
+    }
 }
 
 /// Serves the waiters of database `db`, oldest first, while their lists have elements.

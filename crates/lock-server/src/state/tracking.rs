@@ -36,6 +36,17 @@ pub(crate) struct Mode {
     pub(crate) broken_redirect: bool,
 }
 
+impl Mode {
+    /// Where client `id`'s invalidations go: itself, or the client it redirects to.
+    fn target(&self, id: u64) -> u64 {
+        if self.redirect == 0 {
+            id
+        } else {
+            self.redirect
+        }
+    }
+}
+
 /// What INFO reports of client-side caching ([`Tracking::totals`]).
 pub(crate) struct Totals {
     pub(crate) clients: usize,
@@ -157,13 +168,8 @@ impl Tracking {
                 let Some(mode) = state.clients.get(&id) else {
                     continue;
                 };
-                let target = if mode.redirect == 0 {
-                    id
-                } else {
-                    mode.redirect
-                };
                 registry.deliver(
-                    target,
+                    mode.target(id),
                     Delivery::Invalidate(Some(vec![key.as_slice().into()])),
                 );
             }
@@ -261,11 +267,7 @@ impl Tracking {
             let Some(mode) = state.clients.get_mut(&id) else {
                 continue;
             };
-            let target = if mode.redirect == 0 {
-                id
-            } else {
-                mode.redirect
-            };
+            let target = mode.target(id);
             for delivery in deliveries {
                 if target == writer {
                     own.push(delivery);
