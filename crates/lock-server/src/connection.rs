@@ -238,6 +238,9 @@ async fn converse(
                 let name =
                     table::introspection::stat_name(table::command(request.command), &request.args);
                 let waited = std::time::Instant::now();
+                // A CLIENT UNBLOCK meant for an earlier command is forgotten before this
+                // one can be seen blocked: forgotten later, it could drop one meant for it.
+                client.unblock.forget();
                 shared.registry.set_blocked(client.id, true);
                 let reply = block(shared, client.db, request, waiting).await;
                 shared.registry.set_blocked(client.id, false);
@@ -387,7 +390,6 @@ async fn block(
         }
     };
     tokio::pin!(timeout);
-    waiting.unblock.forget();
     let mut unblocked = None;
     let client_left = loop {
         tokio::select! {
