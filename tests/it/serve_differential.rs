@@ -1248,6 +1248,40 @@ async fn an_unblocked_move_replies_before_its_invalidation() {
     assert_same_transcripts(&transcripts, "unblocked BLMOVE");
 }
 
+/// A blocked RESP3 subscriber gets a message published before a push served it ahead of
+/// its reply, as Redis writes them: the publish and the push arrive in one write, so
+/// both run before the blocked connection next reads its inbox.
+#[tokio::test]
+async fn a_message_published_before_a_blocked_client_is_served_precedes_its_reply() {
+    let Some(servers) =
+        both_servers("a_message_published_before_a_blocked_client_is_served_precedes_its_reply")
+            .await
+    else {
+        return;
+    };
+    let mut transcripts = Vec::new();
+    for addr in [servers.ours(), servers.redis_addr.clone()] {
+        let mut client = Raw::connect(&addr).await;
+        let mut waiter = Raw::connect(&addr).await;
+        waiter.command(&["HELLO", "3"]).await;
+        let mut t = vec![waiter.command(&["SUBSCRIBE", "c"]).await];
+        waiter.send_only(&["BLPOP", "list", "0"]).await;
+        until_blocked(&mut client).await;
+        let both = [
+            request(&["PUBLISH", "c", "before"]),
+            request(&["RPUSH", "list", "x"]),
+        ]
+        .concat();
+        client.stream.write_all(&both).await.unwrap();
+        t.push(client.read_reply().await);
+        t.push(client.read_reply().await);
+        t.push(waiter.read_reply().await);
+        t.push(waiter.read_reply().await);
+        transcripts.push(t);
+    }
+    assert_same_transcripts(&transcripts, "published, then served");
+}
+
 /// CLIENT TRACKINGINFO: BCAST without a prefix lists the empty one, and turning tracking
 /// off forgets a pending CLIENT CACHING.
 #[tokio::test]

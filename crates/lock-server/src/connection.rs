@@ -374,7 +374,12 @@ async fn block(
     );
     let mut ticket = shared
         .blocked
-        .enqueue(db, request.clone(), waiting.protocol)
+        .enqueue(
+            db,
+            request.clone(),
+            waiting.protocol,
+            waiting.subscriptions.address().clone(),
+        )
         .await;
     // A push may have landed between the first try and joining the queue.
     blocked::serve(shared, db).await;
@@ -394,9 +399,22 @@ async fn block(
     let client_left = loop {
         tokio::select! {
             // The reply first: when a push serves this client, the invalidations and
-            // events the serving caused follow its reply, as Redis writes them.
+            // events the serving caused follow its reply, as Redis writes them; what
+            // was delivered before the serving began goes before it.
             biased;
-            reply = &mut ticket.reply => return Some(reply.unwrap_or(Value::NilArray)),
+            served = &mut ticket.reply => {
+                let Ok(served) = served else {
+                    return Some(Value::NilArray);
+                };
+                let mut pushes = Vec::new();
+                for event in &waiting.subscriptions.drain_before(served.after) {
+                    encode_event(waiting.protocol, event, &mut pushes);
+                }
+                if !pushes.is_empty() && waiting.stream.write_all(&pushes).await.is_err() {
+                    return None;
+                }
+                return Some(served.reply);
+            }
             _ = &mut timeout => break false,
             read = waiting.stream.read_buf(waiting.buffer) => match read {
                 Ok(0) | Err(_) => break true,
@@ -439,5 +457,7 @@ async fn leave(shared: &Shared, ticket: &mut Ticket, on_timeout: Value) -> (Valu
     if shared.blocked.leave(ticket).await {
         return (on_timeout, true);
     }
-    (ticket.reply.try_recv().unwrap_or(Value::NilArray), false)
+    // Served just before it left: the rare events delivered meanwhile follow the reply.
+    let served = ticket.reply.try_recv();
+    (served.map_or(Value::NilArray, |served| served.reply), false)
 }

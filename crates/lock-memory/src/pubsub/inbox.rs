@@ -91,6 +91,8 @@ impl SharedOutputLimit {
 #[derive(Debug, Default)]
 struct Queue {
     bytes: AtomicU64,
+    /// How many deliveries were ever accepted.
+    delivered: AtomicU64,
     limit: Mutex<Option<Arc<SharedOutputLimit>>>,
     /// Since when the soft bound has been passed, without a break.
     over_soft_since: Mutex<Option<Instant>>,
@@ -167,11 +169,21 @@ impl InboxAddress {
         if !self.queue.admit(size) {
             return false;
         }
+        // Counted before the send, so that a reader never sees more received than
+        // delivered.
+        self.queue.delivered.fetch_add(1, Ordering::AcqRel);
         if self.sender.send(delivery).is_err() {
+            self.queue.delivered.fetch_sub(1, Ordering::AcqRel);
             self.queue.taken(size);
             return false;
         }
         true
+    }
+
+    /// How many deliveries the inbox has accepted so far: compared with
+    /// [`Inbox::received`], it tells which were made before a given moment.
+    pub fn delivered(&self) -> u64 {
+        self.queue.delivered.load(Ordering::Acquire)
     }
 
     /// Whether the inbox is gone.
@@ -200,6 +212,8 @@ impl InboxAddress {
 pub struct Inbox {
     address: InboxAddress,
     receiver: mpsc::UnboundedReceiver<Delivery>,
+    /// How many deliveries were taken out.
+    received: u64,
 }
 
 impl Default for Inbox {
@@ -220,7 +234,14 @@ impl Inbox {
                 queue: Arc::new(Queue::default()),
             },
             receiver,
+            received: 0,
         }
+    }
+
+    /// How many deliveries have been taken out of the inbox so far (see
+    /// [`InboxAddress::delivered`]).
+    pub fn received(&self) -> u64 {
+        self.received
     }
 
     /// The address to subscribe with.
@@ -233,6 +254,7 @@ impl Inbox {
     pub fn try_recv(&mut self) -> Option<Delivery> {
         let delivery = self.receiver.try_recv().ok()?;
         self.address.queue.taken(delivery.size());
+        self.received += 1;
         Some(delivery)
     }
 
@@ -241,6 +263,7 @@ impl Inbox {
         match self.receiver.recv().await {
             Some(delivery) => {
                 self.address.queue.taken(delivery.size());
+                self.received += 1;
                 delivery
             }
             // Unreachable while the inbox holds its own sender; never end a wait early.

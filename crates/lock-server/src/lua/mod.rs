@@ -206,10 +206,10 @@ impl ScriptEngine for Engine {
             call.borrow_mut().run(lua, arguments, count)
         };
         let outcome = (|| {
-            state.sandbox.set_arguments(lua, keys, args)?;
             let lent = state.calls.lend(&mut callback);
             state.limit.start(lua, limits.time_limit)?;
-            let result = state.sandbox.run(lua, &script.function);
+            let arguments = arguments::Arguments { keys, args };
+            let result = state.sandbox.run(lua, &script.function, &arguments);
             state.limit.finish();
             drop(lent);
             result

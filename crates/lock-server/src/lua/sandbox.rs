@@ -3,6 +3,7 @@
 
 use mlua::{Function, Lua, Table, Value as LuaValue};
 
+use super::arguments::Arguments;
 use super::errors;
 use super::raise::Raising;
 
@@ -16,9 +17,8 @@ const SOURCE: &str = include_str!("sandbox.lua");
 pub(crate) struct Sandbox {
     /// The sealed globals: every script's environment.
     sealed: Table,
-    /// The real globals behind them, where KEYS and ARGV are set for each run.
-    globals: Table,
-    /// `xpcall(f, __redis__err__handler)`.
+    /// `xpcall(f, __redis__err__handler)`, with KEYS and ARGV set first in the real
+    /// globals behind the sealed ones.
     runner: Function,
     /// `flatten.lua`: a returned table as flat lists.
     pub(crate) flatten: Function,
@@ -33,16 +33,21 @@ impl Sandbox {
             .set_name(CHUNK_NAME)
             .call(handler.clone())?;
         let runner = lua
-            .load("return function(f, handler) return xpcall(f, handler) end")
+            .load(
+                "local set, env = ...
+                return function(f, handler, arguments)
+                  set(env, arguments)
+                  return xpcall(f, handler)
+                end",
+            )
             .set_name(CHUNK_NAME)
-            .eval()?;
+            .call((super::arguments::setter(lua)?, globals))?;
         let flatten = lua
             .load(include_str!("flatten.lua"))
             .set_name(CHUNK_NAME)
             .eval()?;
         Ok(Sandbox {
             sealed,
-            globals,
             runner,
             flatten,
             handler,
@@ -71,27 +76,23 @@ impl Sandbox {
             })
     }
 
-    pub(crate) fn set_arguments(
-        &self,
-        lua: &Lua,
-        keys: &[&[u8]],
-        args: &[&[u8]],
-    ) -> mlua::Result<()> {
-        super::arguments::set(lua, &self.globals, keys, args)
-    }
-
     /// Sets what `redis.call` and `redis.pcall` run (once: see `call_slot`).
     pub(crate) fn set_call(&self, lua: &Lua, call: Function) -> mlua::Result<()> {
         lua.set_named_registry_value(Raising::Call.key(), call)
     }
 
-    /// Runs `function`: its return value, or the error table the handler built.
+    /// Runs `function` with `arguments` as KEYS and ARGV: its return value, or the error
+    /// table the handler built.
     pub(crate) fn run(
         &self,
         lua: &Lua,
         function: &Function,
+        arguments: &Arguments<'_>,
     ) -> mlua::Result<Result<LuaValue, Table>> {
-        let (ok, value): (bool, LuaValue) = self.runner.call((function, &self.handler))?;
+        // `arguments` outlives the call, as the setter's pointer requires.
+        let (ok, value): (bool, LuaValue) =
+            self.runner
+                .call((function, &self.handler, arguments.pointer()))?;
         Ok(match (ok, value) {
             (true, value) => Ok(value),
             (false, LuaValue::Table(table)) => Err(table),

@@ -8,6 +8,7 @@ use super::keyspace;
 use crate::commands::{lists, replication, sorted_set_pops};
 use crate::protocol::reply::Protocol;
 use crate::protocol::request::Request;
+use crate::state::blocked::Served;
 use crate::state::shared::Shared;
 use crate::table;
 
@@ -108,6 +109,7 @@ async fn serve_line(shared: &Shared, db: usize) {
             index += 1;
             continue;
         }
+        let after = waiter.inbox.delivered();
         let tried = keyspace::retry_blocked(shared, db, &waiter.request, waiter.protocol).await;
         let reply = match tried {
             // The source has an element, but the destination of a BLMOVE is not a
@@ -129,9 +131,9 @@ async fn serve_line(shared: &Shared, db: usize) {
         if moves(&waiter.request) {
             index = 0;
         }
-        if let Err(reply) = waiter.reply.send(reply) {
+        if let Err(served) = waiter.reply.send(Served { reply, after }) {
             // The client went away between the check and the send: put it back.
-            unpop(shared, db, &waiter.request, &reply).await;
+            unpop(shared, db, &waiter.request, &served.reply).await;
         }
     }
 }

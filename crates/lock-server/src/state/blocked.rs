@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use lock_core::Value;
+use lock_memory::InboxAddress;
 use tokio::sync::{Mutex, MutexGuard, oneshot};
 
 use crate::protocol::reply::Protocol;
@@ -30,8 +31,22 @@ pub(crate) struct Waiter {
     /// The blocking command itself: run as a keyspace command, it pops without waiting.
     pub(crate) request: Request,
     pub(crate) protocol: Protocol,
+    /// Its pub/sub inbox: what was delivered there before it was served is written
+    /// before its reply.
+    pub(crate) inbox: InboxAddress,
     /// Where its reply goes.
-    pub(crate) reply: oneshot::Sender<Value>,
+    pub(crate) reply: oneshot::Sender<Served>,
+}
+
+/// A blocked client's reply, handed over by the command that served it.
+#[derive(Debug)]
+pub(crate) struct Served {
+    pub(crate) reply: Value,
+    /// How many deliveries its inbox had taken when serving began
+    /// ([`InboxAddress::delivered`]): those come before the reply, as Redis wrote them
+    /// to the client before; what the serving itself caused (invalidations, events)
+    /// comes after it.
+    pub(crate) after: u64,
 }
 
 /// A client's place in the queue.
@@ -39,7 +54,7 @@ pub(crate) struct Waiter {
 pub(crate) struct Ticket {
     id: u64,
     /// Where its reply arrives.
-    pub(crate) reply: oneshot::Receiver<Value>,
+    pub(crate) reply: oneshot::Receiver<Served>,
 }
 
 /// The queue, locked: for serving.
@@ -60,7 +75,13 @@ impl Blocked {
     }
 
     /// Queues a client whose `request` found nothing.
-    pub(crate) async fn enqueue(&self, db: usize, request: Request, protocol: Protocol) -> Ticket {
+    pub(crate) async fn enqueue(
+        &self,
+        db: usize,
+        request: Request,
+        protocol: Protocol,
+        inbox: InboxAddress,
+    ) -> Ticket {
         let (sender, reply) = oneshot::channel();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.waiters.lock().await.push_back(Waiter {
@@ -68,6 +89,7 @@ impl Blocked {
             db,
             request,
             protocol,
+            inbox,
             reply: sender,
         });
         self.count.fetch_add(1, Ordering::AcqRel);

@@ -151,6 +151,20 @@ impl Subscriptions {
         events.extend(self.delivered_now().map(|event| (index, event)));
     }
 
+    /// The events among the first `count` deliveries the inbox ever took that are still
+    /// unread: those made before a given moment ([`InboxAddress::delivered`] then).
+    pub(crate) fn drain_before(&mut self, count: u64) -> Vec<Value> {
+        let (protocol, subscribed) = (self.protocol, self.active());
+        let mut events = Vec::new();
+        while self.inbox.received() < count {
+            let Some(delivery) = self.inbox.try_recv() else {
+                break;
+            };
+            events.extend(delivered(delivery, protocol, subscribed));
+        }
+        events
+    }
+
     fn delivered_now(&mut self) -> impl Iterator<Item = Value> + '_ {
         let (protocol, subscribed) = (self.protocol, self.active());
         std::iter::from_fn(|| self.inbox.try_recv())
