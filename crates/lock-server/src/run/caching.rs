@@ -25,7 +25,7 @@ pub(crate) fn remember_reads(shared: &Shared, client: &Client, id: CommandId, ar
     }
     let command = table::command(id);
     let script = matches!(command.name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro");
-    if (script && client.script_read) || (!script && introspection::reads_keys(command.name)) {
+    if (script && client.script_read) || (!script && introspection::reads_keys(command)) {
         shared
             .tracking
             .remember(client.id, command_keys::keys_of(command, args));

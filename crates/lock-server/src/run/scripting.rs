@@ -252,7 +252,7 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
         ..script.context
     };
     // One read is enough to know (and the lookup is not free).
-    script.read = script.read || introspection::reads_keys(command.name);
+    script.read = script.read || introspection::reads_keys(command);
     if writes {
         script.before_write(command, &keys);
     }

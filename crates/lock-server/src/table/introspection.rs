@@ -90,9 +90,19 @@ fn subcommands(container: &str, version: RedisVersion) -> impl Iterator<Item = &
 }
 
 /// Whether Redis tracks a command's keys for client-side caching: it is read-only, and not
-/// a pub/sub command.
-pub(crate) fn reads_keys(name: &str) -> bool {
-    described(name).is_some_and(|d| d.flags.contains(&"readonly") && !d.flags.contains(&"pubsub"))
+/// a pub/sub command. Worked out once per command of the table: a script asks for each
+/// of its calls.
+pub(crate) fn reads_keys(command: &'static Command) -> bool {
+    static READS: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let looked_up = |name: &str| {
+        described(name)
+            .is_some_and(|d| d.flags.contains(&"readonly") && !d.flags.contains(&"pubsub"))
+    };
+    let reads = READS.get_or_init(|| TABLE.iter().map(|c| looked_up(c.name)).collect());
+    reads
+        .get(usize::from(super::id_of(command).0))
+        .copied()
+        .unwrap_or_else(|| looked_up(command.name))
 }
 
 /// The commands a server answering as `version` has.
