@@ -1218,43 +1218,16 @@ async fn a_full_tracking_table_forgets_keys_and_tells_their_readers() {
     server.stop().await;
 }
 
-/// A tracking client blocked in BLMOVE gets its reply, then the invalidation of the
-/// destination its own move changed, in that order, as Redis writes them.
+/// A blocked RESP3 client's reply lands where Redis writes it among its pushes: a
+/// tracking client blocked in BLMOVE gets its reply, then the invalidation of the
+/// destination its own move changed; a subscriber blocked in BLPOP gets a message
+/// published before the push that served it ahead of its reply (the publish and the
+/// push arrive in one write, so both run before the blocked connection next reads its
+/// inbox).
 #[tokio::test]
-async fn an_unblocked_move_replies_before_its_invalidation() {
-    let Some(servers) = both_servers("an_unblocked_move_replies_before_its_invalidation").await
-    else {
-        return;
-    };
-    let mut transcripts = Vec::new();
-    for addr in [servers.ours(), servers.redis_addr.clone()] {
-        let mut client = Raw::connect(&addr).await;
-        let mut waiter = Raw::connect(&addr).await;
-        client.command(&["RPUSH", "list2", "a"]).await;
-        waiter.command(&["HELLO", "3"]).await;
-        let mut t = vec![
-            waiter.command(&["CLIENT", "TRACKING", "ON"]).await,
-            waiter.command(&["LRANGE", "list2", "0", "-1"]).await,
-        ];
-        waiter
-            .send_only(&["BLMOVE", "list1", "list2", "LEFT", "LEFT", "0"])
-            .await;
-        until_blocked(&mut client).await;
-        t.push(client.command(&["RPUSH", "list1", "foo"]).await);
-        t.push(waiter.read_reply().await);
-        t.push(waiter.read_reply().await);
-        transcripts.push(t);
-    }
-    assert_same_transcripts(&transcripts, "unblocked BLMOVE");
-}
-
-/// A blocked RESP3 subscriber gets a message published before a push served it ahead of
-/// its reply, as Redis writes them: the publish and the push arrive in one write, so
-/// both run before the blocked connection next reads its inbox.
-#[tokio::test]
-async fn a_message_published_before_a_blocked_client_is_served_precedes_its_reply() {
+async fn a_served_blocked_client_gets_its_reply_among_its_pushes_as_redis_writes_it() {
     let Some(servers) =
-        both_servers("a_message_published_before_a_blocked_client_is_served_precedes_its_reply")
+        both_servers("a_served_blocked_client_gets_its_reply_among_its_pushes_as_redis_writes_it")
             .await
     else {
         return;
@@ -1262,10 +1235,24 @@ async fn a_message_published_before_a_blocked_client_is_served_precedes_its_repl
     let mut transcripts = Vec::new();
     for addr in [servers.ours(), servers.redis_addr.clone()] {
         let mut client = Raw::connect(&addr).await;
-        let mut waiter = Raw::connect(&addr).await;
-        waiter.command(&["HELLO", "3"]).await;
-        let mut t = vec![waiter.command(&["SUBSCRIBE", "c"]).await];
-        waiter.send_only(&["BLPOP", "list", "0"]).await;
+        let mut mover = Raw::connect(&addr).await;
+        let mut subscriber = Raw::connect(&addr).await;
+        client.command(&["RPUSH", "list2", "a"]).await;
+        mover.command(&["HELLO", "3"]).await;
+        subscriber.command(&["HELLO", "3"]).await;
+        let mut t = vec![
+            mover.command(&["CLIENT", "TRACKING", "ON"]).await,
+            mover.command(&["LRANGE", "list2", "0", "-1"]).await,
+            subscriber.command(&["SUBSCRIBE", "c"]).await,
+        ];
+        mover
+            .send_only(&["BLMOVE", "list1", "list2", "LEFT", "LEFT", "0"])
+            .await;
+        until_blocked(&mut client).await;
+        t.push(client.command(&["RPUSH", "list1", "foo"]).await);
+        t.push(mover.read_reply().await);
+        t.push(mover.read_reply().await);
+        subscriber.send_only(&["BLPOP", "list", "0"]).await;
         until_blocked(&mut client).await;
         let both = [
             request(&["PUBLISH", "c", "before"]),
@@ -1275,11 +1262,11 @@ async fn a_message_published_before_a_blocked_client_is_served_precedes_its_repl
         client.stream.write_all(&both).await.unwrap();
         t.push(client.read_reply().await);
         t.push(client.read_reply().await);
-        t.push(waiter.read_reply().await);
-        t.push(waiter.read_reply().await);
+        t.push(subscriber.read_reply().await);
+        t.push(subscriber.read_reply().await);
         transcripts.push(t);
     }
-    assert_same_transcripts(&transcripts, "published, then served");
+    assert_same_transcripts(&transcripts, "served blocked clients");
 }
 
 /// CLIENT TRACKINGINFO: BCAST without a prefix lists the empty one, and turning tracking
