@@ -33,6 +33,7 @@ mod serve_cluster;
 mod serve_commands;
 mod serve_descriptors;
 mod serve_differential;
+mod serve_functions;
 mod serve_fuzz;
 mod serve_keyspace_events;
 mod serve_memory;

@@ -54,6 +54,32 @@ unsafe extern "C-unwind" fn set(state: *mut ffi::lua_State) -> c_int {
     }
 }
 
+/// `pack(arguments)`: the keys and the arguments as two fresh tables (a function's
+/// parameters).
+///
+/// # Safety
+/// As [`set`]: a light userdata pointing to a live [`Arguments`], two stack slots used.
+unsafe extern "C-unwind" fn pack(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: as documented above; every call below is on `state`, within its stack.
+    unsafe {
+        let arguments = &*ffi::lua_touserdata(state, 1).cast::<Arguments<'_>>();
+        for items in [arguments.keys, arguments.args] {
+            ffi::lua_createtable(state, c_int::try_from(items.len()).unwrap_or(0), 0);
+            for (i, item) in items.iter().enumerate() {
+                ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
+                ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
+            }
+        }
+        2
+    }
+}
+
+/// The packer, made once with the interpreter.
+pub(crate) fn packer(lua: &Lua) -> mlua::Result<Function> {
+    // SAFETY: `pack` is a sound C function for Lua (see its documentation).
+    unsafe { lua.create_c_function(pack) }
+}
+
 /// The setter, made once with the interpreter.
 pub(crate) fn setter(lua: &Lua) -> mlua::Result<Function> {
     // SAFETY: `set` is a sound C function for Lua (see its documentation).

@@ -13,6 +13,7 @@ mod call;
 mod call_slot;
 mod convert;
 mod errors;
+mod functions;
 mod libs;
 mod raise;
 mod redis_table;
@@ -27,7 +28,7 @@ use std::time::{Duration, Instant};
 use lock_core::{RedisVersion, Value};
 use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value as LuaValue, VmState};
 
-use crate::state::scripts::{CallCommand, Ran, RunLimits, ScriptEngine};
+use crate::state::scripts::{CallCommand, FunctionInfo, LibraryInfo, Ran, RunLimits, ScriptEngine};
 use call::Call;
 use errors::ScriptError;
 use shebang::ScriptFlags;
@@ -51,6 +52,8 @@ struct State {
     limit: TimeLimit,
     /// What `redis.call` runs: lent by each run (see [`call_slot`]).
     calls: call_slot::CallSlot,
+    /// Redis 7 function libraries.
+    libraries: functions::Libraries,
 }
 
 struct Script {
@@ -97,6 +100,7 @@ impl Engine {
                 digests: HashMap::new(),
                 limit,
                 calls,
+                libraries: functions::Libraries::default(),
             }),
         })
     }
@@ -185,52 +189,187 @@ impl ScriptEngine for Engine {
     ) -> Ran {
         let state = self.state();
         let Some(script) = state.scripts.get(sha) else {
-            let missing = Value::Error("NOSCRIPT No matching script. Please use EVAL.".into());
-            return Ran {
-                reply: missing,
-                stopped: false,
-            };
+            return refused("NOSCRIPT No matching script. Please use EVAL.");
         };
-        let read_only = limits.read_only || script.flags.no_writes;
-        state.resp.store(2, Ordering::Relaxed);
-        let lua = &state.lua;
-        let call = std::cell::RefCell::new(Call {
-            command,
-            read_only,
-            // A script without a shebang runs in EVAL's compatibility mode, where Redis
-            // lets it touch keys of any slot of its node.
-            allow_cross_slot: !script.flags.declared || script.flags.allow_cross_slot,
-            resp: state.resp.clone(),
-        });
-        let mut callback = |lua: &Lua, arguments: Table, count: usize| {
-            call.borrow_mut().run(lua, arguments, count)
+        let arguments = arguments::Arguments { keys, args };
+        let start = |lua: &Lua, function: &Function| state.sandbox.run(lua, function, &arguments);
+        let compiled = Compiled {
+            function: &script.function,
+            flags: script.flags,
+            label: sha,
         };
-        let outcome = (|| {
-            let lent = state.calls.lend(&mut callback);
-            state.limit.start(lua, limits.time_limit)?;
-            let arguments = arguments::Arguments { keys, args };
-            let result = state.sandbox.run(lua, &script.function, &arguments);
-            state.limit.finish();
-            drop(lent);
-            result
-        })();
-        let resp = state.resp.load(Ordering::Relaxed);
-        let outcome = outcome.and_then(|result| match result {
-            Ok(value) => convert::from_lua(&value, resp, &state.sandbox.flatten).map(Ok),
-            Err(error) => Ok(Err(error)),
-        });
-        let reply = match outcome {
-            Ok(Ok(value)) => value,
-            Ok(Err(error)) => Value::Error(errors::reply(&error, sha)),
-            Err(error) => Value::Error(format!(
-                "{} script: {sha}, on @user_script:0.",
-                errors::text_of(&error)
-            )),
-        };
-        Ran {
-            reply,
-            stopped: state.limit.stopped(),
+        run_compiled(&state, compiled, start, limits, command)
+    }
+
+    fn load_library(&self, code: &[u8], replace: bool) -> Result<String, String> {
+        let mut state = self.state();
+        let metadata = functions::metadata(code)?;
+        if !replace && state.libraries.has_library(&metadata.name) {
+            return Err(format!("ERR Library '{}' already exists", metadata.name));
         }
+        let chunk = state.sandbox.compile_library(&state.lua, metadata.source)?;
+        // Registering is quick; Redis gives it 500 ms.
+        let loaded = (|| {
+            state.limit.start(&state.lua, Duration::from_millis(500))?;
+            let loaded = state.sandbox.load_library(&chunk);
+            state.limit.finish();
+            loaded
+        })();
+        let registered = match loaded {
+            Ok(Ok(registered)) => registered,
+            // Redis's message for a load past its time.
+            _ if state.limit.stopped() => {
+                return Err("ERR Error registering functions: ERR FUNCTION LOAD timeout".into());
+            }
+            Ok(Err(error)) => {
+                let message: String = error
+                    .raw_get::<Option<String>>("err")
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| "ERR unknown error".into());
+                return Err(format!("ERR Error registering functions: {message}"));
+            }
+            Err(error) => {
+                return Err(format!(
+                    "ERR Error registering functions: {}",
+                    errors::text_of(&error)
+                ));
+            }
+        };
+        let functions = registered
+            .into_iter()
+            .map(|r| {
+                let info = FunctionInfo {
+                    name: r.name,
+                    description: r.description,
+                    flags: r.flags,
+                };
+                (info, r.callback)
+            })
+            .collect();
+        let name = metadata.name;
+        state.libraries.link(&name, code, functions)?;
+        Ok(name)
+    }
+
+    fn function_refuses_read_only(&self, name: &[u8]) -> Option<bool> {
+        self.state()
+            .libraries
+            .function(name)
+            .map(|function| !function.flags.no_writes)
+    }
+
+    fn run_function(
+        &self,
+        name: &[u8],
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        limits: RunLimits,
+        command: &mut CallCommand<'_>,
+    ) -> Ran {
+        let state = self.state();
+        let Some(function) = state.libraries.function(name) else {
+            return refused("ERR Function not found");
+        };
+        let arguments = arguments::Arguments { keys, args };
+        let start =
+            |lua: &Lua, callback: &Function| state.sandbox.run_function(lua, callback, &arguments);
+        let compiled = Compiled {
+            function: &function.callback,
+            flags: function.flags,
+            label: &function.name,
+        };
+        run_compiled(&state, compiled, start, limits, command)
+    }
+
+    fn delete_library(&self, name: &[u8]) -> bool {
+        self.state()
+            .libraries
+            .unlink(&String::from_utf8_lossy(name))
+    }
+
+    fn flush_libraries(&self) {
+        self.state().libraries.clear();
+    }
+
+    fn libraries(&self) -> Vec<LibraryInfo> {
+        self.state().libraries.list()
+    }
+
+    fn function_counts(&self) -> (usize, usize) {
+        let state = self.state();
+        let libraries = state.libraries.list().len();
+        (libraries, state.libraries.function_count())
+    }
+}
+
+/// A run that never started, with the error it answers.
+fn refused(text: &str) -> Ran {
+    Ran {
+        reply: Value::Error(text.into()),
+        stopped: false,
+    }
+}
+
+/// A compiled script or function, ready to run.
+struct Compiled<'a> {
+    function: &'a Function,
+    flags: ScriptFlags,
+    /// What names it in error replies: a script's SHA1, a function's name.
+    label: &'a str,
+}
+
+/// Runs `compiled` (`start` calls it in the sandbox) with its commands through
+/// `command`.
+fn run_compiled(
+    state: &State,
+    compiled: Compiled<'_>,
+    start: impl FnOnce(&Lua, &Function) -> mlua::Result<Result<LuaValue, Table>>,
+    limits: RunLimits,
+    command: &mut CallCommand<'_>,
+) -> Ran {
+    let Compiled {
+        function,
+        flags,
+        label,
+    } = compiled;
+    let read_only = limits.read_only || flags.no_writes;
+    state.resp.store(2, Ordering::Relaxed);
+    let lua = &state.lua;
+    let call = std::cell::RefCell::new(Call {
+        command,
+        read_only,
+        // A script without a shebang runs in EVAL's compatibility mode, where Redis
+        // lets it touch keys of any slot of its node.
+        allow_cross_slot: !flags.declared || flags.allow_cross_slot,
+        resp: state.resp.clone(),
+    });
+    let mut callback =
+        |lua: &Lua, arguments: Table, count: usize| call.borrow_mut().run(lua, arguments, count);
+    let outcome = (|| {
+        let lent = state.calls.lend(&mut callback);
+        state.limit.start(lua, limits.time_limit)?;
+        let result = start(lua, function);
+        state.limit.finish();
+        drop(lent);
+        result
+    })();
+    let resp = state.resp.load(Ordering::Relaxed);
+    let outcome = outcome.and_then(|result| match result {
+        Ok(value) => convert::from_lua(&value, resp, &state.sandbox.flatten).map(Ok),
+        Err(error) => Ok(Err(error)),
+    });
+    let reply = match outcome {
+        Ok(Ok(value)) => value,
+        Ok(Err(error)) => Value::Error(errors::reply(&error, label)),
+        Err(error) => Value::Error(format!(
+            "{} script: {label}, on @user_script:0.",
+            errors::text_of(&error)
+        )),
+    };
+    Ran {
+        reply,
+        stopped: state.limit.stopped(),
     }
 }
 

@@ -246,4 +246,191 @@ end
 env.__redis__err__handler = error_handler
 env._G = sealed_env
 
-return sealed_env, env
+-- Redis 7 functions. A library's code runs once, at FUNCTION LOAD, where its only
+-- global is `redis` with register_function, log and the version (Redis's load-time
+-- API); its functions run later with every global a script has but KEYS and ARGV,
+-- which they are given as arguments.
+local registered = nil -- while a library loads: what it registered, in order
+
+local function missing(name, level)
+  error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", level)
+end
+
+-- luaPushError's table: the message with Redis's default code.
+local function fail(text)
+  error({ err = 'ERR ' .. text })
+end
+
+-- lua_isstring: numbers are strings too.
+local function stringlike(v)
+  return type(v) == 'string' or type(v) == 'number'
+end
+
+local FLAGS = { 'no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys' }
+
+-- The flags of `t` (read as lua_gettable reads them, up to the first nil), by name; nil
+-- if one is not a flag Redis knows.
+local function read_flags(t)
+  local flags = {}
+  local j = 1
+  while true do
+    local v = t[j]
+    if v == nil then
+      return flags
+    end
+    if not stringlike(v) then
+      return nil
+    end
+    local given = string.lower(tostring(v))
+    local known = false
+    for _, flag in ipairs(FLAGS) do
+      if flag == given then
+        flags[flag] = true
+        known = true
+      end
+    end
+    if not known then
+      return nil
+    end
+    j = j + 1
+  end
+end
+
+local function named_arguments(t)
+  if type(t) ~= 'table' then
+    fail('calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).')
+  end
+  local name, callback, flags, description
+  for k, v in next, t do
+    if not stringlike(k) then
+      fail('named argument key given to redis.register_function is not a string')
+    end
+    local key = string.lower(tostring(k))
+    if key == 'function_name' then
+      if not stringlike(v) then
+        fail('function_name argument given to redis.register_function must be a string')
+      end
+      name = tostring(v)
+    elseif key == 'description' then
+      if not stringlike(v) then
+        fail('description argument given to redis.register_function must be a string')
+      end
+      description = tostring(v)
+    elseif key == 'callback' then
+      if type(v) ~= 'function' then
+        fail('callback argument given to redis.register_function must be a function')
+      end
+      callback = v
+    elseif key == 'flags' then
+      if type(v) ~= 'table' then
+        fail('flags argument to redis.register_function must be a table representing function flags')
+      end
+      flags = read_flags(v)
+      if flags == nil then
+        fail('unknown flag given')
+      end
+    else
+      fail('unknown argument given to redis.register_function')
+    end
+  end
+  if name == nil then
+    fail('redis.register_function must get a function name argument')
+  end
+  if callback == nil then
+    fail('redis.register_function must get a callback argument')
+  end
+  return name, callback, flags, description
+end
+
+local load_redis = {}
+for _, name in ipairs({ 'log', 'LOG_DEBUG', 'LOG_VERBOSE', 'LOG_NOTICE', 'LOG_WARNING',
+  'REDIS_VERSION', 'REDIS_VERSION_NUM' }) do
+  load_redis[name] = tables.redis[name]
+end
+load_redis.register_function = function(...)
+  if registered == nil then
+    fail('redis.register_function can only be called on FUNCTION LOAD command')
+  end
+  local count = select('#', ...)
+  if count < 1 or count > 2 then
+    fail('wrong number of arguments to redis.register_function')
+  end
+  local name, callback, flags, description
+  if count == 1 then
+    name, callback, flags, description = named_arguments((...))
+  else
+    local first, second = ...
+    if not stringlike(first) then
+      fail('first argument to redis.register_function must be a string')
+    end
+    if type(second) ~= 'function' then
+      fail('second argument to redis.register_function must be a function')
+    end
+    name, callback = tostring(first), second
+  end
+  -- Redis 7.0 checks a function's name with its library-name message.
+  if not name:match('^[%w_]+$') then
+    fail('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long')
+  end
+  for _, seen in ipairs(registered) do
+    if seen.name == name then
+      fail('Function already exists in the library')
+    end
+  end
+  local flag_list = {}
+  for _, flag in ipairs(FLAGS) do
+    if flags and flags[flag] then
+      flag_list[#flag_list + 1] = flag
+    end
+  end
+  registered[#registered + 1] = { name = name, callback = callback, flags = flag_list, description = description }
+end
+-- A field the load-time `redis` lacks is refused as a missing global is, as Redis's
+-- error metatable on it does.
+local load_redis_proxy = setmetatable({}, {
+  __index = function(_, name)
+    local value = load_redis[name]
+    if value == nil then
+      missing(name, 3)
+    end
+    return value
+  end,
+  __newindex = refuse,
+  __metatable = false,
+})
+guarded[load_redis_proxy] = load_redis
+local loading_globals = { redis = load_redis_proxy }
+
+local function function_index(_, name)
+  local value
+  if registered ~= nil then
+    value = rawget(loading_globals, name)
+  elseif name ~= 'KEYS' and name ~= 'ARGV' then
+    value = rawget(env, name)
+  end
+  if value == nil then
+    missing(name, 3)
+  end
+  return value
+end
+local function_env = setmetatable({}, { __index = function_index, __newindex = refuse, __metatable = false })
+guarded[function_env] = env
+shown[function_env] = shown[sealed_env]
+
+local library = {
+  env = function_env,
+  -- Runs a library's compiled code: true and what it registered, or false and the
+  -- error table.
+  load = function(chunk, handler)
+    registered = {}
+    local ok, e = xpcall(chunk, handler)
+    local list = registered
+    registered = nil
+    if not ok then
+      return false, e
+    end
+    return true, list
+  end,
+}
+
+return sealed_env, env, library

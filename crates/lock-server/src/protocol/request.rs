@@ -189,7 +189,7 @@ fn parse_inline(buffer: &[u8]) -> Result<Parsed, ProtocolError> {
 /// anywhere in a word opens a quoted part (so `k"v a"` is the one word `kv a`); inside
 /// "double quotes" `\n`, `\xHH` and the like are escapes; a closing quote must be
 /// followed by white space or the end. The line is a C string: it ends at a NUL.
-fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+pub(crate) fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     let line = match memchr::memchr(0, line) {
         Some(nul) => &line[..nul],
         None => line,

@@ -24,7 +24,10 @@ pub(crate) fn remember_reads(shared: &Shared, client: &Client, id: CommandId, ar
         return;
     }
     let command = table::command(id);
-    let script = matches!(command.name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro");
+    let script = matches!(
+        command.name,
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+    );
     if (script && client.script_read) || (!script && introspection::reads_keys(command)) {
         shared
             .tracking

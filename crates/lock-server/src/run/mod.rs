@@ -9,6 +9,7 @@
 pub(crate) mod blocked;
 pub(crate) mod caching;
 pub(crate) mod dispatch;
+pub(crate) mod functions;
 pub(crate) mod keyspace;
 pub(crate) mod pipeline;
 pub(crate) mod scripting;

@@ -12,7 +12,7 @@ use crate::protocol::args::{NOT_AN_INTEGER, integer, wrong_arity};
 use crate::protocol::reply::{Hangup, Protocol, from_store};
 use crate::state::client::Client;
 use crate::state::context::Context;
-use crate::state::scripts::{RunLimits, ScriptCall};
+use crate::state::scripts::{CallCommand, Ran, RunLimits, ScriptCall};
 use crate::state::shared::Shared;
 use crate::table::{self, Command, Flags, Scripting, command_keys, introspection};
 
@@ -25,7 +25,9 @@ pub(crate) async fn run(
 ) -> Result<Value, Hangup> {
     let (by_sha, read_only) = match which {
         Scripting::Script => return Ok(script(shared, args)),
-        Scripting::Function => return Ok(function(args)),
+        Scripting::Function => return Ok(super::functions::function(shared, args)),
+        Scripting::FCall => return super::functions::fcall(shared, client, args, false).await,
+        Scripting::FCallRo => return super::functions::fcall(shared, client, args, true).await,
         Scripting::Eval => (false, false),
         Scripting::EvalSha => (true, false),
         Scripting::EvalRo => (false, true),
@@ -71,26 +73,39 @@ pub(crate) async fn run(
     }
     let keys: Vec<&[u8]> = args[3..3 + numkeys].iter().map(Vec::as_slice).collect();
     let argv: Vec<&[u8]> = args[3 + numkeys..].iter().map(Vec::as_slice).collect();
+    execute(shared, client, &keys, read_only, |limits, call| {
+        shared.scripts.run(&sha, &keys, &argv, limits, call)
+    })
+    .await
+}
+
+/// Runs a script or a function (`engine` starts it in the script engine) for `client`,
+/// with every database in one atomic step (it may SELECT another); blocked clients are
+/// served after it.
+pub(crate) async fn execute(
+    shared: &Shared,
+    client: &mut Client,
+    keys: &[&[u8]],
+    read_only: bool,
+    engine: impl FnOnce(RunLimits, &mut CallCommand<'_>) -> Ran,
+) -> Result<Value, Hangup> {
     let db = client.db;
     let limits = RunLimits {
         read_only,
         time_limit: shared.config.script_time_limit(),
     };
     let context = keyspace::context(shared, db, client.protocol);
-    // Every database is in the script's atomic step: it may SELECT another.
     let ran = MemoryBackend::atomically_across(shared.dbs(), db, |databases| {
         let mut script = ScriptState {
             databases,
             context,
             read: false,
             locality: None,
-            slot: script_slot(&keys),
+            slot: script_slot(keys),
             undo: UndoLog::default(),
             stats: Some(&shared.stats),
         };
-        let ran = shared.scripts.run(&sha, &keys, &argv, limits, &mut |call| {
-            script_command(&mut script, call)
-        });
+        let ran = engine(limits, &mut |call| script_command(&mut script, call));
         client.script_read = script.read;
         script.finish(ran.stopped, ran.reply)
     })
@@ -204,7 +219,9 @@ pub(crate) fn script_command(script: &mut ScriptState<'_, '_>, call: ScriptCall<
             Some(_) => {}
         }
     }
-    if command.refused_in_scripts(version) {
+    // CLUSTER RESET is the one CLUSTER subcommand Redis flags `noscript`.
+    let cluster_reset = command.name == "cluster" && args[1].eq_ignore_ascii_case(b"reset");
+    if command.refused_in_scripts(version) || cluster_reset {
         return error("ERR This Redis command is not allowed from script");
     }
     // As in Redis 7, SELECT moves the script to another database, not its client.
@@ -344,20 +361,6 @@ fn script(shared: &Shared, args: &[Vec<u8>]) -> Value {
 
 /// `FUNCTION KILL`, for a client library that answers BUSY with it: serve has no
 /// functions, so none is ever running.
-fn function(args: &[Vec<u8>]) -> Value {
-    let sub = args[1].to_ascii_lowercase();
-    match sub.as_slice() {
-        b"kill" if args.len() == 2 => {
-            Value::Error("NOTBUSY No scripts in execution right now.".into())
-        }
-        b"kill" => wrong_arity("function|kill"),
-        _ => Value::Error(format!(
-            "ERR unknown subcommand '{}'. Try FUNCTION HELP.",
-            String::from_utf8_lossy(&args[1])
-        )),
-    }
-}
-
 /// For a command with subcommands that runs in scripts (OBJECT): the subcommand's
 /// arity, `None` inside when there is no such subcommand.
 fn subcommand_arity(name: &str, args: &[Vec<u8>]) -> Option<Option<usize>> {

@@ -56,6 +56,38 @@ pub(crate) trait ScriptEngine: std::fmt::Debug + Send + Sync {
     /// that declares flags without `no-writes` before running it.
     fn refuses_read_only(&self, sha: &str) -> bool;
 
+    /// FUNCTION LOAD: compiles `code` and runs it once to register its functions (as
+    /// library `name`, replacing one of that name only if `replace`): the library's
+    /// name, or Redis's error text.
+    fn load_library(&self, code: &[u8], replace: bool) -> Result<String, String>;
+
+    /// Whether function `name` (any case) is loaded, and then whether it may not run
+    /// under FCALL_RO (it lacks the `no-writes` flag).
+    fn function_refuses_read_only(&self, name: &[u8]) -> Option<bool>;
+
+    /// FCALL: runs function `name` with `keys` and `args` as its two parameters, its
+    /// commands through `call` (`Function not found` when it is not loaded).
+    fn run_function(
+        &self,
+        name: &[u8],
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        limits: RunLimits,
+        call: &mut CallCommand<'_>,
+    ) -> Ran;
+
+    /// FUNCTION DELETE: false when there is no such library.
+    fn delete_library(&self, name: &[u8]) -> bool;
+
+    /// FUNCTION FLUSH.
+    fn flush_libraries(&self);
+
+    /// FUNCTION LIST: every library, by name.
+    fn libraries(&self) -> Vec<LibraryInfo>;
+
+    /// FUNCTION STATS: how many libraries and functions are loaded.
+    fn function_counts(&self) -> (usize, usize);
+
     /// Runs the cached script `sha` with `keys` and `args`, each of its commands through
     /// `call`: the script's reply (NOSCRIPT when it is not cached), and whether it was
     /// stopped at its time limit.
@@ -67,6 +99,24 @@ pub(crate) trait ScriptEngine: std::fmt::Debug + Send + Sync {
         limits: RunLimits,
         call: &mut CallCommand<'_>,
     ) -> Ran;
+}
+
+/// A function a library registered, as FUNCTION LIST shows it.
+#[derive(Clone, Debug)]
+pub(crate) struct FunctionInfo {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    /// Its flags, in Redis's order (`no-writes` first).
+    pub(crate) flags: Vec<String>,
+}
+
+/// A loaded library, as FUNCTION LIST shows it.
+#[derive(Clone, Debug)]
+pub(crate) struct LibraryInfo {
+    pub(crate) name: String,
+    /// The code as loaded, metadata line included.
+    pub(crate) code: Vec<u8>,
+    pub(crate) functions: Vec<FunctionInfo>,
 }
 
 /// What a run of a script came to.

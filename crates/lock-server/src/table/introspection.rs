@@ -41,7 +41,10 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
         "memory",
         &["doctor", "help", "malloc-stats", "purge", "stats", "usage"],
     ),
-    ("function", &["kill"]),
+    (
+        "function",
+        &["delete", "flush", "kill", "list", "load", "stats"],
+    ),
     ("script", &["exists", "flush", "kill", "load"]),
 ];
 

@@ -60,8 +60,10 @@ pub(crate) enum Scripting {
     EvalRo,
     EvalShaRo,
     Script,
-    /// Only `FUNCTION KILL`: serve has no functions.
+    /// FUNCTION and its subcommands.
     Function,
+    FCall,
+    FCallRo,
 }
 
 /// The transaction commands (run by [`crate::run::transaction`]).
@@ -437,6 +439,8 @@ pub(crate) static TABLE: &[Command] = &[
     entry("evalsha_ro", -3, NS, Kind::Scripting(E::EvalShaRo)),
     entry("script", -2, NS, Kind::Scripting(E::Script)),
     entry("function", -2, NS, Kind::Scripting(E::Function)),
+    entry("fcall", -3, NS, Kind::Scripting(E::FCall)),
+    entry("fcall_ro", -3, NS, Kind::Scripting(E::FCallRo)),
     // Transactions.
     entry(
         "multi",
