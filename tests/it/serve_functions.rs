@@ -1,7 +1,7 @@
 //! Redis 7 functions on `nxlock serve` against a real redis-server, byte for byte:
 //! FUNCTION LOAD (metadata, registration and its errors, the load-time API), FCALL and
 //! FCALL_RO (Redis's order of checks, arguments, errors and their positions), FUNCTION
-//! LIST, STATS, DELETE, FLUSH and KILL, over RESP2 and RESP3.
+//! LIST, STATS, DELETE, FLUSH, KILL and HELP, in and out of MULTI, over RESP2 and RESP3.
 
 use crate::support;
 use support::raw::Raw;
@@ -113,7 +113,14 @@ fn scenarios() -> Vec<Scenario> {
             vec!["FUNCTION", "LIST"],
             vec!["FUNCTION", "STATS"],
             vec!["FUNCTION", "NOSUCH"],
+            vec!["FUNCTION", "HELP"],
+            vec!["FUNCTION", "HELP", "x"],
             vec!["FCALL", "hello", "0"],
+            // Queued in a transaction: loaded, then called, in one EXEC.
+            vec!["MULTI"],
+            vec!["FUNCTION", "LOAD", SECOND],
+            vec!["FCALL", "second_f", "1", "k", "a"],
+            vec!["EXEC"],
         ],
         refused,
     ]

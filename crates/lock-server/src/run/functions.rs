@@ -30,6 +30,16 @@ pub(crate) fn function(shared: &Shared, args: &[Vec<u8>]) -> Value {
         b"stats" => arity(args.len() == 2, "stats").unwrap_or_else(|| stats(shared)),
         b"kill" => arity(args.len() == 2, "kill")
             .unwrap_or_else(|| Value::Error("NOTBUSY No scripts in execution right now.".into())),
+        b"help" => arity(args.len() == 2, "help").unwrap_or_else(|| {
+            let header = format!(
+                "{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                String::from_utf8_lossy(&args[0]).to_ascii_uppercase()
+            );
+            let lines = std::iter::once(header)
+                .chain(HELP.iter().map(|line| (*line).to_owned()))
+                .chain(["HELP".to_owned(), "    Prints this help.".to_owned()]);
+            Value::Array(lines.map(Value::Status).collect())
+        }),
         b"dump" | b"restore" => Value::Error(format!(
             "ERR nxlock serve has no FUNCTION {}: its payload is Redis's RDB format",
             String::from_utf8_lossy(&args[1]).to_ascii_uppercase()
@@ -40,6 +50,48 @@ pub(crate) fn function(shared: &Shared, args: &[Vec<u8>]) -> Value {
         )),
     }
 }
+
+/// FUNCTION HELP's lines between its header and its own entry: Redis's, DUMP and RESTORE
+/// included (serve refuses those two, with a reason).
+const HELP: &[&str] = &[
+    "LOAD [REPLACE] <FUNCTION CODE>",
+    "    Create a new library with the given library name and code.",
+    "DELETE <LIBRARY NAME>",
+    "    Delete the given library.",
+    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+    "    Return general information on all the libraries:",
+    "    * Library name",
+    "    * The engine used to run the Library",
+    "    * Library description",
+    "    * Functions list",
+    "    * Library code (if WITHCODE is given)",
+    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+    "STATS",
+    "    Return information about the current function running:",
+    "    * Function name",
+    "    * Command used to run the function",
+    "    * Duration in MS that the function is running",
+    "    If no function is running, return nil",
+    "    In addition, returns a list of available engines.",
+    "KILL",
+    "    Kill the current running function.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Delete all the libraries.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the libraries.",
+    "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+    "      in case of functions name collision with another library).",
+];
 
 /// FUNCTION LOAD [REPLACE] code.
 fn load(shared: &Shared, args: &[Vec<u8>]) -> Value {
