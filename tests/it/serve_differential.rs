@@ -681,6 +681,9 @@ async fn resp3_pushes_land_where_redis_writes_them() {
     let mut transcripts = Vec::new();
     for addr in [server.addr().to_string(), redis_addr] {
         let mut transcript = Vec::new();
+        // Every subscriber stays connected to the end, so that each PUBLISH counts the
+        // same receivers on both servers (a closed one may not have been noticed yet).
+        let mut subscribers = Vec::new();
         for pipeline in &pipelines {
             let mut client = Raw::connect(&addr).await;
             client.command(&["HELLO", "3"]).await;
@@ -693,6 +696,7 @@ async fn resp3_pushes_land_where_redis_writes_them() {
                 .await
                 .unwrap();
             transcript.push(client.read_through(END.as_bytes()).await);
+            subscribers.push(client);
         }
         // Blocked in BLPOP, the client still gets its pushes.
         let mut blocked = Raw::connect(&addr).await;
