@@ -196,10 +196,7 @@ pub(crate) fn hrandfield(
 ) -> Result<Value, String> {
     let request = super::sampling::request(args, b"withvalues")?;
     let Some(source) = hash(store, args[1])? else {
-        return Ok(match request {
-            None => Value::Nil,
-            Some(_) => Value::Array(Vec::new()),
-        });
+        return Ok(super::sampling::absent(request.is_some()));
     };
     let field = |at: usize| source.get_index(at).expect("an index below the length");
     let Some((count, with_values)) = request else {

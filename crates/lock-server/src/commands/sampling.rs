@@ -9,6 +9,22 @@ use crate::protocol::args::{MAX_REPLY_ELEMENTS, NOT_AN_INTEGER, SYNTAX_ERROR, in
 /// `WITHSCORES`) come too. Redis's checks, in its order: the count's range, the option,
 /// then the doubled reply's range.
 pub(crate) fn request(args: &[&[u8]], with: &[u8]) -> Result<Option<(i64, bool)>, String> {
+    let Some(count) = count(args)? else {
+        return Ok(None);
+    };
+    let with_values = match &args[3..] {
+        [] => false,
+        [option] if option.eq_ignore_ascii_case(with) => true,
+        _ => return Err(SYNTAX_ERROR.into()),
+    };
+    if with_values && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
+        return Err("ERR value is out of range".into());
+    }
+    Ok(Some((count, with_values)))
+}
+
+/// The count in `args[2]`, if given: an integer from -(2^63 - 1) to 2^63 - 1.
+pub(crate) fn count(args: &[&[u8]]) -> Result<Option<i64>, String> {
     let Some(count) = args.get(2) else {
         return Ok(None);
     };
@@ -20,15 +36,17 @@ pub(crate) fn request(args: &[&[u8]], with: &[u8]) -> Result<Option<(i64, bool)>
             i64::MAX
         ));
     }
-    let with_values = match &args[3..] {
-        [] => false,
-        [option] if option.eq_ignore_ascii_case(with) => true,
-        _ => return Err(SYNTAX_ERROR.into()),
-    };
-    if with_values && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
-        return Err("ERR value is out of range".into());
+    Ok(Some(count))
+}
+
+/// The reply for a key that does not exist: nil for a single member, else an empty
+/// array.
+pub(crate) fn absent(counted: bool) -> lock_core::Value {
+    if counted {
+        lock_core::Value::Array(Vec::new())
+    } else {
+        lock_core::Value::Nil
     }
-    Ok(Some((count, with_values)))
 }
 
 /// The indices (below `len`) of the members a count picks; an error for a negative

@@ -6,7 +6,7 @@ use lock_core::Value;
 use lock_memory::{Data, Keyspace, KeyspaceEvents, Set};
 
 use super::values::{WRONGTYPE, check_type, set, set_or_new, settle};
-use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
+use crate::protocol::args::{SYNTAX_ERROR, integer, pop_count};
 use crate::state::config::Limits;
 use crate::state::context::Context;
 
@@ -303,27 +303,13 @@ pub(crate) fn srandmember(
     args: &[&[u8]],
     _: Context,
 ) -> Result<Value, String> {
-    let count = match args.get(2) {
-        None => None,
-        Some(count) => Some(integer(count).ok_or(NOT_AN_INTEGER)?),
-    };
+    // Redis refuses extra arguments before it reads the count.
     if args.len() > 3 {
         return Err(SYNTAX_ERROR.into());
     }
-    if count == Some(i64::MIN) {
-        return Err(format!(
-            "ERR value is out of range, value must between {} and {}",
-            -i64::MAX,
-            i64::MAX
-        ));
-    }
-
+    let count = super::sampling::count(args)?;
     let Some(source) = set(store, args[1])? else {
-        return Ok(if count.is_some() {
-            Value::Array(Vec::new())
-        } else {
-            Value::Nil
-        });
+        return Ok(super::sampling::absent(count.is_some()));
     };
     let pick = |s: &Set| Value::Data(s[fastrand::usize(..s.len())].clone());
     Ok(match count {

@@ -717,10 +717,7 @@ pub(crate) fn zrandmember(
 ) -> Result<Value, String> {
     let request = super::sampling::request(args, b"withscores")?;
     let Some(source) = sorted_set(store, args[1])? else {
-        return Ok(match request {
-            None => Value::Nil,
-            Some(_) => Value::Array(Vec::new()),
-        });
+        return Ok(super::sampling::absent(request.is_some()));
     };
     let member = |at: usize| {
         let (member, score) = source
