@@ -5,7 +5,7 @@
 use lock_core::Value;
 use lock_memory::{Data, Keyspace, KeyspaceEvents, Set};
 
-use super::values::{WRONGTYPE, check_type, set, set_or_new, settle};
+use super::values::{WRONGTYPE, check_type, set, set_or_new, settle, store_result};
 use crate::protocol::args::{SYNTAX_ERROR, integer, pop_count};
 use crate::state::config::Limits;
 use crate::state::context::Context;
@@ -168,19 +168,14 @@ fn read_op(
 fn store_op(store: &mut dyn Keyspace, args: &[&[u8]], op: Op) -> Result<Value, String> {
     let sets = sets_of(store, &args[2..])?;
     let result = combine(sets, op);
+    let event = match op {
+        Op::Inter => "sinterstore",
+        Op::Union => "sunionstore",
+        Op::Diff => "sdiffstore",
+    };
     let size = result.len();
-    if size > 0 {
-        store.put(args[1], Data::Set(result), None);
-        let event = match op {
-            Op::Inter => "sinterstore",
-            Op::Union => "sunionstore",
-            Op::Diff => "sdiffstore",
-        };
-        store.notify(KeyspaceEvents::SET, event, args[1]);
-    } else if store.take(args[1]).is_some() {
-        store.notify(KeyspaceEvents::GENERIC, "del", args[1]);
-    }
-    Ok(Value::Int(size as i64))
+    let event = (KeyspaceEvents::SET, event);
+    Ok(store_result(store, args[1], Data::Set(result), size, event))
 }
 
 pub(crate) fn sinter(

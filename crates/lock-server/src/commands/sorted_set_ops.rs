@@ -7,7 +7,7 @@ use lock_core::Value;
 use lock_memory::{Data, Keyspace, KeyspaceEvents, Set, SortedSet};
 
 use super::sorted_sets::range_reply;
-use super::values::WRONGTYPE;
+use super::values::{self, WRONGTYPE};
 use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer};
 use crate::protocol::numbers::parse_double;
 use crate::state::context::Context;
@@ -236,18 +236,15 @@ fn store_result(
     let request = request(store, args, 2, op, name, true, false)?;
     let result = combine(&request, op);
     let size = result.len();
-    if size > 0 {
-        store.put(args[1], Data::SortedSet(result), None);
-        let event = match op {
-            Op::Union => "zunionstore",
-            Op::Inter => "zinterstore",
-            Op::Diff => "zdiffstore",
-        };
-        store.notify(KeyspaceEvents::ZSET, event, args[1]);
-    } else if store.take(args[1]).is_some() {
-        store.notify(KeyspaceEvents::GENERIC, "del", args[1]);
-    }
-    Ok(Value::Int(size as i64))
+    // The event is the command's name.
+    let event = (KeyspaceEvents::ZSET, name);
+    Ok(values::store_result(
+        store,
+        args[1],
+        Data::SortedSet(result),
+        size,
+        event,
+    ))
 }
 
 /// The read forms: the members, lowest score first, with their scores if asked.

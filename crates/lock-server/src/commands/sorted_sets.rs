@@ -3,7 +3,7 @@
 use lock_core::Value;
 use lock_memory::{Keyspace, KeyspaceEvents, SortedSet};
 
-use super::values::{settle, sorted_set, sorted_set_or_new};
+use super::values::{settle, sorted_set, sorted_set_or_new, store_result};
 use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer, pop_count};
 use crate::protocol::numbers::parse_double;
 use crate::protocol::reply::Protocol;
@@ -445,18 +445,13 @@ pub(crate) fn zrangestore(
     let (offset, count) = options.limit.unwrap_or((0, -1));
     let selected = sorted_set(store, args[2])?
         .map_or_else(Vec::new, |z| select(z, &by, options.reverse, offset, count));
-    let size = selected.len();
-    if size > 0 {
-        let mut result = SortedSet::new();
-        for (member, score) in &selected {
-            result.insert(member, *score);
-        }
-        store.put(args[1], lock_memory::Data::SortedSet(result), None);
-        store.notify(KeyspaceEvents::ZSET, "zrangestore", args[1]);
-    } else if store.take(args[1]).is_some() {
-        store.notify(KeyspaceEvents::GENERIC, "del", args[1]);
+    let mut result = SortedSet::new();
+    for (member, score) in &selected {
+        result.insert(member, *score);
     }
-    Ok(Value::Int(size as i64))
+    let result = lock_memory::Data::SortedSet(result);
+    let event = (KeyspaceEvents::ZSET, "zrangestore");
+    Ok(store_result(store, args[1], result, selected.len(), event))
 }
 
 /// ZRANGE's selection and options, from `[_, key, start, stop, options…]`; WITHSCORES

@@ -1,7 +1,8 @@
 //! Typed access to the keyspace for commands: the live value of the kind a command works
 //! on, or Redis's WRONGTYPE error.
 
-use lock_memory::{Data, Hash, Keyspace, List, Set, SortedSet};
+use lock_core::Value;
+use lock_memory::{Data, Hash, Keyspace, KeyspaceEvents, List, Set, SortedSet};
 
 /// `WRONGTYPE …`, what every command answers for a key of another type.
 pub(crate) const WRONGTYPE: &str =
@@ -58,6 +59,25 @@ pub(crate) fn settle(store: &mut dyn Keyspace, key: &[u8], changed: bool) {
     {
         store.take(key);
     }
+}
+
+/// Ends a STORE command (SINTERSTORE, ZUNIONSTORE, ZRANGESTORE…): a `result` of `size`
+/// elements replaces `key` and raises `event` of `class`; an empty one deletes `key`,
+/// raising `del` if it was there. The reply is the size, as Redis's.
+pub(crate) fn store_result(
+    store: &mut dyn Keyspace,
+    key: &[u8],
+    result: Data,
+    size: usize,
+    (class, event): (KeyspaceEvents, &str),
+) -> Value {
+    if size > 0 {
+        store.put(key, result, None);
+        store.notify(class, event, key);
+    } else if store.take(key).is_some() {
+        store.notify(KeyspaceEvents::GENERIC, "del", key);
+    }
+    Value::Int(size as i64)
 }
 
 /// Whether `key` holds no value of another type than `kind` would: for commands that
