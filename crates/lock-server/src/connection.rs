@@ -358,6 +358,20 @@ struct Waiting<'a> {
     unblock: Arc<Unblock>,
 }
 
+impl Waiting<'_> {
+    /// Writes `events` as pushes: false if the client has gone.
+    async fn write_events(&mut self, events: &[Value]) -> bool {
+        if events.is_empty() {
+            return true;
+        }
+        let mut pushes = Vec::new();
+        for event in events {
+            encode_event(self.protocol, event, &mut pushes);
+        }
+        self.stream.write_all(&pushes).await.is_ok()
+    }
+}
+
 /// A blocking command found nothing: wait, in line with other blocked clients, for an
 /// element or the timeout (on the server's clock, so fast-forward ends it). `None` when
 /// the client leaves or the server stops meanwhile.
@@ -365,7 +379,7 @@ async fn block(
     shared: &Shared,
     db: usize,
     request: Request,
-    waiting: Waiting<'_>,
+    mut waiting: Waiting<'_>,
 ) -> Option<Value> {
     let (timeout_ms, on_timeout) = blocked::timeout(
         &request,
@@ -406,11 +420,8 @@ async fn block(
                 let Ok(served) = served else {
                     return Some(Value::NilArray);
                 };
-                let mut pushes = Vec::new();
-                for event in &waiting.subscriptions.drain_before(served.after) {
-                    encode_event(waiting.protocol, event, &mut pushes);
-                }
-                if !pushes.is_empty() && waiting.stream.write_all(&pushes).await.is_err() {
+                let before = waiting.subscriptions.drain_before(served.after);
+                if !waiting.write_events(&before).await {
                     return None;
                 }
                 return Some(served.reply);
@@ -427,11 +438,7 @@ async fn block(
                 break false;
             }
             events = waiting.subscriptions.next_events() => {
-                let mut pushes = Vec::new();
-                for event in &events {
-                    encode_event(waiting.protocol, event, &mut pushes);
-                }
-                if waiting.stream.write_all(&pushes).await.is_err() {
+                if !waiting.write_events(&events).await {
                     break true;
                 }
             }

@@ -30,6 +30,22 @@ impl Arguments<'_> {
     }
 }
 
+/// Pushes a fresh table of `items`, in order.
+///
+/// # Safety
+/// `state` is a valid state with two free stack slots.
+unsafe fn push_array(state: *mut ffi::lua_State, items: &[&[u8]]) {
+    // SAFETY: as documented above.
+    unsafe {
+        // Only a size hint: a count too large for it leaves the table to grow.
+        ffi::lua_createtable(state, c_int::try_from(items.len()).unwrap_or(0), 0);
+        for (i, item) in items.iter().enumerate() {
+            ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
+            ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
+        }
+    }
+}
+
 /// `set(env, arguments)`: sets `env.KEYS` and `env.ARGV` to fresh tables.
 ///
 /// # Safety
@@ -41,12 +57,7 @@ unsafe extern "C-unwind" fn set(state: *mut ffi::lua_State) -> c_int {
         let arguments = &*ffi::lua_touserdata(state, 2).cast::<Arguments<'_>>();
         for (name, items) in [(c"KEYS", arguments.keys), (c"ARGV", arguments.args)] {
             ffi::lua_pushstring(state, name.as_ptr());
-            // Only a size hint: a count too large for it leaves the table to grow.
-            ffi::lua_createtable(state, c_int::try_from(items.len()).unwrap_or(0), 0);
-            for (i, item) in items.iter().enumerate() {
-                ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
-                ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
-            }
+            push_array(state, items);
             // env[name] = the table; env is argument 1.
             ffi::lua_rawset(state, 1);
         }
@@ -58,18 +69,13 @@ unsafe extern "C-unwind" fn set(state: *mut ffi::lua_State) -> c_int {
 /// parameters).
 ///
 /// # Safety
-/// As [`set`]: a light userdata pointing to a live [`Arguments`], two stack slots used.
+/// As [`set`]: a light userdata pointing to a live [`Arguments`], three stack slots used.
 unsafe extern "C-unwind" fn pack(state: *mut ffi::lua_State) -> c_int {
     // SAFETY: as documented above; every call below is on `state`, within its stack.
     unsafe {
         let arguments = &*ffi::lua_touserdata(state, 1).cast::<Arguments<'_>>();
-        for items in [arguments.keys, arguments.args] {
-            ffi::lua_createtable(state, c_int::try_from(items.len()).unwrap_or(0), 0);
-            for (i, item) in items.iter().enumerate() {
-                ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
-                ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
-            }
-        }
+        push_array(state, arguments.keys);
+        push_array(state, arguments.args);
         2
     }
 }

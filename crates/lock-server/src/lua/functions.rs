@@ -177,9 +177,9 @@ impl Libraries {
             .collect()
     }
 
-    /// How many functions are loaded (FUNCTION STATS).
-    pub(crate) fn function_count(&self) -> usize {
-        self.functions.len()
+    /// How many libraries and functions are loaded (FUNCTION STATS).
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (self.libraries.len(), self.functions.len())
     }
 }
 

@@ -297,9 +297,7 @@ impl ScriptEngine for Engine {
     }
 
     fn function_counts(&self) -> (usize, usize) {
-        let state = self.state();
-        let libraries = state.libraries.list().len();
-        (libraries, state.libraries.function_count())
+        self.state().libraries.counts()
     }
 }
 
