@@ -164,7 +164,15 @@ impl LockName {
     /// The key `{name}:suffix` (`<key>:suffix` in the plain layout).
     pub fn key(&self, suffix: &str) -> Vec<u8> {
         match &self.layout {
-            Layout::Tagged(name) => format!("{{{}}}:{suffix}", name.as_str()).into_bytes(),
+            // Concatenated rather than formatted: every lock built derives its keys,
+            // and `format!` cost as much as a command on the double.
+            Layout::Tagged(name) => [
+                b"{".as_slice(),
+                name.as_str().as_bytes(),
+                b"}:".as_slice(),
+                suffix.as_bytes(),
+            ]
+            .concat(),
             Layout::Plain(key) => [key, b":".as_slice(), suffix.as_bytes()].concat(),
         }
     }

@@ -86,6 +86,7 @@ mod timeline;
 mod topology;
 mod trace;
 mod violation;
+mod when_woken;
 mod workload;
 
 pub use algorithms::{Algorithm, Blame, COUNTER, LOCK, RESOURCE, UnknownAlgorithm};

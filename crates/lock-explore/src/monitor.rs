@@ -90,8 +90,10 @@ struct Client {
     /// it, so a clock that jumped back mid-cycle never lengthens what the holder is
     /// entitled to.
     max_offset_us: i64,
-    /// Woken when the client's cycle must be dropped.
-    cancelled: Arc<Notify>,
+    /// Set when the client's cycle must be dropped. Only the client's own operation sets
+    /// it, while its cycle is being polled, so the runner reads it when that poll returns
+    /// pending: no waker is needed.
+    cancel_requested: bool,
     /// Sections this client is inside.
     inside: Vec<Inside>,
     /// Keys it holds while inside them.
@@ -209,7 +211,7 @@ impl Monitor {
                 clock: clock.detached(),
                 offset_us: 0,
                 max_offset_us: 0,
-                cancelled: Arc::new(Notify::new()),
+                cancel_requested: false,
                 inside: Vec::new(),
                 holding: Vec::new(),
                 last_key: Vec::new(),
@@ -287,8 +289,9 @@ impl Monitor {
         self.state.lock().clients[client].clock.clone()
     }
 
-    pub(crate) fn cancellation(&self, client: usize) -> Arc<Notify> {
-        self.state.lock().clients[client].cancelled.clone()
+    /// Whether `client`'s cycle must be dropped now, clearing the request.
+    pub(crate) fn take_cancel_request(&self, client: usize) -> bool {
+        std::mem::take(&mut self.state.lock().clients[client].cancel_requested)
     }
 
     fn push(state: &mut State, at_us: i64, client: Option<usize>, what: What) {
@@ -469,7 +472,7 @@ impl Monitor {
                 .await;
         }
         if before.cancel {
-            self.cancellation(client).notify_one();
+            self.state.lock().clients[client].cancel_requested = true;
             std::future::pending::<()>().await;
         }
         Started {

@@ -3,6 +3,7 @@
 //! the end-of-run checks.
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use lock_core::{Clock, SeededRandom};
@@ -17,6 +18,7 @@ use crate::step::{Step, When};
 use crate::topology::Deployment;
 use crate::trace::What;
 use crate::violation::{Violation, ViolationKind};
+use crate::when_woken::WhenWoken;
 use crate::workload::Workload;
 
 /// Where every run's clock starts: 2026-01-01T00:00:00Z, so that two runs read the
@@ -70,7 +72,12 @@ pub(crate) fn run(
     let local = LocalSet::new();
     let outcome = local.block_on(
         &runtime,
-        run_local(subject.clone(), options, schedule, trace == Trace::Kept),
+        WhenWoken::new(run_local(
+            subject.clone(),
+            options,
+            schedule,
+            trace == Trace::Kept,
+        )),
     );
     drop(local);
     drop(runtime);
@@ -242,12 +249,20 @@ async fn one_cycle(
     monitor.cycle_started(client);
     let views = monitor.views(client);
     let context = Context::new(monitor.clone(), client, cycle, views);
-    let cancelled = monitor.cancellation(client);
-    let body = workload.cycle(context);
-    tokio::select! {
-        biased;
-        () = cancelled.notified() => monitor.cancelled(client),
-        () = body => monitor.record(Some(client), What::CycleEnd),
+    let mut body = workload.cycle(context);
+    // A cancellation is requested by the client's own operation, inside this poll of its
+    // body, which then stays pending for good: the request is read as each poll returns.
+    let finished = std::future::poll_fn(|cx| match body.as_mut().poll(cx) {
+        Poll::Ready(()) => Poll::Ready(true),
+        Poll::Pending if monitor.take_cancel_request(client) => Poll::Ready(false),
+        Poll::Pending => Poll::Pending,
+    })
+    .await;
+    drop(body);
+    if finished {
+        monitor.record(Some(client), What::CycleEnd);
+    } else {
+        monitor.cancelled(client);
     }
     true
 }

@@ -59,6 +59,18 @@ pub enum Link {
     Down,
 }
 
+impl Link {
+    /// Whether this link has delivered, at any moment, every write `other` has.
+    fn delivers_all_of(self, other: Link) -> bool {
+        match (self, other) {
+            (Link::Flowing { delay }, Link::Flowing { delay: before }) => delay <= before,
+            (Link::Flowing { .. }, Link::Paused | Link::Down) => true,
+            (Link::Paused | Link::Down, Link::Paused | Link::Down) => true,
+            (Link::Paused | Link::Down, Link::Flowing { .. }) => false,
+        }
+    }
+}
+
 /// What a node is now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -158,6 +170,12 @@ impl MemoryReplicaSet {
         self.inner.nodes[index].clone()
     }
 
+    /// Node `index` as it stands, without the writes due to it: to inject or clear
+    /// faults, which replication does not touch.
+    pub fn node_as_is(&self, index: usize) -> MemoryBackend {
+        self.inner.nodes[index].clone()
+    }
+
     /// How many nodes the set has.
     pub fn len(&self) -> usize {
         self.inner.nodes.len()
@@ -202,8 +220,18 @@ impl MemoryReplicaSet {
 
     /// Sets replica `replica`'s link.
     pub fn set_link(&self, replica: usize, link: Link) {
-        self.deliver();
         let mut state = self.inner.state.lock();
+        if let Role::Replica { link: current, .. } = &state.roles[replica]
+            && !link.delivers_all_of(*current)
+        {
+            // What the old link has delivered by now must arrive before the new one
+            // holds it back. A link that delivers at least as much needs no delivery
+            // now: the writes carry their absolute state, so applying them later, at
+            // the next look at the replicas, leaves them the same.
+            drop(state);
+            self.deliver();
+            state = self.inner.state.lock();
+        }
         if let Role::Replica { link: current, .. } = &mut state.roles[replica] {
             *current = link;
         }
@@ -320,6 +348,9 @@ impl MemoryReplicaSet {
     /// Brings a crashed node back as a replica of the current primary: it resynchronises,
     /// and the writes only it had are gone.
     pub fn restart(&self, node: usize) {
+        if self.inner.state.lock().roles[node] != Role::Crashed {
+            return;
+        }
         self.deliver();
         let mut state = self.inner.state.lock();
         if state.roles[node] != Role::Crashed {
