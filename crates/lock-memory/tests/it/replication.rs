@@ -383,3 +383,43 @@ async fn a_wait_blocked_across_a_failover_is_a_connection_error() {
     let ended = waiting.await.unwrap().unwrap_err();
     assert_eq!(ended.kind(), lock_core::ErrorKind::Connection, "{ended}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_link_change_delivers_what_the_old_link_had_delivered_and_defers_the_rest() {
+    let set = MemoryReplicaSet::new(1);
+    let client = set.client();
+
+    // A link that will deliver less (a delay where there was none) first delivers what
+    // the old one had: the write is on the replica although the new delay has not passed.
+    client.set(b"due", b"1", SetOptions::new()).await.unwrap();
+    set.set_link(
+        1,
+        Link::Flowing {
+            delay: Duration::from_millis(300),
+        },
+    );
+    assert_eq!(
+        set.node_as_is(1).get(b"due").await.unwrap(),
+        Some(b"1".to_vec())
+    );
+
+    // A link that delivers at least as much (paused, then flowing) delivers nothing
+    // now; the write waits in the backlog until something looks at the replica.
+    set.pause_all();
+    client.set(b"held", b"2", SetOptions::new()).await.unwrap();
+    set.resume_all();
+    assert_eq!(set.backlog(), 1, "deferred");
+    assert_eq!(set.node_as_is(1).get(b"held").await.unwrap(), None);
+    assert_eq!(set.node(1).get(b"held").await.unwrap(), Some(b"2".to_vec()));
+    assert_eq!(set.backlog(), 0, "delivered on the look, and trimmed");
+
+    // A failover delivers a deferred write before it promotes: the replica keeps it.
+    set.pause_all();
+    client.set(b"kept", b"3", SetOptions::new()).await.unwrap();
+    set.resume_all();
+    assert_eq!(set.fail_over(), Some(1));
+    assert_eq!(
+        set.client().get(b"kept").await.unwrap(),
+        Some(b"3".to_vec())
+    );
+}
