@@ -53,6 +53,10 @@ pub use lock_conformance as conformance;
 pub use lock_explore as explore;
 #[cfg(feature = "server")]
 pub use lock_server as server;
+/// `nxlock explore --exec` as a library: lock code in any language, run as processes
+/// against `nxlock serve`, under the explorer's faults and checkers.
+#[cfg(feature = "server")]
+pub use lock_wire_explore as wire_explore;
 
 // The lock API: the locks and their guards, the traits that use them, names, options,
 // leases, and what acquiring and releasing can answer.

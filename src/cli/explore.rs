@@ -1,5 +1,7 @@
 //! `nxlock explore`: the explorer on nxlock's own algorithms.
 
+mod exec;
+
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -55,8 +57,18 @@ pub struct ExploreArgs {
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     cycles: u32,
     /// The lock TTL in milliseconds: the unit of pause lengths and the liveness bound.
-    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    ttl_ms: u64,
+    /// Default 1000; 200 with --exec, whose clients sleep in real time.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    ttl_ms: Option<u64>,
+    /// Explore lock code in any language: run this shell command once per client
+    /// against a fresh nxlock serve, each told NXLOCK_CLIENT, REDIS_URL, NXLOCK_CYCLES
+    /// and NXLOCK_TTL_MS (see docs/EXPLORE.md, "Lock code in any language").
+    #[arg(long, conflicts_with_all = ["replay", "merge", "shard", "algorithm", "wait_replicas"])]
+    exec: Option<String>,
+    /// With --exec: how many times a finding is replayed (it is reported with how many
+    /// of them reproduced it).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    replays: u32,
     /// At most this many fault steps per schedule.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(0..=64))]
     max_steps: u64,
@@ -120,6 +132,9 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     if let Some(paths) = &args.merge {
         return merge(paths, args.json);
     }
+    if let Some(command) = &args.exec {
+        return exec::run(command, &args);
+    }
     let topology = match (args.topology, args.nodes) {
         (Topology::Redlock { .. }, Some(nodes)) => Topology::Redlock { nodes },
         (Topology::Replicated { .. }, Some(replicas)) => Topology::Replicated { replicas },
@@ -134,7 +149,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
         .algorithm
         .explorer_waiting(
             topology,
-            Duration::from_millis(args.ttl_ms),
+            Duration::from_millis(args.ttl_ms.unwrap_or(1_000)),
             args.wait_replicas,
         )
         .clients(args.clients as usize)

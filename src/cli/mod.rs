@@ -34,9 +34,10 @@ enum Command {
     /// Contention benchmark: clients loop acquire -> hold -> release; prints throughput,
     /// latency percentiles, fairness, commands per cycle and violations.
     Bench(bench::BenchArgs),
-    /// Search fault schedules for violations of one of nxlock's algorithms on the double;
-    /// prints the shrunk counterexample and exits 1 if one is found.
-    Explore(explore::ExploreArgs),
+    /// Search fault schedules for violations of one of nxlock's algorithms on the double,
+    /// or of lock code in any language (--exec); prints the shrunk counterexample and
+    /// exits 1 if one is found.
+    Explore(Box<explore::ExploreArgs>),
     /// Serve the in-memory double over the Redis protocol (RESP2, and RESP3 after
     /// `HELLO 3`), for clients in any language; `NXLOCK.FASTFORWARD <ms>` moves its clock.
     Serve(serve::ServeArgs),
@@ -48,7 +49,7 @@ impl Cli {
         match self.command {
             Command::Check(args) => check::run(args),
             Command::Bench(args) => bench::run_bench(args),
-            Command::Explore(args) => explore::run(args),
+            Command::Explore(args) => explore::run(*args),
             Command::Serve(args) => serve::run(args),
         }
     }

@@ -22,6 +22,7 @@ mod conformance_replica_set;
 mod conformance_serve;
 mod differential_proptest;
 mod differential_scripts;
+mod explore_exec;
 mod failover_sentinel;
 mod interleavings;
 mod negative_control;

@@ -74,6 +74,7 @@ mod client;
 mod context;
 mod counterexample;
 mod explorer;
+mod external;
 mod generate;
 mod monitor;
 mod options;
@@ -94,6 +95,7 @@ pub use client::ClientView;
 pub use context::{Context, Increment};
 pub use counterexample::{Counterexample, REPLAY_FORMAT, ReplayError, ReplayFile};
 pub use explorer::{DEFAULT_RUNS, ExploreError, Explorer, REPLAYS, Replayed, Report};
+pub use external::{CommandFate, ExternalRun, ReplyFate, UnsupportedTopology};
 /// The generator [`Context::rng`] hands out.
 pub use fastrand;
 pub use monitor::StaleWrite;

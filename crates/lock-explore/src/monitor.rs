@@ -33,11 +33,11 @@ struct ClientFaults {
 
 /// What a client's next operation must do before it starts.
 #[derive(Debug, Default)]
-struct Before {
-    pause_ms: u64,
-    latency_ms: u64,
-    cancel: bool,
-    refuse: bool,
+pub(crate) struct Before {
+    pub(crate) pause_ms: u64,
+    pub(crate) latency_ms: u64,
+    pub(crate) cancel: bool,
+    pub(crate) refuse: bool,
 }
 
 /// What happens to a command's reply.
@@ -437,7 +437,7 @@ impl Monitor {
     /// What `client`'s next operation waits for, or whether it is cancelled. A pause
     /// between commands waits for a command; a pause in a section for an operation
     /// inside one. Commands also take latency and a refusal.
-    fn before(&self, client: usize, command: bool) -> Before {
+    pub(crate) fn before(&self, client: usize, command: bool) -> Before {
         let mut state = self.state.lock();
         let inside = !state.clients[client].inside.is_empty();
         let faults = &mut state.clients[client].faults;

@@ -384,7 +384,7 @@ fn keys_without_ttl(monitor: &Monitor, options: &Options) -> Vec<String> {
 }
 
 /// Counters, and keys left without a TTL.
-fn check_end(monitor: &Monitor, options: &Options) {
+pub(crate) fn check_end(monitor: &Monitor, options: &Options) {
     for (name, model, sure, unsure) in monitor.counters() {
         let value = match options.counter_keys.iter().find(|(c, _)| *c == name) {
             Some((_, key)) => monitor

@@ -125,6 +125,14 @@ pub(crate) enum Deployment {
 }
 
 impl Deployment {
+    /// The one server of a single-server deployment.
+    pub(crate) fn single(&self) -> Option<MemoryBackend> {
+        match self {
+            Deployment::Single { backend, .. } => Some(backend.clone()),
+            _ => None,
+        }
+    }
+
     pub(crate) fn new(topology: Topology, clock: &Clock) -> Self {
         match topology {
             Topology::Single => {

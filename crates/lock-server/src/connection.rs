@@ -20,6 +20,7 @@ use crate::run::{blocked, caching, dispatch, transaction};
 use crate::state::blocked::Ticket;
 use crate::state::client::{Buffers, Client, Replies, Unblock, UnblockMode};
 use crate::state::clients::Reach;
+use crate::state::observer::{After, Before};
 use crate::state::protected_mode;
 use crate::state::shared::Shared;
 use crate::state::subscriptions::Subscriptions;
@@ -39,6 +40,7 @@ pub(crate) async fn serve(
     peer: SocketAddr,
     shared: &Shared,
     id: u64,
+    tag: Option<usize>,
     over_limit: bool,
     stopped: StopSignal,
 ) {
@@ -51,6 +53,7 @@ pub(crate) async fn serve(
         return;
     }
     let mut client = Client::new(id, shared.requires_auth());
+    client.tag = tag;
     let local = stream.local_addr().unwrap_or(peer);
     let reach = Reach {
         kill: client.kill.clone(),
@@ -147,7 +150,11 @@ async fn converse(
             }
             // The request's one lookup: everything after carries the command's place.
             let found = table::lookup_in(shared.options.redis_version, &args[0]);
-            let args = if client.plain() {
+            // An observed client's commands run one by one, each steered on its own.
+            let observer = client
+                .tag
+                .and_then(|tag| Some((tag, shared.options.observer.as_ref()?)));
+            let args = if client.plain() && observer.is_none() {
                 shared.registry.record(client, &args);
                 match pipeline.gather(shared, client.db, found, args) {
                     Some(args) => args,
@@ -176,6 +183,24 @@ async fn converse(
                 arguments: args.iter().map(Vec::len).sum(),
                 reply: out.capacity(),
             };
+            let observed = observer.map(|(tag, observer)| (tag, observer, args.clone()));
+            if let Some((tag, observer, args)) = &observed {
+                match observer.before(*tag, args) {
+                    Before::Run => {}
+                    Before::Hold(pause) => {
+                        if !out.is_empty() && stream.write_all(&out).await.is_err() {
+                            return;
+                        }
+                        out.clear();
+                        tokio::select! {
+                            () = shared.clock.sleep(pause) => {}
+                            _ = stopped.changed() => return,
+                        }
+                    }
+                    Before::Refuse => return hang_up(&mut stream, &out).await,
+                }
+            }
+            let reply_from = out.len();
             let caching_args = client.tracks.then(|| args.clone());
             // As Redis does before each command: a tracking table over its limit
             // forgets keys (their readers are told).
@@ -262,6 +287,27 @@ async fn converse(
             // Client-side caching: this client's own invalidations follow its reply.
             for invalidation in caching::invalidations(shared, client) {
                 encode_event(client.protocol, &invalidation, &mut out);
+            }
+            if let Some((tag, observer, args)) = &observed {
+                // A blocked command wrote what came before it already.
+                let reply_from = reply_from.min(out.len());
+                match observer.after(*tag, args, &out[reply_from..]) {
+                    After::Send => {}
+                    After::Late(delay) => {
+                        if stream.write_all(&out[..reply_from]).await.is_err() {
+                            return;
+                        }
+                        out.drain(..reply_from);
+                        tokio::select! {
+                            () = shared.clock.sleep(delay) => {}
+                            _ = stopped.changed() => return,
+                        }
+                    }
+                    After::Lose => {
+                        out.truncate(reply_from);
+                        return hang_up(&mut stream, &out).await;
+                    }
+                }
             }
             if client.quit {
                 close = true;

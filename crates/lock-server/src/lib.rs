@@ -39,5 +39,6 @@ mod table;
 pub use double::LuaScripts;
 pub use lock_core::RedisVersion;
 pub use server::Server;
+pub use state::observer::{After, Before, Marker, Observer};
 pub use state::options::{DATABASES, ServerOptions};
 pub use table::FAST_FORWARD;

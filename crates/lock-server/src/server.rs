@@ -59,7 +59,7 @@ impl Server {
         let shared = Arc::new(shared);
         let (stop, stopped) = watch::channel(false);
         tokio::spawn(active_expiry(shared.clone(), stopped.clone()));
-        let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped));
+        let task = tokio::spawn(accept_loop(listener, shared.clone(), stopped, None));
         Ok(Server {
             shared,
             addr,
@@ -73,6 +73,21 @@ impl Server {
     /// bound beyond loopback without a password. Empty when all is well.
     pub fn warnings(&self) -> &[String] {
         &self.shared.warnings
+    }
+
+    /// Listens on one more free port of the same interface for explored client
+    /// `client`: every connection made to it is that client's, whose commands and
+    /// markers [`ServerOptions::observer`] sees. The listener closes with the server.
+    pub async fn listen_as(&self, client: usize) -> std::io::Result<SocketAddr> {
+        let listener = listen(SocketAddr::new(self.addr.ip(), 0))?;
+        let addr = listener.local_addr()?;
+        tokio::spawn(accept_loop(
+            listener,
+            self.shared.clone(),
+            self.stop.subscribe(),
+            Some(client),
+        ));
+        Ok(addr)
     }
 
     /// The address it listens on.
@@ -188,7 +203,13 @@ fn is_exhaustion(code: i32) -> bool {
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stopped: watch::Receiver<bool>) {
+/// Accepts connections until the server stops; each is client `tag`'s when it has one.
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    stopped: watch::Receiver<bool>,
+    tag: Option<usize>,
+) {
     let mut stop = stopped.clone();
     let mut backoff = Duration::ZERO;
     loop {
@@ -216,7 +237,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stopped: watch:
         let (id, over_limit) = shared.connected();
         let (shared, stopped) = (shared.clone(), stopped.clone());
         tokio::spawn(async move {
-            connection::serve(stream, peer, &shared, id, over_limit, stopped).await;
+            connection::serve(stream, peer, &shared, id, tag, over_limit, stopped).await;
             shared.disconnected();
         });
     }

@@ -15,6 +15,7 @@ pub(crate) mod hashes;
 pub(crate) mod info;
 pub(crate) mod keys;
 pub(crate) mod lists;
+pub(crate) mod markers;
 pub(crate) mod memory;
 pub(crate) mod pubsub;
 pub(crate) mod pubsub_command;

@@ -7,7 +7,7 @@ use lock_core::Value;
 
 use super::{blocked, keyspace, scripting, transaction};
 use crate::commands::connection::Connection;
-use crate::commands::{admin, connection, pubsub};
+use crate::commands::{admin, connection, markers, pubsub};
 use crate::protocol::args::{unknown_command, wrong_arity};
 use crate::protocol::reply::{Hangup, Reply};
 use crate::protocol::request::{CommandId, Request};
@@ -110,6 +110,7 @@ pub(crate) async fn execute(
             connection::run(shared, client, which, args).into()
         }
         Kind::Admin(which) => admin::run(shared, which, args).into(),
+        Kind::Marker(which) => markers::run(shared, client, which, args).into(),
         Kind::Scripting(which) => scripting::run(shared, client, which, args).await?.into(),
         Kind::PubSub(which) => {
             let replies = pubsub::run(shared, client, which, args).await;

@@ -14,6 +14,9 @@ use crate::protocol::request::Request;
 pub(crate) struct Client {
     /// `CLIENT ID`.
     pub(crate) id: u64,
+    /// The explored client this connection stands for: its listener's
+    /// ([`Server::listen_as`](crate::Server::listen_as)); `None` on the main port.
+    pub(crate) tag: Option<usize>,
     /// The selected database (`SELECT`).
     pub(crate) db: usize,
     /// False until AUTH when the server has a password.
@@ -170,6 +173,7 @@ impl Client {
     pub(crate) fn new(id: u64, requires_auth: bool) -> Self {
         Self {
             id,
+            tag: None,
             db: 0,
             authenticated: !requires_auth,
             name: None,

@@ -9,6 +9,7 @@ pub(crate) mod clients;
 pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod descriptors;
+pub(crate) mod observer;
 pub(crate) mod options;
 pub(crate) mod output_limits;
 pub(crate) mod protected_mode;

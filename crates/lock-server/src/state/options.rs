@@ -1,9 +1,13 @@
 //! [`ServerOptions`]: how to run a [`Server`](crate::Server).
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::RedisVersion;
+use lock_memory::MemoryBackend;
+
+use super::observer::Observer;
 
 /// Redis's 16 databases (`SELECT 0` … `SELECT 15`).
 pub const DATABASES: usize = 16;
@@ -39,6 +43,13 @@ pub struct ServerOptions {
     /// the texts that changed ([`RedisVersion`] lists every difference). Default: the
     /// newest.
     pub redis_version: RedisVersion,
+    /// Who explores the clients behind [`Server::listen_as`](crate::Server::listen_as)'s
+    /// ports: it steers their commands and hears their markers ([`Observer`]). Default
+    /// none: every connection is served as it comes, and markers are ignored.
+    pub observer: Option<Arc<dyn Observer>>,
+    /// The backend database 0 serves, where an explorer made it (its deployment's
+    /// server); default a fresh one. Its clock becomes every database's.
+    pub db: Option<MemoryBackend>,
 }
 
 impl Default for ServerOptions {
@@ -52,6 +63,8 @@ impl Default for ServerOptions {
             script_time_limit: Duration::from_secs(5),
             cluster: false,
             redis_version: RedisVersion::default(),
+            observer: None,
+            db: None,
         }
     }
 }

@@ -50,8 +50,11 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn new(options: ServerOptions, port: u16, scripts: Box<dyn ScriptEngine>) -> Self {
-        let clock = Clock::system();
-        let first = MemoryBackend::with_clock(clock.clone());
+        let first = options
+            .db
+            .clone()
+            .unwrap_or_else(|| MemoryBackend::with_clock(Clock::system()));
+        let clock = lock_core::KvBackend::clock(&first);
         // Pub/sub is not per database in Redis: every database shares the first's.
         let mut dbs: Vec<_> = (1..DATABASES)
             .map(|index| {

@@ -16,6 +16,7 @@ use lock_memory::Keyspace;
 
 use crate::commands::admin::{self, Admin as A};
 use crate::commands::connection::{self, Connection as S};
+use crate::commands::markers::{self, MarkerCommand as M};
 use crate::commands::pubsub::{self, PubSub as P};
 use crate::commands::{
     expiry, hashes, keys, lists, memory, replication, sets, sorted_set_ops, sorted_set_pops,
@@ -50,6 +51,8 @@ pub(crate) enum Kind {
     PubSub(pubsub::PubSub),
     /// MULTI/EXEC/DISCARD and WATCH.
     Transaction(Transaction),
+    /// What an explored client says it is doing ([`markers`]).
+    Marker(markers::MarkerCommand),
 }
 
 /// The scripting commands (run by [`crate::run::scripting`]).
@@ -245,6 +248,15 @@ pub(crate) static TABLE: &[Command] = &[
     entry("flushall", -1, W, Kind::Admin(A::FlushAll)),
     keyspace("time", 1, R, keys::time),
     entry(FAST_FORWARD, 2, R, Kind::Admin(A::FastForward)),
+    // What an explored client says it does; accepted and ignored by a server that
+    // explores nothing.
+    entry("nxlock.enter", -2, NS, Kind::Marker(M::Enter)),
+    entry("nxlock.exit", 2, NS, Kind::Marker(M::Exit)),
+    entry("nxlock.holds", 3, NS, Kind::Marker(M::Holds)),
+    entry("nxlock.write", 3, NS, Kind::Marker(M::Write)),
+    entry("nxlock.incr", 2, NS, Kind::Marker(M::Increment)),
+    entry("nxlock.done", 1, NS, Kind::Marker(M::Done)),
+    entry("nxlock.failed", 1, NS, Kind::Marker(M::Failed)),
     // Replication: the server has no replicas and no AOF, so these answer at once or
     // when their timeout ends. Redis 7.0 refuses WAIT in scripts; 7.2 added WAITAOF, which
     // scripts may call from 7.4.

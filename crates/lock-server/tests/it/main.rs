@@ -9,5 +9,6 @@ mod double_scripts;
 mod faults;
 mod layers;
 mod limits;
+mod observer;
 mod pubsub;
 mod support;

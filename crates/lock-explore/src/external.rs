@@ -1,0 +1,328 @@
+//! [`ExternalRun`]: one run whose clients are not futures in this process but programs
+//! of their own (in any language), reached through a server that reports each of their
+//! commands and markers here. The deployment, the steps and the checkers are the
+//! in-process explorer's; only the driving is the caller's.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_core::Clock;
+use lock_memory::MemoryBackend;
+use parking_lot::Mutex;
+
+use crate::monitor::{Monitor, StaleWrite};
+use crate::options::{Fencing, Options};
+use crate::step::{Step, When};
+use crate::topology::{Deployment, Topology};
+use crate::trace::{Trace, What};
+use crate::violation::{Violation, ViolationKind};
+
+/// What happens to a client's command before it runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommandFate {
+    /// How long it waits first: a pause between two of the client's commands, and the
+    /// latency of this one.
+    pub hold: Duration,
+    /// The connection closes instead: the command never runs.
+    pub refuse: bool,
+}
+
+/// What happens to a command's reply once it ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplyFate {
+    /// How much later it is sent.
+    pub late: Duration,
+    /// The connection closes without it (a lost reply, a connection killed mid-command).
+    pub lose: bool,
+}
+
+/// A run of clients outside this process: the caller serves [`ExternalRun::server`] to
+/// them (each client told apart by its own port), asks each command's fate before and
+/// after it runs, passes on what they say they do (enter, exit, hold a key, write with a
+/// fence, count), and collects the verdict with [`ExternalRun::finish`].
+///
+/// Steps are placed after a client's operation ([`When::After`], counted over its
+/// commands and markers alike, or [`When::AfterNext`], by name); steps placed at a time
+/// are not driven here.
+#[derive(Debug)]
+pub struct ExternalRun {
+    monitor: Arc<Monitor>,
+    options: Options,
+    /// Each client's increment in flight (`NXLOCK.INCR` until `DONE` or `FAILED`).
+    increments: Mutex<Vec<Option<String>>>,
+}
+
+/// A topology an external run cannot serve yet: its clients would need one address per
+/// node, or a primary that moves behind one address.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("an external run serves one server only; {0} is not supported yet")]
+pub struct UnsupportedTopology(pub Topology);
+
+impl ExternalRun {
+    /// A fresh deployment of `options.topology` on `clock` for `options.clients`
+    /// clients, with `steps` to apply as their anchors come. Real processes sleep in
+    /// real time, so `clock` is usually [`Clock::system`].
+    pub fn new(
+        options: &Options,
+        steps: &[Step],
+        clock: Clock,
+    ) -> Result<Self, UnsupportedTopology> {
+        if options.topology != Topology::Single {
+            return Err(UnsupportedTopology(options.topology));
+        }
+        let steps: Vec<Step> = steps
+            .iter()
+            .filter(|s| !matches!(s.when, When::At { .. }))
+            .cloned()
+            .collect();
+        let deployment = Deployment::new(options.topology, &clock);
+        let monitor = Monitor::new(
+            clock,
+            deployment,
+            options.clients,
+            &steps,
+            options.fencing,
+            true,
+            0,
+        );
+        Ok(Self {
+            monitor: Arc::new(monitor),
+            options: options.clone(),
+            increments: Mutex::new(vec![None; options.clients]),
+        })
+    }
+
+    /// The server's database: serve it to the clients.
+    pub fn server(&self) -> MemoryBackend {
+        self.monitor
+            .deployment
+            .single()
+            .expect("an external run has one server")
+    }
+
+    /// µs since the run began, on its clock.
+    pub fn now_us(&self) -> i64 {
+        self.monitor.now_us()
+    }
+
+    /// `client`'s next command arrived: what happens to it first.
+    pub fn before_command(&self, client: usize) -> CommandFate {
+        let before = self.monitor.before(client, true);
+        CommandFate {
+            hold: Duration::from_millis(before.pause_ms + before.latency_ms),
+            refuse: before.refuse,
+        }
+    }
+
+    /// `client` sent a marker: a pause in a section may land there (pauses between
+    /// commands, and every reply fault, wait for a command).
+    pub fn before_marker(&self, client: usize) -> CommandFate {
+        let before = self.monitor.before(client, false);
+        CommandFate {
+            hold: Duration::from_millis(before.pause_ms),
+            refuse: false,
+        }
+    }
+
+    /// `client`'s command ran: what happens to its reply.
+    pub fn reply_fate(&self, client: usize) -> ReplyFate {
+        let after = self.monitor.after(client);
+        ReplyFate {
+            late: Duration::from_millis(after.late_ms),
+            lose: after.lost || after.killed,
+        }
+    }
+
+    /// `client`'s command `args` (not a marker) was sent at `sent_us` and answered
+    /// `reply`: record it, check who still owns what, count it, fire the steps it anchors.
+    pub fn command(&self, client: usize, args: &[Vec<u8>], sent_us: i64, reply: String) {
+        let key = first_key(args);
+        self.monitor.touched(client, key);
+        let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+        let wrote = !is_read(&name);
+        let what = What::Command {
+            sent_us,
+            node: None,
+            command: describe(args),
+            reply,
+        };
+        self.monitor.finish_op(client, &name, wrote, Some(what));
+    }
+
+    /// `client` enters `resource`, its lock valid for `valid_for` more (unknown: `None`).
+    pub fn enter(&self, client: usize, resource: &str, valid_for: Option<Duration>) {
+        let until = valid_for.map(|v| {
+            let now = self.monitor.client_clock(client).now_ms();
+            now.saturating_add(i64::try_from(v.as_millis()).unwrap_or(i64::MAX))
+        });
+        self.monitor.enter(client, resource, None, until);
+        self.monitor.finish_marker(client, "ENTER");
+    }
+
+    /// `client` leaves `resource`.
+    pub fn exit(&self, client: usize, resource: &str) {
+        self.monitor.exit(client, resource);
+        self.monitor.finish_marker(client, "EXIT");
+    }
+
+    /// `client` holds `key` with `token` until it leaves its sections.
+    pub fn holds(&self, client: usize, key: &[u8], token: &[u8]) {
+        self.monitor.holds(client, key, token);
+        self.monitor.finish_marker(client, "HOLDS");
+    }
+
+    /// `client` writes to the fenced `resource` with `fence`: refused when stale.
+    pub fn write(&self, client: usize, resource: &str, fence: i64) -> Result<(), StaleWrite> {
+        let written = self.monitor.write(client, resource, fence);
+        self.monitor.finish_marker(client, "WRITE");
+        written
+    }
+
+    /// `client` begins an increment of `counter`; one still open at the end counts as
+    /// of unknown outcome.
+    pub fn increment(&self, client: usize, counter: &str) {
+        let previous = self.increments.lock()[client].replace(counter.to_owned());
+        if let Some(previous) = previous {
+            self.monitor.counted(client, &previous, None);
+        }
+        self.monitor.finish_marker(client, "INCR");
+    }
+
+    /// `client`'s increment in flight was applied (`true`) or not.
+    pub fn counted(&self, client: usize, applied: bool) {
+        if let Some(counter) = self.increments.lock()[client].take() {
+            self.monitor.counted(client, &counter, Some(applied));
+        }
+        self.monitor
+            .finish_marker(client, if applied { "DONE" } else { "FAILED" });
+    }
+
+    /// Each client's operations so far, by name (a command's first word in capitals, or
+    /// a marker's: `ENTER`, `HOLDS`, ...), in order: where steps may be anchored.
+    pub fn op_names(&self) -> Vec<Vec<String>> {
+        self.monitor
+            .op_logs()
+            .into_iter()
+            .map(|log| log.into_iter().map(|(name, _)| name).collect())
+            .collect()
+    }
+
+    /// How many operations (commands and markers) each client made so far.
+    pub fn ops(&self) -> Vec<u32> {
+        self.monitor.ops()
+    }
+
+    /// Whether the run has a violation of the lock's own yet.
+    pub fn has_violation(&self) -> bool {
+        self.monitor.has_violation()
+    }
+
+    /// `client` had not ended `bound` into the run: a liveness violation.
+    pub fn unfinished(&self, client: usize, bound: Duration) {
+        self.monitor.report(
+            ViolationKind::Liveness,
+            format!(
+                "client {client} had not finished {} ms into the run",
+                bound.as_millis()
+            ),
+            vec![client],
+        );
+    }
+
+    /// Every client has ended: the end-of-run checks (counters, keys left without a
+    /// TTL), then the verdict and the trace.
+    pub fn finish(&self) -> (Option<Violation>, Trace) {
+        for (client, open) in self.increments.lock().iter_mut().enumerate() {
+            if let Some(counter) = open.take() {
+                self.monitor.counted(client, &counter, None);
+            }
+        }
+        if !self.monitor.has_violation() {
+            crate::run::check_end(&self.monitor, &self.options);
+        }
+        self.monitor.forget_views();
+        (self.monitor.violation(), self.monitor.take_trace())
+    }
+
+    /// How the run's fenced resources judge fences.
+    pub fn fencing(&self) -> Fencing {
+        self.options.fencing
+    }
+}
+
+/// The key a command names first, where it names one.
+fn first_key(args: &[Vec<u8>]) -> Option<&[u8]> {
+    let name = args.first()?;
+    let scripted = [
+        &b"eval"[..],
+        b"evalsha",
+        b"eval_ro",
+        b"evalsha_ro",
+        b"fcall",
+        b"fcall_ro",
+    ]
+    .iter()
+    .any(|s| name.eq_ignore_ascii_case(s));
+    if scripted {
+        let keys: usize = std::str::from_utf8(args.get(2)?).ok()?.parse().ok()?;
+        return (keys > 0).then(|| args.get(3).map(Vec::as_slice)).flatten();
+    }
+    args.get(1).map(Vec::as_slice)
+}
+
+/// Commands that never write: a holder's key needs no new look after them.
+fn is_read(name: &str) -> bool {
+    matches!(
+        name,
+        "GET"
+            | "MGET"
+            | "EXISTS"
+            | "PTTL"
+            | "TTL"
+            | "TYPE"
+            | "PING"
+            | "ECHO"
+            | "HELLO"
+            | "CLIENT"
+            | "SELECT"
+            | "INFO"
+            | "COMMAND"
+            | "EVALSHA_RO"
+            | "EVAL_RO"
+    )
+}
+
+/// A command as the trace shows it: its words, long ones cut.
+fn describe(args: &[Vec<u8>]) -> String {
+    args.iter()
+        .map(|a| {
+            let text = String::from_utf8_lossy(a);
+            if text.chars().count() > 40 {
+                format!("{}…", text.chars().take(24).collect::<String>())
+            } else {
+                text.into_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<Vec<u8>> {
+        words.iter().map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn a_commands_first_key_is_found_in_scripts_too() {
+        assert_eq!(first_key(&args(&["SET", "k", "v"])), Some(&b"k"[..]));
+        assert_eq!(
+            first_key(&args(&["EVALSHA", "abc", "1", "lock", "tok"])),
+            Some(&b"lock"[..])
+        );
+        assert_eq!(first_key(&args(&["EVAL", "return 1", "0"])), None);
+        assert_eq!(first_key(&args(&["PING"])), None);
+    }
+}

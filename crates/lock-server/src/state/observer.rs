@@ -1,0 +1,91 @@
+//! [`Observer`]: what a server tells, and asks, whoever explores the clients behind it.
+//!
+//! A server started with an observer tags each connection with the client its listener
+//! stands for ([`Server::listen_as`](crate::Server::listen_as)): a connection pool or a
+//! reconnect stays the same client. Before each command of a tagged connection the
+//! observer decides whether it runs now, later, or not at all; after it, whether its
+//! reply is sent, sent late, or lost with the connection. The marker commands
+//! (`NXLOCK.ENTER` and the rest, [`Marker`]) reach it as they arrive. Untagged
+//! connections, and every connection of a server without an observer, are served as
+//! always; markers are then accepted and ignored.
+
+use std::fmt;
+use std::time::Duration;
+
+/// What happens to a tagged connection's command before it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Before {
+    /// It runs now.
+    Run,
+    /// It waits this long, then runs: a pause between two of the client's commands.
+    Hold(Duration),
+    /// The connection closes and the command never runs.
+    Refuse,
+}
+
+/// What happens to a tagged connection's reply once its command ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// It is sent.
+    Send,
+    /// It is sent this much later.
+    Late(Duration),
+    /// The connection closes without it: the command ran, and the client cannot know.
+    Lose,
+}
+
+/// A marker command: what the client says it is doing, for the checkers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Marker {
+    /// `NXLOCK.ENTER resource [PX ms]`: it enters the resource's critical section,
+    /// believing its lock valid for `valid_for_ms` more (unknown without `PX`).
+    Enter {
+        /// The resource.
+        resource: String,
+        /// How long the lock promised it is alone, from now.
+        valid_for_ms: Option<i64>,
+    },
+    /// `NXLOCK.EXIT resource`: it leaves the section.
+    Exit {
+        /// The resource.
+        resource: String,
+    },
+    /// `NXLOCK.HOLDS key token`: its lock key holds its token now.
+    Holds {
+        /// The lock's key.
+        key: Vec<u8>,
+        /// The token it wrote there.
+        token: Vec<u8>,
+    },
+    /// `NXLOCK.WRITE resource fence`: a write to a fenced resource.
+    Write {
+        /// The resource.
+        resource: String,
+        /// The fence the client's lock handed it.
+        fence: i64,
+    },
+    /// `NXLOCK.INCR counter`: an increment begins.
+    Increment {
+        /// The counter.
+        counter: String,
+    },
+    /// `NXLOCK.DONE`: the client's increment was applied.
+    Done,
+    /// `NXLOCK.FAILED`: the client's increment was not applied.
+    Failed,
+}
+
+/// Watches and steers the tagged connections of a server. Called on the connection's
+/// task, between its commands: an implementation answers at once.
+pub trait Observer: Send + Sync + fmt::Debug {
+    /// Client `client`'s command `args` arrived: whether it runs.
+    fn before(&self, client: usize, args: &[Vec<u8>]) -> Before;
+
+    /// Client `client`'s command `args` ran and answered `reply` (its RESP bytes, which
+    /// may hold several replies, or none for a silenced one): whether the reply goes.
+    fn after(&self, client: usize, args: &[Vec<u8>], reply: &[u8]) -> After;
+
+    /// Client `client` sent `marker`: `Ok` answers `+OK`, `Err(text)` answers the
+    /// error `text` (a stale fenced write is refused so).
+    fn marker(&self, client: usize, marker: Marker) -> Result<(), String>;
+}

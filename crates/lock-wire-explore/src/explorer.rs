@@ -1,0 +1,410 @@
+//! [`WireExplorer`]: the search over lock code run as processes. A fault-free run
+//! first counts each client's operations; each run after draws a few steps anchored
+//! after one of them; the first violation of the lock's own is replayed, shrunk, and
+//! replayed again. Processes are not deterministic, so a finding is reported with how
+//! often it reproduced.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use lock_explore::{Fault, FaultKind, Options, Step, Topology, Violation, When};
+
+use crate::run::{Outcome, RunError, run};
+
+/// The fault kinds a run through serve can apply: those that act on one client's
+/// connection.
+pub const WIRE_FAULTS: [FaultKind; 5] = [
+    FaultKind::Pause,
+    FaultKind::LostReply,
+    FaultKind::Refuse,
+    FaultKind::Latency,
+    FaultKind::KillConnection,
+];
+
+/// Explores a command run once per client against serve.
+#[derive(Clone, Debug)]
+pub struct WireExplorer {
+    command: String,
+    options: Options,
+    runs: u64,
+    seed: u64,
+    replays: u32,
+}
+
+/// A violation found, shrunk and replayed.
+#[derive(Clone, Debug)]
+pub struct WireFinding {
+    /// What broke, in the run that reproduced the shrunk schedule.
+    pub violation: Violation,
+    /// The shrunk schedule.
+    pub steps: Vec<Step>,
+    /// How many steps the first schedule that broke it had.
+    pub found_with: usize,
+    /// The run (counted from 0, the fault-free one) that found it.
+    pub run: u64,
+    /// How many of the replays of the shrunk schedule broke it.
+    pub reproduced: u32,
+    /// How many replays were made.
+    pub replays: u32,
+    /// The run that reproduced it.
+    pub outcome: Outcome,
+}
+
+/// What a search found.
+#[derive(Clone, Debug)]
+pub struct WireReport {
+    /// The command explored.
+    pub command: String,
+    /// Runs made by the search (shrinking and replays not counted).
+    pub runs: u64,
+    /// How long the search took.
+    pub elapsed: Duration,
+    /// The first violation of the lock's own, if any.
+    pub finding: Option<WireFinding>,
+    /// A finding inherent to TTL locks met on the way (never the end of a search).
+    pub inherent: Option<Violation>,
+    /// What a client wrote to stderr when it failed, first seen.
+    pub client_failure: Option<String>,
+}
+
+impl WireExplorer {
+    /// Explores `command` (a shell command line), started once per client with
+    /// `NXLOCK_CLIENT`, `REDIS_URL`, `NXLOCK_CYCLES` and `NXLOCK_TTL_MS` in its
+    /// environment: 3 clients of 4 cycles, a 200 ms TTL, 100 runs, 10 replays.
+    pub fn new(command: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            options: Options {
+                ttl_ms: 200,
+                max_steps: 2,
+                faults: WIRE_FAULTS.to_vec(),
+                ..Options::default()
+            },
+            runs: 100,
+            seed: 0,
+            replays: 10,
+        }
+    }
+
+    /// How many processes run at once.
+    pub fn clients(mut self, clients: usize) -> Self {
+        self.options.clients = clients.max(1);
+        self
+    }
+
+    /// How many cycles each runs (`NXLOCK_CYCLES`).
+    pub fn cycles(mut self, cycles: u32) -> Self {
+        self.options.cycles = cycles;
+        self
+    }
+
+    /// The TTL the clients are told to use (`NXLOCK_TTL_MS`): the unit of pauses.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.options.ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        self
+    }
+
+    /// The fault kinds in play; those a run through serve cannot apply are left out.
+    pub fn faults(mut self, faults: &[FaultKind]) -> Self {
+        self.options.faults = faults
+            .iter()
+            .copied()
+            .filter(|f| WIRE_FAULTS.contains(f))
+            .collect();
+        self
+    }
+
+    /// At most this many steps per schedule (default 2).
+    pub fn max_steps(mut self, steps: usize) -> Self {
+        self.options.max_steps = steps.max(1);
+        self
+    }
+
+    /// The search's budget of runs.
+    pub fn runs(mut self, runs: u64) -> Self {
+        self.runs = runs;
+        self
+    }
+
+    /// The seed the schedules are drawn from.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// How many times a finding is replayed.
+    pub fn replays(mut self, replays: u32) -> Self {
+        self.replays = replays.max(1);
+        self
+    }
+
+    /// The options every run is made with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Runs the search on a runtime of its own.
+    pub fn explore(&self) -> Result<WireReport, RunError> {
+        runtime().block_on(self.search())
+    }
+
+    /// Runs `steps` once more.
+    pub fn run_steps(&self, steps: &[Step]) -> Result<Outcome, RunError> {
+        runtime().block_on(run(&self.command, &self.options, steps))
+    }
+
+    /// Replays `steps` [`WireExplorer::replays`] times: how many runs broke the lock
+    /// (of its own), and the first that did.
+    pub fn replay(&self, steps: &[Step]) -> Result<(u32, Option<Outcome>), RunError> {
+        runtime().block_on(self.replay_async(steps, self.replays))
+    }
+
+    async fn search(&self) -> Result<WireReport, RunError> {
+        let started = Instant::now();
+        let mut report = WireReport {
+            command: self.command.clone(),
+            runs: 0,
+            elapsed: Duration::ZERO,
+            finding: None,
+            inherent: None,
+            client_failure: None,
+        };
+        let baseline = run(&self.command, &self.options, &[]).await?;
+        report.runs = 1;
+        let ops = baseline.op_names.clone();
+        let mut found = self.judge(&mut report, baseline, Vec::new(), 0);
+        let mut rng = fastrand::Rng::with_seed(self.seed);
+        let mut index = 1;
+        while found.is_none() && index < self.runs {
+            let steps = self.draw(&mut rng, &ops);
+            let outcome = run(&self.command, &self.options, &steps).await?;
+            report.runs += 1;
+            found = self.judge(&mut report, outcome, steps, index);
+            index += 1;
+        }
+        if let Some((steps, run_index, first)) = found {
+            let found_with = steps.len();
+            let shrunk = self.shrink(steps.clone()).await?;
+            let (reproduced, outcome) = self.replay_async(&shrunk, self.replays).await?;
+            // A shrunk schedule that never reproduced proves nothing: the schedule that
+            // found it, and the run that did, are reported instead.
+            let (steps, outcome) = match outcome {
+                Some(outcome) => (shrunk, outcome),
+                None => (steps, first),
+            };
+            if let Some(violation) = outcome.violation.clone() {
+                report.finding = Some(WireFinding {
+                    violation,
+                    steps,
+                    found_with,
+                    run: run_index,
+                    reproduced,
+                    replays: self.replays,
+                    outcome,
+                });
+            }
+        }
+        report.elapsed = started.elapsed();
+        Ok(report)
+    }
+
+    /// Keeps what `outcome` says; `Some` when it broke the lock of its own.
+    fn judge(
+        &self,
+        report: &mut WireReport,
+        outcome: Outcome,
+        steps: Vec<Step>,
+        index: u64,
+    ) -> Option<(Vec<Step>, u64, Outcome)> {
+        if report.client_failure.is_none() {
+            report.client_failure = outcome.failures.first().cloned();
+        }
+        match &outcome.violation {
+            Some(v) if v.is_inherent() => {
+                report.inherent.get_or_insert(v.clone());
+                None
+            }
+            Some(_) => Some((steps, index, outcome)),
+            None => None,
+        }
+    }
+
+    /// One to `max_steps` steps, each after an operation of a random client, named
+    /// (the `nth` of its name) so that a replay aims at the same moment even when the
+    /// client's retries made it send more or fewer commands before.
+    fn draw(&self, rng: &mut fastrand::Rng, ops: &[Vec<String>]) -> Vec<Step> {
+        if self.options.faults.is_empty() {
+            return Vec::new();
+        }
+        let ttl = self.options.ttl_ms;
+        let count = rng.usize(1..=self.options.max_steps.max(1));
+        (0..count)
+            .map(|_| {
+                let client = rng.usize(..self.options.clients);
+                let when = match ops.get(client).filter(|names| !names.is_empty()) {
+                    Some(names) => {
+                        // A name first, then one of its operations: a client that
+                        // retried SET fifty times is not fifty times likelier to pause
+                        // there than after its one GET.
+                        let mut kinds: Vec<&String> = names.iter().collect();
+                        kinds.sort();
+                        kinds.dedup();
+                        let kind = kinds[rng.usize(..kinds.len())].clone();
+                        let count = names.iter().filter(|n| **n == kind).count();
+                        let nth = rng.usize(..count);
+                        When::AfterNext {
+                            client,
+                            kind,
+                            from_us: 0,
+                            nth: u32::try_from(nth).unwrap_or(u32::MAX),
+                        }
+                    }
+                    None => When::After { client, op: 0 },
+                };
+                let kind = self.options.faults[rng.usize(..self.options.faults.len())];
+                let max_pause = self.options.max_pause_ms.unwrap_or(3 * ttl).max(1);
+                let max_latency = self.options.max_latency_ms.unwrap_or(ttl).max(1);
+                let fault = match kind {
+                    FaultKind::Pause => Fault::Pause {
+                        client,
+                        ms: rng.u64(1..=max_pause),
+                    },
+                    FaultKind::LostReply => Fault::LostReply { client },
+                    FaultKind::Refuse => Fault::Refuse { client },
+                    FaultKind::Latency => Fault::LateReply {
+                        client,
+                        ms: rng.u64(1..=max_latency),
+                    },
+                    _ => Fault::KillConnection { client },
+                };
+                Step { when, fault }
+            })
+            .collect()
+    }
+
+    /// Fewer steps, then shorter pauses, as long as the smaller schedule still breaks
+    /// the lock at least once in 3 tries.
+    async fn shrink(&self, mut steps: Vec<Step>) -> Result<Vec<Step>, RunError> {
+        let mut i = 0;
+        while i < steps.len() && steps.len() > 1 {
+            let mut fewer = steps.clone();
+            fewer.remove(i);
+            if self.replay_async(&fewer, 3).await?.0 > 0 {
+                steps = fewer;
+            } else {
+                i += 1;
+            }
+        }
+        for i in 0..steps.len() {
+            loop {
+                let mut shorter = steps.clone();
+                let Some(ms) = pause_ms(&mut shorter[i].fault) else {
+                    break;
+                };
+                if *ms < 2 * self.options.ttl_ms / 10 {
+                    break;
+                }
+                *ms /= 2;
+                if self.replay_async(&shorter, 3).await?.0 > 0 {
+                    steps = shorter;
+                } else {
+                    break;
+                }
+            }
+        }
+        Ok(steps)
+    }
+
+    async fn replay_async(
+        &self,
+        steps: &[Step],
+        times: u32,
+    ) -> Result<(u32, Option<Outcome>), RunError> {
+        let mut reproduced = 0;
+        let mut first = None;
+        for _ in 0..times {
+            let outcome = run(&self.command, &self.options, steps).await?;
+            if outcome.violation.as_ref().is_some_and(|v| !v.is_inherent()) {
+                reproduced += 1;
+                first.get_or_insert(outcome);
+            }
+        }
+        Ok((reproduced, first))
+    }
+}
+
+/// The length of a fault that has one.
+fn pause_ms(fault: &mut Fault) -> Option<&mut u64> {
+    match fault {
+        Fault::Pause { ms, .. } | Fault::LateReply { ms, .. } | Fault::Latency { ms, .. } => {
+            Some(ms)
+        }
+        _ => None,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime with I/O and time builds")
+}
+
+impl fmt::Display for WireReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let per_second = self.runs as f64 / self.elapsed.as_secs_f64().max(1e-9);
+        match &self.finding {
+            None => {
+                writeln!(
+                    f,
+                    "no violation of the lock's own in {} runs of {:?} ({:.1} s, {:.1} runs/s)",
+                    self.runs,
+                    self.command,
+                    self.elapsed.as_secs_f64(),
+                    per_second
+                )?;
+            }
+            Some(found) => {
+                writeln!(f, "VIOLATION {}", found.violation)?;
+                writeln!(
+                    f,
+                    "found by run {} of {:?}; shrunk from {} steps to {}; reproduced in {} of {} replays",
+                    found.run,
+                    self.command,
+                    found.found_with,
+                    found.steps.len(),
+                    found.reproduced,
+                    found.replays
+                )?;
+                writeln!(f, "\nSteps:")?;
+                for step in &found.steps {
+                    writeln!(f, "  {step}")?;
+                }
+                writeln!(f, "\nTrace (the server's):")?;
+                for event in &found.outcome.trace {
+                    writeln!(f, "  {event}")?;
+                }
+                writeln!(
+                    f,
+                    "\n{} runs ({:.1} s, {:.1} runs/s) before the violation",
+                    self.runs,
+                    self.elapsed.as_secs_f64(),
+                    per_second
+                )?;
+            }
+        }
+        if let Some(inherent) = &self.inherent {
+            writeln!(f, "inherent to TTL locks, seen on the way: {inherent}")?;
+        }
+        if let Some(failure) = &self.client_failure {
+            writeln!(f, "a client exited with a failure: {failure}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `topology` can be explored through serve.
+pub fn supports(topology: Topology) -> bool {
+    topology == Topology::Single
+}

@@ -1,0 +1,145 @@
+//! [`WireObserver`]: serve's [`Observer`] for one run. It hands each tagged command's
+//! fate to the run's steps, and each command and marker to its checkers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lock_explore::ExternalRun;
+use lock_server::{After, Before, Marker, Observer};
+use parking_lot::Mutex;
+
+/// One run's observer: client `n` is the process behind `Server::listen_as(n)`.
+#[derive(Debug)]
+pub(crate) struct WireObserver {
+    run: Arc<ExternalRun>,
+    /// When each client's command in flight left the hold, µs into the run.
+    sent_us: Mutex<Vec<i64>>,
+}
+
+impl WireObserver {
+    pub(crate) fn new(run: Arc<ExternalRun>, clients: usize) -> Self {
+        Self {
+            run,
+            sent_us: Mutex::new(vec![0; clients]),
+        }
+    }
+}
+
+fn is_marker(args: &[Vec<u8>]) -> bool {
+    args[0].len() > 7 && args[0][..7].eq_ignore_ascii_case(b"nxlock.")
+}
+
+impl Observer for WireObserver {
+    fn before(&self, client: usize, args: &[Vec<u8>]) -> Before {
+        {
+            let mut sent = self.sent_us.lock();
+            let Some(slot) = sent.get_mut(client) else {
+                return Before::Run;
+            };
+            *slot = self.run.now_us();
+        }
+        let fate = if is_marker(args) {
+            self.run.before_marker(client)
+        } else {
+            self.run.before_command(client)
+        };
+        if fate.refuse {
+            Before::Refuse
+        } else if fate.hold > Duration::ZERO {
+            Before::Hold(fate.hold)
+        } else {
+            Before::Run
+        }
+    }
+
+    fn after(&self, client: usize, args: &[Vec<u8>], reply: &[u8]) -> After {
+        if client >= self.sent_us.lock().len() {
+            return After::Send;
+        }
+        if is_marker(args) {
+            return After::Send;
+        }
+        let fate = self.run.reply_fate(client);
+        {
+            let sent_us = self.sent_us.lock()[client];
+            let reply = if fate.lose {
+                "(reply lost)".to_owned()
+            } else {
+                brief(reply)
+            };
+            self.run.command(client, args, sent_us, reply);
+        }
+        if fate.lose {
+            After::Lose
+        } else if fate.late > Duration::ZERO {
+            After::Late(fate.late)
+        } else {
+            After::Send
+        }
+    }
+
+    fn marker(&self, client: usize, marker: Marker) -> Result<(), String> {
+        if client >= self.sent_us.lock().len() {
+            return Ok(());
+        }
+        match marker {
+            Marker::Enter {
+                resource,
+                valid_for_ms,
+            } => {
+                let valid_for =
+                    valid_for_ms.map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(0)));
+                self.run.enter(client, &resource, valid_for);
+            }
+            Marker::Exit { resource } => self.run.exit(client, &resource),
+            Marker::Holds { key, token } => self.run.holds(client, &key, &token),
+            Marker::Write { resource, fence } => {
+                if let Err(stale) = self.run.write(client, &resource, fence) {
+                    return Err(format!("STALE {stale}"));
+                }
+            }
+            Marker::Increment { counter } => self.run.increment(client, &counter),
+            Marker::Done => self.run.counted(client, true),
+            Marker::Failed => self.run.counted(client, false),
+        }
+        Ok(())
+    }
+}
+
+/// A reply as the trace shows it: RESP's first line, without its type byte's noise.
+fn brief(reply: &[u8]) -> String {
+    let text = String::from_utf8_lossy(reply);
+    let mut lines = text.split("\r\n");
+    let first = lines.next().unwrap_or("");
+    match first.as_bytes().first() {
+        Some(b'+') => first[1..].to_owned(),
+        Some(b'-') => format!("(error) {}", &first[1..]),
+        Some(b':') => format!("(integer) {}", &first[1..]),
+        Some(b'$') if first == "$-1" => "(nil)".to_owned(),
+        Some(b'$') => format!("\"{}\"", lines.next().unwrap_or("")),
+        Some(b'_') => "(nil)".to_owned(),
+        _ => first.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_read_as_the_trace_shows_them() {
+        assert_eq!(brief(b"+OK\r\n"), "OK");
+        assert_eq!(brief(b"$-1\r\n"), "(nil)");
+        assert_eq!(brief(b"$3\r\nabc\r\n"), "\"abc\"");
+        assert_eq!(brief(b":1\r\n"), "(integer) 1");
+        assert_eq!(brief(b"-ERR no\r\n"), "(error) ERR no");
+    }
+
+    #[test]
+    fn markers_are_told_by_their_prefix() {
+        assert!(is_marker(&[b"NXLOCK.ENTER".to_vec()]));
+        assert!(is_marker(&[b"nxlock.done".to_vec()]));
+        assert!(!is_marker(&[b"SET".to_vec()]));
+        assert!(!is_marker(&[b"nxlock.".to_vec()]));
+    }
+}

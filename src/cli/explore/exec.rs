@@ -1,0 +1,59 @@
+//! `nxlock explore --exec`: lock code in any language, run as processes against a fresh
+//! `nxlock serve` per run.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use nxlock::wire_explore::{WIRE_FAULTS, WireExplorer};
+
+use super::ExploreArgs;
+
+pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
+    if !nxlock::wire_explore::supports(args.topology) {
+        eprintln!(
+            "nxlock explore --exec serves one server (--topology single) for now; {} is not supported yet",
+            args.topology
+        );
+        return ExitCode::from(2);
+    }
+    let faults: Vec<_> = match &args.faults {
+        Some(faults) => {
+            let unsupported: Vec<_> = faults.iter().filter(|f| !WIRE_FAULTS.contains(f)).collect();
+            if !unsupported.is_empty() {
+                let names: Vec<_> = unsupported.iter().map(|f| f.to_string()).collect();
+                eprintln!(
+                    "nxlock explore --exec cannot apply {} through serve yet; it applies pause, lost-reply, refuse, latency and kill-connection",
+                    names.join(", ")
+                );
+                return ExitCode::from(2);
+            }
+            faults.clone()
+        }
+        None => WIRE_FAULTS.to_vec(),
+    };
+    let mut explorer = WireExplorer::new(command)
+        .clients(args.clients as usize)
+        .cycles(args.cycles)
+        .ttl(Duration::from_millis(args.ttl_ms.unwrap_or(200)))
+        .faults(&faults)
+        .runs(args.runs.unwrap_or(100))
+        .seed(args.seed)
+        .replays(args.replays);
+    if args.max_steps > 0 {
+        explorer = explorer.max_steps(args.max_steps as usize);
+    }
+    match explorer.explore() {
+        Ok(report) => {
+            print!("{report}");
+            if report.finding.is_some() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(error) => {
+            eprintln!("nxlock explore --exec: {error}");
+            ExitCode::from(2)
+        }
+    }
+}

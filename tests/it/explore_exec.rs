@@ -1,0 +1,131 @@
+//! `nxlock explore --exec`: lock code in Python, run as processes against a fresh serve
+//! per run. The verdicts asserted here do not depend on timing: a forced interleaving
+//! that must lose ownership, a correct lock that cannot, and the examples running
+//! unchanged against a plain serve and (markers off) against redis-server.
+//!
+//! Without Python and redis-py the tests print a loud SKIPPED line; with
+//! `NXLOCK_REQUIRE_CLIENTS=1` (set by `.ci/run`) that is a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use nxlock::explore::{ViolationKind, What};
+use nxlock::server::{Server, ServerOptions};
+use nxlock::testing::RedisTarget;
+use nxlock::wire_explore::WireExplorer;
+
+const REQUIRE_VAR: &str = "NXLOCK_REQUIRE_CLIENTS";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn python_with_redis() -> bool {
+    let there = Command::new("python3")
+        .args(["-c", "import redis"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !there {
+        let why = "python3 with redis-py is not installed (pip install redis)";
+        if std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1") {
+            panic!("{why}, and {REQUIRE_VAR}=1");
+        }
+        eprintln!(
+            "\n*** SKIPPED nxlock explore --exec: {why}. {REQUIRE_VAR}=1 makes this a failure. ***"
+        );
+    }
+    there
+}
+
+fn script(path: &str) -> String {
+    format!("python3 {}", root().join(path).display())
+}
+
+#[test]
+fn a_forced_release_of_another_clients_lock_is_lost_ownership_named_after_the_del() {
+    if !python_with_redis() {
+        return;
+    }
+    let explorer = WireExplorer::new(script("tests/clients/exec/forced_lost_ownership.py"))
+        .clients(2)
+        .cycles(1);
+    let outcome = explorer.run_steps(&[]).unwrap();
+    let violation = outcome.violation.expect("a violation");
+    assert_eq!(violation.kind, ViolationKind::LostOwnership, "{violation}");
+    assert!(
+        violation.detail.contains("client 1 holds \"lock\"")
+            && violation.detail.contains("after client 0's DEL"),
+        "{violation}"
+    );
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+}
+
+#[test]
+fn the_correct_python_token_lock_stays_clean_and_its_markers_reach_the_checkers() {
+    if !python_with_redis() {
+        return;
+    }
+    let explorer = WireExplorer::new(script("examples/python/token_lock.py"))
+        .clients(2)
+        .cycles(2)
+        .runs(4)
+        .seed(1);
+    let baseline = explorer.run_steps(&[]).unwrap();
+    for client in 0..2 {
+        let entered = baseline
+            .trace
+            .iter()
+            .filter(|e| e.client == Some(client) && matches!(e.what, What::Enter { .. }))
+            .count();
+        assert_eq!(entered, 2, "client {client} entered once per cycle");
+    }
+    let report = explorer.explore().unwrap();
+    assert_eq!(report.runs, 4);
+    assert!(report.finding.is_none(), "{report}");
+    assert!(report.client_failure.is_none(), "{report}");
+}
+
+/// The examples as plain programs: against a serve that explores nothing (markers
+/// accepted and ignored) and against redis-server with the markers off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_examples_run_unchanged_against_plain_serve_and_redis() {
+    if !python_with_redis() {
+        return;
+    }
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    for example in ["get_then_del.py", "token_lock.py"] {
+        run_example(example, &server.url(), true).await;
+    }
+    server.stop().await;
+    match RedisTarget::from_env() {
+        Ok(target) => {
+            for example in ["get_then_del.py", "token_lock.py"] {
+                run_example(example, &target.url(), false).await;
+            }
+        }
+        Err(why) => {
+            nxlock::testing::announce_skip("the Python examples against redis-server", &why)
+        }
+    }
+}
+
+async fn run_example(example: &'static str, url: &str, markers: bool) {
+    let url = url.to_owned();
+    let dir: PathBuf = root().join("examples/python");
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("python3")
+            .arg(Path::new(&dir).join(example))
+            .env("REDIS_URL", &url)
+            .env("NXLOCK_CYCLES", "3")
+            .env("NXLOCK_MARKERS", if markers { "1" } else { "0" })
+            .output()
+            .expect("run python3")
+    })
+    .await
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{example}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
