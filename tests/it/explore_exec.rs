@@ -129,3 +129,18 @@ async fn run_example(example: &'static str, url: &str, markers: bool) {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn a_command_that_fails_on_every_client_is_refused_before_any_search() {
+    let error = WireExplorer::new("echo 'no such lock' >&2; exit 3")
+        .clients(2)
+        .cycles(1)
+        .runs(50)
+        .explore()
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains("every client of the fault-free run failed") && text.contains("no such lock"),
+        "{text}"
+    );
+}

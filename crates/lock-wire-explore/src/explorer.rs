@@ -170,6 +170,9 @@ impl WireExplorer {
             client_failure: None,
         };
         let baseline = run(&self.command, &self.options, &[]).await?;
+        if baseline.failures.len() == self.options.clients {
+            return Err(RunError::ClientsFailed(baseline.failures[0].clone()));
+        }
         report.runs = 1;
         let ops = baseline.op_names.clone();
         let mut found = self.judge(&mut report, baseline, Vec::new(), 0);

@@ -45,6 +45,10 @@ pub enum RunError {
     /// The topology cannot be served to processes yet.
     #[error(transparent)]
     Topology(#[from] lock_explore::UnsupportedTopology),
+    /// Every client of the fault-free first run exited with a failure: the command
+    /// itself does not work, and no search would mean anything.
+    #[error("every client of the fault-free run failed; the first said: {0}")]
+    ClientsFailed(String),
 }
 
 /// Runs `command` (a shell command line) once per client under `steps`.
