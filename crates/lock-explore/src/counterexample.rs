@@ -226,17 +226,6 @@ impl fmt::Display for Counterexample {
             writeln!(f, "  {event}")?;
         }
         writeln!(f, "\nKeys when it happened:")?;
-        for (node, dump) in v.dumps.iter().enumerate() {
-            write!(f, "  node {node}: ")?;
-            if dump.keys.is_empty() {
-                writeln!(f, "(empty)")?;
-                continue;
-            }
-            writeln!(f)?;
-            for line in dump.to_string().lines().skip(1) {
-                writeln!(f, "    {}", line.trim_start())?;
-            }
-        }
-        Ok(())
+        f.write_str(&v.keys_text())
     }
 }

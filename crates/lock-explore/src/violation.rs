@@ -113,6 +113,23 @@ impl Violation {
     pub fn is_inherent(&self) -> bool {
         self.inherent.is_some()
     }
+
+    /// Every node's keys when it happened, as a report prints them: a line per node,
+    /// then a line per key.
+    pub fn keys_text(&self) -> String {
+        let mut text = String::new();
+        for (node, dump) in self.dumps.iter().enumerate() {
+            if dump.keys.is_empty() {
+                text.push_str(&format!("  node {node}: (empty)\n"));
+                continue;
+            }
+            text.push_str(&format!("  node {node}:\n"));
+            for line in dump.to_string().lines().skip(1) {
+                text.push_str(&format!("    {}\n", line.trim_start()));
+            }
+        }
+        text
+    }
 }
 
 impl fmt::Display for Violation {

@@ -29,6 +29,8 @@ pub struct WireExplorer {
     runs: u64,
     seed: u64,
     replays: u32,
+    /// Runs made at once, each on its own server and ports.
+    parallel: usize,
 }
 
 /// A violation found, shrunk and replayed.
@@ -83,7 +85,16 @@ impl WireExplorer {
             runs: 100,
             seed: 0,
             replays: 10,
+            parallel: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
+    }
+
+    /// How many runs proceed at once (default: one per core), each on its own server and
+    /// ports. The schedules tried are the same for any number; which of them breaks the
+    /// lock may not be, as with any run of processes.
+    pub fn parallel(mut self, runs: usize) -> Self {
+        self.parallel = runs.max(1);
+        self
     }
 
     /// How many processes run at once.
@@ -179,11 +190,26 @@ impl WireExplorer {
         let mut rng = fastrand::Rng::with_seed(self.seed);
         let mut index = 1;
         while found.is_none() && index < self.runs {
-            let steps = self.draw(&mut rng, &ops);
-            let outcome = run(&self.command, &self.options, &steps).await?;
-            report.runs += 1;
-            found = self.judge(&mut report, outcome, steps, index);
-            index += 1;
+            let batch = (self.runs - index).min(self.parallel as u64);
+            let drawn: Vec<Vec<Step>> = (0..batch).map(|_| self.draw(&mut rng, &ops)).collect();
+            let mut running = Vec::new();
+            for steps in &drawn {
+                let (command, options, steps) =
+                    (self.command.clone(), self.options.clone(), steps.clone());
+                running.push(tokio::spawn(async move {
+                    run(&command, &options, &steps).await
+                }));
+            }
+            // Judged in run order: the first of the batch to break the lock is the one
+            // reported.
+            for (steps, handle) in drawn.into_iter().zip(running) {
+                let outcome = handle.await.expect("a run does not panic")?;
+                report.runs += 1;
+                if found.is_none() {
+                    found = self.judge(&mut report, outcome, steps, index);
+                }
+                index += 1;
+            }
         }
         if let Some((steps, run_index, first)) = found {
             let found_with = steps.len();
@@ -388,6 +414,8 @@ impl fmt::Display for WireReport {
                 for event in &found.outcome.trace {
                     writeln!(f, "  {event}")?;
                 }
+                writeln!(f, "\nKeys when it happened:")?;
+                f.write_str(&found.violation.keys_text())?;
                 writeln!(
                     f,
                     "\n{} runs ({:.1} s, {:.1} runs/s) before the violation",

@@ -39,6 +39,9 @@ pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
         .runs(args.runs.unwrap_or(100))
         .seed(args.seed)
         .replays(args.replays);
+    if let Some(threads) = args.threads {
+        explorer = explorer.parallel(threads);
+    }
     if args.max_steps > 0 {
         explorer = explorer.max_steps(args.max_steps as usize);
     }
