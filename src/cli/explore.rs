@@ -63,7 +63,7 @@ pub struct ExploreArgs {
     /// Explore lock code in any language: run this shell command once per client
     /// against a fresh nxlock serve, each told NXLOCK_CLIENT, REDIS_URL, NXLOCK_CYCLES
     /// and NXLOCK_TTL_MS (see docs/EXPLORE.md, "Lock code in any language").
-    #[arg(long, conflicts_with_all = ["replay", "merge", "shard", "algorithm", "wait_replicas"])]
+    #[arg(long, conflicts_with_all = ["merge", "shard", "algorithm", "wait_replicas"])]
     exec: Option<String>,
     /// With --exec: how many times a finding is replayed (it is reported with how many
     /// of them reproduced it).
@@ -126,14 +126,14 @@ enum FencingArg {
 }
 
 pub fn run(args: ExploreArgs) -> ExitCode {
+    if let Some(command) = &args.exec {
+        return exec::run(command, &args);
+    }
     if let Some(path) = &args.replay {
         return replay(path, args.json);
     }
     if let Some(paths) = &args.merge {
         return merge(paths, args.json);
-    }
-    if let Some(command) = &args.exec {
-        return exec::run(command, &args);
     }
     let topology = match (args.topology, args.nodes) {
         (Topology::Redlock { .. }, Some(nodes)) => Topology::Redlock { nodes },

@@ -144,3 +144,54 @@ fn a_command_that_fails_on_every_client_is_refused_before_any_search() {
         "{text}"
     );
 }
+
+/// The command line finds the forced loss at once (the fault-free run), saves it, and a
+/// replay of the file breaks the lock again every time; a replay against a command that
+/// releases nobody's lock does not.
+#[test]
+fn the_command_line_saves_a_finding_and_replays_it() {
+    if !python_with_redis() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("found.json");
+    let forced = script("tests/clients/exec/forced_lost_ownership.py");
+    let nxlock = env!("CARGO_BIN_EXE_nxlock");
+    let found = Command::new(nxlock)
+        .args([
+            "explore",
+            "--exec",
+            &forced,
+            "--clients",
+            "2",
+            "--cycles",
+            "1",
+        ])
+        .args(["--runs", "1", "--replays", "3", "--save"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&found.stdout);
+    assert_eq!(found.status.code(), Some(1), "{text}");
+    assert!(text.contains("VIOLATION lost-ownership"), "{text}");
+    assert!(text.contains("reproduced in 3 of 3 replays"), "{text}");
+    assert!(text.contains("Keys when it happened:"), "{text}");
+
+    let again = Command::new(nxlock)
+        .args(["explore", "--exec", &forced, "--replays", "3", "--replay"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert_eq!(again.status.code(), Some(1), "{text}");
+    assert!(text.contains("reproduced in 3 of 3 replays"), "{text}");
+
+    let fixed = Command::new(nxlock)
+        .args(["explore", "--exec", "true", "--replays", "2", "--replay"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&fixed.stdout);
+    assert_eq!(fixed.status.code(), Some(0), "{text}");
+    assert!(text.contains("not reproduced in any replay"), "{text}");
+}

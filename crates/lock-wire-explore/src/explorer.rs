@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use lock_explore::{Fault, FaultKind, Options, Step, Topology, Violation, When};
 
+use crate::replay::{WIRE_REPLAY_FORMAT, WireReplay};
 use crate::run::{Outcome, RunError, run};
 
 /// The fault kinds a run through serve can apply: those that act on one client's
@@ -67,6 +68,24 @@ pub struct WireReport {
     pub inherent: Option<Violation>,
     /// What a client wrote to stderr when it failed, first seen.
     pub client_failure: Option<String>,
+    /// The options the runs were made with.
+    pub options: Options,
+}
+
+impl WireReport {
+    /// The finding as a replay file, if there is one.
+    pub fn replay_file(&self) -> Option<WireReplay> {
+        let found = self.finding.as_ref()?;
+        Some(WireReplay {
+            format: WIRE_REPLAY_FORMAT.to_owned(),
+            command: self.command.clone(),
+            clients: self.options.clients,
+            cycles: self.options.cycles,
+            ttl_ms: self.options.ttl_ms,
+            steps: found.steps.clone(),
+            violation: found.violation.to_string(),
+        })
+    }
 }
 
 impl WireExplorer {
@@ -164,6 +183,18 @@ impl WireExplorer {
         runtime().block_on(run(&self.command, &self.options, steps))
     }
 
+    /// Replays a saved finding with this explorer's command, under the file's clients,
+    /// cycles and TTL, [`WireExplorer::replays`] times: how many runs broke the lock (of
+    /// its own), and the first that did.
+    pub fn replay_file(&self, replay: &WireReplay) -> Result<(u32, Option<Outcome>), RunError> {
+        let explorer = self
+            .clone()
+            .clients(replay.clients)
+            .cycles(replay.cycles)
+            .ttl(Duration::from_millis(replay.ttl_ms));
+        explorer.replay(&replay.steps)
+    }
+
     /// Replays `steps` [`WireExplorer::replays`] times: how many runs broke the lock
     /// (of its own), and the first that did.
     pub fn replay(&self, steps: &[Step]) -> Result<(u32, Option<Outcome>), RunError> {
@@ -179,6 +210,7 @@ impl WireExplorer {
             finding: None,
             inherent: None,
             client_failure: None,
+            options: self.options.clone(),
         };
         let baseline = run(&self.command, &self.options, &[]).await?;
         if baseline.failures.len() == self.options.clients {

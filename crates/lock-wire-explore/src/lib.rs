@@ -20,7 +20,9 @@
 
 mod explorer;
 mod observer;
+mod replay;
 mod run;
 
 pub use explorer::{WIRE_FAULTS, WireExplorer, WireFinding, WireReport, supports};
+pub use replay::{WIRE_REPLAY_FORMAT, WireReplay, WireReplayError};
 pub use run::{Outcome, RunError};

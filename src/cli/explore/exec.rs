@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use nxlock::wire_explore::{WIRE_FAULTS, WireExplorer};
+use nxlock::wire_explore::{WIRE_FAULTS, WireExplorer, WireReplay};
 
 use super::ExploreArgs;
 
@@ -45,13 +45,57 @@ pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
     if args.max_steps > 0 {
         explorer = explorer.max_steps(args.max_steps as usize);
     }
+    if let Some(path) = &args.replay {
+        return replay(&explorer, path, args.replays);
+    }
     match explorer.explore() {
         Ok(report) => {
             print!("{report}");
+            if let (Some(path), Some(file)) = (&args.save, report.replay_file()) {
+                if let Err(error) = file.save(path) {
+                    eprintln!("nxlock explore --exec: {error}");
+                    return ExitCode::from(2);
+                }
+                println!("saved to {}", path.display());
+            }
             if report.finding.is_some() {
                 ExitCode::from(1)
             } else {
                 ExitCode::SUCCESS
+            }
+        }
+        Err(error) => {
+            eprintln!("nxlock explore --exec: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Replays a saved finding: exits 1 when a replay broke the lock again.
+fn replay(explorer: &WireExplorer, path: &std::path::Path, replays: u32) -> ExitCode {
+    let file = match WireReplay::load(path) {
+        Ok(file) => file,
+        Err(error) => {
+            eprintln!("nxlock explore --exec: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match explorer.replay_file(&file) {
+        Ok((reproduced, outcome)) => {
+            println!(
+                "found before: {}",
+                file.violation.lines().next().unwrap_or("")
+            );
+            match outcome.and_then(|o| o.violation) {
+                Some(violation) => {
+                    println!("VIOLATION {violation}");
+                    println!("reproduced in {reproduced} of {replays} replays");
+                    ExitCode::from(1)
+                }
+                None => {
+                    println!("not reproduced in any replay");
+                    ExitCode::SUCCESS
+                }
             }
         }
         Err(error) => {
