@@ -195,3 +195,78 @@ fn the_command_line_saves_a_finding_and_replays_it() {
     assert_eq!(fixed.status.code(), Some(0), "{text}");
     assert!(text.contains("not reproduced in any replay"), "{text}");
 }
+
+/// Node with ioredis, as `.ci/run` installs it under tests/clients.
+fn node_with_ioredis() -> bool {
+    let there = Command::new("node")
+        .args(["-e", "require('ioredis')"])
+        .env("NODE_PATH", root().join("tests/clients/node_modules"))
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !there {
+        let why = "node with ioredis is not installed (npm ci in tests/clients)";
+        if std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1") {
+            panic!("{why}, and {REQUIRE_VAR}=1");
+        }
+        eprintln!(
+            "\n*** SKIPPED nxlock explore --exec on Node: {why}. {REQUIRE_VAR}=1 makes this a failure. ***"
+        );
+    }
+    there
+}
+
+fn node(path: &str) -> String {
+    format!(
+        "NODE_PATH={} node {}",
+        root().join("tests/clients/node_modules").display(),
+        root().join(path).display()
+    )
+}
+
+#[test]
+fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_serve() {
+    if !node_with_ioredis() {
+        return;
+    }
+    let explorer = WireExplorer::new(node("examples/node/token_lock.js"))
+        .clients(2)
+        .cycles(2)
+        .runs(3)
+        .seed(1);
+    let baseline = explorer.run_steps(&[]).unwrap();
+    let entered = baseline
+        .trace
+        .iter()
+        .filter(|e| matches!(e.what, What::Enter { .. }))
+        .count();
+    assert_eq!(entered, 4, "two clients, two cycles each");
+    let report = explorer.explore().unwrap();
+    assert!(report.finding.is_none(), "{report}");
+    assert!(report.client_failure.is_none(), "{report}");
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let server = Server::start(ServerOptions::default()).await.unwrap();
+        let url = server.url();
+        for example in ["examples/node/get_then_del.js", "examples/node/token_lock.js"] {
+            let command = node(example);
+            let url = url.clone();
+            let output = tokio::task::spawn_blocking(move || {
+                Command::new("sh")
+                    .args(["-c", &command])
+                    .env("REDIS_URL", url)
+                    .env("NXLOCK_CYCLES", "3")
+                    .output()
+                    .unwrap()
+            })
+            .await
+            .unwrap();
+            assert!(
+                output.status.success(),
+                "{example}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        server.stop().await;
+    });
+}
