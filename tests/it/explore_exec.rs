@@ -248,7 +248,10 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
     runtime.block_on(async {
         let server = Server::start(ServerOptions::default()).await.unwrap();
         let url = server.url();
-        for example in ["examples/node/get_then_del.js", "examples/node/token_lock.js"] {
+        for example in [
+            "examples/node/get_then_del.js",
+            "examples/node/token_lock.js",
+        ] {
             let command = node(example);
             let url = url.clone();
             let output = tokio::task::spawn_blocking(move || {

@@ -12,14 +12,25 @@ use lock_explore::{Fault, FaultKind, Options, Step, Topology, Violation, When};
 use crate::replay::{WIRE_REPLAY_FORMAT, WireReplay};
 use crate::run::{Outcome, RunError, run};
 
-/// The fault kinds a run through serve can apply: those that act on one client's
-/// connection.
+/// The fault kinds a run through serve applies by default: those that act on one
+/// client's connection, and that a correct lock survives.
 pub const WIRE_FAULTS: [FaultKind; 5] = [
     FaultKind::Pause,
     FaultKind::LostReply,
     FaultKind::Refuse,
     FaultKind::Latency,
     FaultKind::KillConnection,
+];
+
+/// Every fault kind a run through serve can apply: [`WIRE_FAULTS`], and the inherent
+/// pause inside a critical section (held at the client's next marker there), opt-in.
+pub const WIRE_FAULTS_ALL: [FaultKind; 6] = [
+    FaultKind::Pause,
+    FaultKind::LostReply,
+    FaultKind::Refuse,
+    FaultKind::Latency,
+    FaultKind::KillConnection,
+    FaultKind::SectionPause,
 ];
 
 /// Explores a command run once per client against serve.
@@ -139,7 +150,7 @@ impl WireExplorer {
         self.options.faults = faults
             .iter()
             .copied()
-            .filter(|f| WIRE_FAULTS.contains(f))
+            .filter(|f| WIRE_FAULTS_ALL.contains(f))
             .collect();
         self
     }
@@ -336,6 +347,10 @@ impl WireExplorer {
                         client,
                         ms: rng.u64(1..=max_latency),
                     },
+                    FaultKind::SectionPause => Fault::SectionPause {
+                        client,
+                        ms: rng.u64(1..=max_pause),
+                    },
                     _ => Fault::KillConnection { client },
                 };
                 Step { when, fault }
@@ -397,9 +412,10 @@ impl WireExplorer {
 /// The length of a fault that has one.
 fn pause_ms(fault: &mut Fault) -> Option<&mut u64> {
     match fault {
-        Fault::Pause { ms, .. } | Fault::LateReply { ms, .. } | Fault::Latency { ms, .. } => {
-            Some(ms)
-        }
+        Fault::Pause { ms, .. }
+        | Fault::SectionPause { ms, .. }
+        | Fault::LateReply { ms, .. }
+        | Fault::Latency { ms, .. } => Some(ms),
         _ => None,
     }
 }
@@ -470,4 +486,62 @@ impl fmt::Display for WireReport {
 /// Whether `topology` can be explored through serve.
 pub fn supports(topology: Topology) -> bool {
     topology == Topology::Single
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    #[test]
+    fn steps_are_anchored_after_a_named_operation_the_client_made() {
+        let explorer = WireExplorer::new("true").clients(2).max_steps(3);
+        let ops = vec![
+            names(&["SET", "SET", "SET", "HOLDS", "ENTER", "EXIT", "GET", "DEL"]),
+            Vec::new(),
+        ];
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..200 {
+            let steps = explorer.draw(&mut rng, &ops);
+            assert!((1..=3).contains(&steps.len()));
+            for step in steps {
+                match step.when {
+                    When::AfterNext {
+                        client: 0,
+                        kind,
+                        nth,
+                        from_us: 0,
+                    } => {
+                        let seen = ops[0].iter().filter(|n| **n == kind).count();
+                        assert!((nth as usize) < seen, "{kind} {nth}");
+                    }
+                    // A client with no operation is anchored at its first.
+                    When::After { client: 1, op: 0 } => {}
+                    other => panic!("{other:?}"),
+                }
+                assert!(!matches!(step.fault, Fault::SectionPause { .. }), "opt-in");
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_faults_a_connection_can_take_are_kept_and_inherent_ones_are_opt_in() {
+        let explorer = WireExplorer::new("true").faults(&[
+            FaultKind::SectionPause,
+            FaultKind::Failover,
+            FaultKind::NodeClock,
+        ]);
+        assert_eq!(explorer.options().faults, [FaultKind::SectionPause]);
+        let mut rng = fastrand::Rng::with_seed(1);
+        let steps = explorer.draw(&mut rng, &vec![names(&["GET"]); 3]);
+        assert!(
+            steps.iter().all(
+                |s| matches!(s.fault, Fault::SectionPause { ms, .. } if (1..=600).contains(&ms))
+            )
+        );
+        assert!(!WIRE_FAULTS.contains(&FaultKind::SectionPause));
+    }
 }

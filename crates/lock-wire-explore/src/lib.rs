@@ -23,6 +23,6 @@ mod observer;
 mod replay;
 mod run;
 
-pub use explorer::{WIRE_FAULTS, WireExplorer, WireFinding, WireReport, supports};
+pub use explorer::{WIRE_FAULTS, WIRE_FAULTS_ALL, WireExplorer, WireFinding, WireReport, supports};
 pub use replay::{WIRE_REPLAY_FORMAT, WireReplay, WireReplayError};
 pub use run::{Outcome, RunError};

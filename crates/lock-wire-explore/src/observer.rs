@@ -12,14 +12,18 @@ use parking_lot::Mutex;
 #[derive(Debug)]
 pub(crate) struct WireObserver {
     run: Arc<ExternalRun>,
+    /// Taken off every validity a client states: the time its marker may have spent
+    /// between the client and the server, which makes the server's count start late.
+    slack: Duration,
     /// When each client's command in flight left the hold, µs into the run.
     sent_us: Mutex<Vec<i64>>,
 }
 
 impl WireObserver {
-    pub(crate) fn new(run: Arc<ExternalRun>, clients: usize) -> Self {
+    pub(crate) fn new(run: Arc<ExternalRun>, clients: usize, slack: Duration) -> Self {
         Self {
             run,
+            slack,
             sent_us: Mutex::new(vec![0; clients]),
         }
     }
@@ -87,8 +91,9 @@ impl Observer for WireObserver {
                 resource,
                 valid_for_ms,
             } => {
-                let valid_for =
-                    valid_for_ms.map(|ms| Duration::from_millis(u64::try_from(ms).unwrap_or(0)));
+                let valid_for = valid_for_ms.map(|ms| {
+                    Duration::from_millis(u64::try_from(ms).unwrap_or(0)).saturating_sub(self.slack)
+                });
                 self.run.enter(client, &resource, valid_for);
             }
             Marker::Exit { resource } => self.run.exit(client, &resource),

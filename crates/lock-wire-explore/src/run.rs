@@ -58,7 +58,11 @@ pub(crate) async fn run(
     steps: &[Step],
 ) -> Result<Outcome, RunError> {
     let external = Arc::new(ExternalRun::new(options, steps, Clock::system())?);
-    let observer = Arc::new(WireObserver::new(external.clone(), options.clients));
+    let observer = Arc::new(WireObserver::new(
+        external.clone(),
+        options.clients,
+        validity_slack(options),
+    ));
     let server = Server::start(ServerOptions {
         observer: Some(observer),
         db: Some(external.server()),
@@ -135,6 +139,12 @@ pub(crate) async fn run(
         op_names,
         failures,
     })
+}
+
+/// What is taken off a stated validity for the marker's way to the server: a twentieth
+/// of the TTL, and at least 5 ms (processes on a busy machine are scheduled that late).
+pub(crate) fn validity_slack(options: &Options) -> Duration {
+    Duration::from_millis((options.ttl_ms / 20).max(5))
 }
 
 /// How long a run may take before a client still running is a liveness violation:

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use nxlock::wire_explore::{WIRE_FAULTS, WireExplorer, WireReplay};
+use nxlock::wire_explore::{WIRE_FAULTS, WIRE_FAULTS_ALL, WireExplorer, WireReplay};
 
 use super::ExploreArgs;
 
@@ -18,11 +18,14 @@ pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
     }
     let faults: Vec<_> = match &args.faults {
         Some(faults) => {
-            let unsupported: Vec<_> = faults.iter().filter(|f| !WIRE_FAULTS.contains(f)).collect();
+            let unsupported: Vec<_> = faults
+                .iter()
+                .filter(|f| !WIRE_FAULTS_ALL.contains(f))
+                .collect();
             if !unsupported.is_empty() {
                 let names: Vec<_> = unsupported.iter().map(|f| f.to_string()).collect();
                 eprintln!(
-                    "nxlock explore --exec cannot apply {} through serve yet; it applies pause, lost-reply, refuse, latency and kill-connection",
+                    "nxlock explore --exec cannot apply {} through serve yet; it applies pause, lost-reply, refuse, latency and kill-connection, and the inherent section-pause",
                     names.join(", ")
                 );
                 return ExitCode::from(2);

@@ -1,0 +1,35 @@
+"""redis-py's own `Lock`: SET NX PX with a random token, and a release that deletes the
+key only if it still holds the token (a Lua script). Validity is counted from before
+the acquire, as redis-py does not report it.
+`nxlock explore --exec "python3 examples/python/redis_py_lock.py"`."""
+
+import time
+
+import redis
+from redis.exceptions import LockError
+
+from nxlock_markers import CYCLES, TTL_MS, connect, mark
+
+NAME = "lock:resource"
+
+
+def main():
+    r = connect()
+    for _ in range(CYCLES):
+        try:
+            lock = r.lock(NAME, timeout=TTL_MS / 1000, sleep=0.005, blocking_timeout=TTL_MS * 8 / 1000)
+            started = time.monotonic()
+            if not lock.acquire():
+                continue
+            valid_ms = TTL_MS - int((time.monotonic() - started) * 1000)
+            mark(r, "NXLOCK.HOLDS", NAME, lock.local.token)
+            mark(r, "NXLOCK.ENTER", "resource", "PX", max(valid_ms, 0))
+            time.sleep(TTL_MS / 10 / 1000)
+            mark(r, "NXLOCK.EXIT", "resource")
+            lock.release()
+        except (redis.ConnectionError, LockError):
+            r = connect()
+
+
+if __name__ == "__main__":
+    main()
