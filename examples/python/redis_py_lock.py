@@ -8,7 +8,7 @@ import time
 import redis
 from redis.exceptions import LockError
 
-from nxlock_markers import CYCLES, TTL_MS, connect, mark
+from nxlock_markers import CYCLES, TTL_MS, connect, critical_section
 
 NAME = "lock:resource"
 
@@ -22,10 +22,7 @@ def main():
             if not lock.acquire():
                 continue
             valid_ms = TTL_MS - int((time.monotonic() - started) * 1000)
-            mark(r, "NXLOCK.HOLDS", NAME, lock.local.token)
-            mark(r, "NXLOCK.ENTER", "resource", "PX", max(valid_ms, 0))
-            time.sleep(TTL_MS / 10 / 1000)
-            mark(r, "NXLOCK.EXIT", "resource")
+            critical_section(r, NAME, lock.local.token, valid_ms)
             lock.release()
         except (redis.ConnectionError, LockError):
             r = connect()

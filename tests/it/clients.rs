@@ -31,7 +31,7 @@ fn works(program: &str, args: &[&str]) -> bool {
 
 /// `Some(())` when the client is there; otherwise a loud SKIPPED line, or a panic when
 /// clients are required.
-fn installed(client: &str, probe: bool, how: &str) -> Option<()> {
+pub(crate) fn installed(client: &str, probe: bool, how: &str) -> Option<()> {
     if probe {
         return Some(());
     }

@@ -1,12 +1,12 @@
-//! `nxlock explore --exec`: lock code in Python, run as processes against a fresh serve
+//! `nxlock explore --exec`: lock code in Python and Node, run as processes against a fresh serve
 //! per run. The verdicts asserted here do not depend on timing: a forced interleaving
 //! that must lose ownership, a correct lock that cannot, and the examples running
 //! unchanged against a plain serve and (markers off) against redis-server.
 //!
-//! Without Python and redis-py the tests print a loud SKIPPED line; with
-//! `NXLOCK_REQUIRE_CLIENTS=1` (set by `.ci/run`) that is a failure.
+//! Without Python and redis-py (or Node and ioredis) the tests print a loud SKIPPED line;
+//! with `NXLOCK_REQUIRE_CLIENTS=1` (set by `.ci/run`) that is a failure.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use nxlock::explore::{ViolationKind, What};
@@ -14,31 +14,64 @@ use nxlock::server::{Server, ServerOptions};
 use nxlock::testing::RedisTarget;
 use nxlock::wire_explore::WireExplorer;
 
-const REQUIRE_VAR: &str = "NXLOCK_REQUIRE_CLIENTS";
+use crate::clients::installed;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn python_with_redis() -> bool {
-    let there = Command::new("python3")
-        .args(["-c", "import redis"])
+/// Whether `program args…` runs and exits 0 (with `NODE_PATH` at tests/clients' modules).
+fn works(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .env("NODE_PATH", root().join("tests/clients/node_modules"))
         .output()
-        .is_ok_and(|o| o.status.success());
-    if !there {
-        let why = "python3 with redis-py is not installed (pip install redis)";
-        if std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1") {
-            panic!("{why}, and {REQUIRE_VAR}=1");
-        }
-        eprintln!(
-            "\n*** SKIPPED nxlock explore --exec: {why}. {REQUIRE_VAR}=1 makes this a failure. ***"
-        );
-    }
-    there
+        .is_ok_and(|o| o.status.success())
+}
+
+fn python_with_redis() -> bool {
+    let probe = works("python3", &["-c", "import redis"]);
+    installed("python3 with redis-py", probe, "pip install redis").is_some()
+}
+
+/// Node with ioredis, as `.ci/run` installs it under tests/clients.
+fn node_with_ioredis() -> bool {
+    let probe = works("node", &["-e", "require('ioredis')"]);
+    installed("node with ioredis", probe, "npm ci in tests/clients").is_some()
 }
 
 fn script(path: &str) -> String {
     format!("python3 {}", root().join(path).display())
+}
+
+fn node(path: &str) -> String {
+    format!(
+        "NODE_PATH={} node {}",
+        root().join("tests/clients/node_modules").display(),
+        root().join(path).display()
+    )
+}
+
+/// Runs `command` (a shell line) as a plain program against `url`, 3 cycles, with the
+/// markers on or off; panics with its stderr when it fails.
+async fn run_example(command: String, url: &str, markers: bool) {
+    let url = url.to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("sh")
+            .args(["-c", &command])
+            .env("REDIS_URL", &url)
+            .env("NXLOCK_CYCLES", "3")
+            .env("NXLOCK_MARKERS", if markers { "1" } else { "0" })
+            .output()
+            .expect("run the example")
+    })
+    .await
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 #[test]
@@ -92,42 +125,25 @@ async fn the_python_examples_run_unchanged_against_plain_serve_and_redis() {
     if !python_with_redis() {
         return;
     }
+    let examples = [
+        "examples/python/get_then_del.py",
+        "examples/python/token_lock.py",
+    ];
     let server = Server::start(ServerOptions::default()).await.unwrap();
-    for example in ["get_then_del.py", "token_lock.py"] {
-        run_example(example, &server.url(), true).await;
+    for example in examples {
+        run_example(script(example), &server.url(), true).await;
     }
     server.stop().await;
     match RedisTarget::from_env() {
         Ok(target) => {
-            for example in ["get_then_del.py", "token_lock.py"] {
-                run_example(example, &target.url(), false).await;
+            for example in examples {
+                run_example(script(example), &target.url(), false).await;
             }
         }
         Err(why) => {
             nxlock::testing::announce_skip("the Python examples against redis-server", &why)
         }
     }
-}
-
-async fn run_example(example: &'static str, url: &str, markers: bool) {
-    let url = url.to_owned();
-    let dir: PathBuf = root().join("examples/python");
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new("python3")
-            .arg(Path::new(&dir).join(example))
-            .env("REDIS_URL", &url)
-            .env("NXLOCK_CYCLES", "3")
-            .env("NXLOCK_MARKERS", if markers { "1" } else { "0" })
-            .output()
-            .expect("run python3")
-    })
-    .await
-    .unwrap();
-    assert!(
-        output.status.success(),
-        "{example}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 #[test]
@@ -196,33 +212,6 @@ fn the_command_line_saves_a_finding_and_replays_it() {
     assert!(text.contains("not reproduced in any replay"), "{text}");
 }
 
-/// Node with ioredis, as `.ci/run` installs it under tests/clients.
-fn node_with_ioredis() -> bool {
-    let there = Command::new("node")
-        .args(["-e", "require('ioredis')"])
-        .env("NODE_PATH", root().join("tests/clients/node_modules"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !there {
-        let why = "node with ioredis is not installed (npm ci in tests/clients)";
-        if std::env::var(REQUIRE_VAR).is_ok_and(|v| v == "1") {
-            panic!("{why}, and {REQUIRE_VAR}=1");
-        }
-        eprintln!(
-            "\n*** SKIPPED nxlock explore --exec on Node: {why}. {REQUIRE_VAR}=1 makes this a failure. ***"
-        );
-    }
-    there
-}
-
-fn node(path: &str) -> String {
-    format!(
-        "NODE_PATH={} node {}",
-        root().join("tests/clients/node_modules").display(),
-        root().join(path).display()
-    )
-}
-
 #[test]
 fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_serve() {
     if !node_with_ioredis() {
@@ -247,28 +236,11 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let server = Server::start(ServerOptions::default()).await.unwrap();
-        let url = server.url();
         for example in [
             "examples/node/get_then_del.js",
             "examples/node/token_lock.js",
         ] {
-            let command = node(example);
-            let url = url.clone();
-            let output = tokio::task::spawn_blocking(move || {
-                Command::new("sh")
-                    .args(["-c", &command])
-                    .env("REDIS_URL", url)
-                    .env("NXLOCK_CYCLES", "3")
-                    .output()
-                    .unwrap()
-            })
-            .await
-            .unwrap();
-            assert!(
-                output.status.success(),
-                "{example}: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
+            run_example(node(example), &server.url(), true).await;
         }
         server.stop().await;
     });

@@ -155,7 +155,7 @@ fn text(out: &mut String, bytes: &[u8]) {
     }
 }
 
-fn line(command: &str, parts: &[&[u8]]) -> String {
+pub(crate) fn line(command: &str, parts: &[&[u8]]) -> String {
     let mut out = String::with_capacity(64);
     out.push_str(command);
     for part in parts {

@@ -11,7 +11,7 @@ use lock_memory::MemoryBackend;
 use parking_lot::Mutex;
 
 use crate::monitor::{Monitor, StaleWrite};
-use crate::options::{Fencing, Options};
+use crate::options::Options;
 use crate::step::{Step, When};
 use crate::topology::{Deployment, Topology};
 use crate::trace::{Trace, What};
@@ -143,7 +143,7 @@ impl ExternalRun {
         let what = What::Command {
             sent_us,
             node: None,
-            command: describe(args),
+            command: describe(&name, args),
             reply,
         };
         self.monitor.finish_op(client, &name, wrote, Some(what));
@@ -243,11 +243,6 @@ impl ExternalRun {
         self.monitor.forget_views();
         (self.monitor.violation(), self.monitor.take_trace())
     }
-
-    /// How the run's fenced resources judge fences.
-    pub fn fencing(&self) -> Fencing {
-        self.options.fencing
-    }
 }
 
 /// The key a command names first, where it names one.
@@ -292,19 +287,10 @@ fn is_read(name: &str) -> bool {
     )
 }
 
-/// A command as the trace shows it: its words, long ones cut.
-fn describe(args: &[Vec<u8>]) -> String {
-    args.iter()
-        .map(|a| {
-            let text = String::from_utf8_lossy(a);
-            if text.chars().count() > 40 {
-                format!("{}…", text.chars().take(24).collect::<String>())
-            } else {
-                text.into_owned()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+/// A command as the trace shows it, as an in-process client's: its words, long ones cut.
+fn describe(name: &str, args: &[Vec<u8>]) -> String {
+    let parts: Vec<&[u8]> = args[1..].iter().map(Vec::as_slice).collect();
+    crate::client::line(name, &parts)
 }
 
 #[cfg(test)]

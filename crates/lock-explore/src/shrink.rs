@@ -48,14 +48,14 @@ pub(crate) fn shrink(
     // Then each length: the smallest that still breaks, by bisection (a 1,469 ms clock
     // jump that breaks as 1,001 ms is shown as 1,001 ms).
     for i in 0..best.0.steps.len() {
-        let Some(length) = length(&best.0.steps[i].fault) else {
+        let Some(length) = best.0.steps[i].fault.length() else {
             continue;
         };
         let (mut lo, mut hi) = (1u64, length);
         while lo < hi && runs < budget {
             let mid = lo + (hi - lo) / 2;
             let mut candidate = best.0.clone();
-            candidate.steps[i].fault = with_length(candidate.steps[i].fault, mid);
+            candidate.steps[i].fault = candidate.steps[i].fault.with_length(mid);
             match attempt(&candidate, &mut runs) {
                 Some(outcome) => {
                     hi = mid;
@@ -114,64 +114,14 @@ fn refers_below(step: &Step, clients: usize) -> bool {
     anchored && step.fault.client().is_none_or(|c| c < clients)
 }
 
-/// The length a fault has (ms, or the size of a clock jump), if any.
-fn length(fault: &Fault) -> Option<u64> {
-    match *fault {
-        Fault::Pause { ms, .. }
-        | Fault::SectionPause { ms, .. }
-        | Fault::Latency { ms, .. }
-        | Fault::LateReply { ms, .. }
-        | Fault::StallReplication { ms }
-        | Fault::Restart { ms, .. }
-        | Fault::Blackhole { ms, .. }
-        | Fault::NodeDrift { ms, .. } => Some(ms),
-        Fault::ClientClock { ms, .. } | Fault::NodeClock { ms, .. } => Some(ms.unsigned_abs()),
-        _ => None,
-    }
-}
-
-/// `fault` with its length set to `to` (a clock jump keeps its direction).
-fn with_length(fault: Fault, to: u64) -> Fault {
-    let signed = |ms: i64| ms.signum() * i64::try_from(to).unwrap_or(i64::MAX);
-    match fault {
-        Fault::Pause { client, .. } => Fault::Pause { client, ms: to },
-        Fault::SectionPause { client, .. } => Fault::SectionPause { client, ms: to },
-        Fault::Latency { client, .. } => Fault::Latency { client, ms: to },
-        Fault::LateReply { client, .. } => Fault::LateReply { client, ms: to },
-        Fault::StallReplication { .. } => Fault::StallReplication { ms: to },
-        Fault::Restart {
-            node, persistent, ..
-        } => Fault::Restart {
-            node,
-            ms: to,
-            persistent,
-        },
-        Fault::Blackhole { node, .. } => Fault::Blackhole { node, ms: to },
-        Fault::NodeDrift { node, permille, .. } => Fault::NodeDrift {
-            node,
-            permille,
-            ms: to,
-        },
-        Fault::ClientClock { client, ms } => Fault::ClientClock {
-            client,
-            ms: signed(ms),
-        },
-        Fault::NodeClock { node, ms } => Fault::NodeClock {
-            node,
-            ms: signed(ms),
-        },
-        other => other,
-    }
-}
-
 fn smaller_steps(step: &Step) -> Vec<Step> {
     let mut out = Vec::new();
     let with = |fault: Fault| Step {
         when: step.when.clone(),
         fault,
     };
-    if let Some(ms) = length(&step.fault).filter(|ms| *ms > 1) {
-        out.push(with(with_length(step.fault, ms / 2)));
+    if let Some(ms) = step.fault.length().filter(|ms| *ms > 1) {
+        out.push(with(step.fault.with_length(ms / 2)));
     }
     if let Fault::NodeDrift { node, permille, ms } = step.fault
         && permille.abs() > 1

@@ -182,6 +182,57 @@ pub struct Step {
 }
 
 impl Fault {
+    /// The length a fault has (ms, or the size of a clock jump), if any.
+    pub fn length(&self) -> Option<u64> {
+        match *self {
+            Fault::Pause { ms, .. }
+            | Fault::SectionPause { ms, .. }
+            | Fault::Latency { ms, .. }
+            | Fault::LateReply { ms, .. }
+            | Fault::StallReplication { ms }
+            | Fault::Restart { ms, .. }
+            | Fault::Blackhole { ms, .. }
+            | Fault::NodeDrift { ms, .. } => Some(ms),
+            Fault::ClientClock { ms, .. } | Fault::NodeClock { ms, .. } => Some(ms.unsigned_abs()),
+            _ => None,
+        }
+    }
+
+    /// This fault with its length set to `to` (a clock jump keeps its direction; a fault
+    /// without a length is unchanged): how shrinking shortens one.
+    pub fn with_length(self, to: u64) -> Fault {
+        let signed = |ms: i64| ms.signum() * i64::try_from(to).unwrap_or(i64::MAX);
+        match self {
+            Fault::Pause { client, .. } => Fault::Pause { client, ms: to },
+            Fault::SectionPause { client, .. } => Fault::SectionPause { client, ms: to },
+            Fault::Latency { client, .. } => Fault::Latency { client, ms: to },
+            Fault::LateReply { client, .. } => Fault::LateReply { client, ms: to },
+            Fault::StallReplication { .. } => Fault::StallReplication { ms: to },
+            Fault::Restart {
+                node, persistent, ..
+            } => Fault::Restart {
+                node,
+                ms: to,
+                persistent,
+            },
+            Fault::Blackhole { node, .. } => Fault::Blackhole { node, ms: to },
+            Fault::NodeDrift { node, permille, .. } => Fault::NodeDrift {
+                node,
+                permille,
+                ms: to,
+            },
+            Fault::ClientClock { client, ms } => Fault::ClientClock {
+                client,
+                ms: signed(ms),
+            },
+            Fault::NodeClock { node, ms } => Fault::NodeClock {
+                node,
+                ms: signed(ms),
+            },
+            other => other,
+        }
+    }
+
     /// The client this fault aims at, if it aims at one.
     pub fn client(&self) -> Option<usize> {
         match *self {

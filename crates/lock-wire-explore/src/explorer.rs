@@ -372,15 +372,12 @@ impl WireExplorer {
             }
         }
         for i in 0..steps.len() {
-            loop {
-                let mut shorter = steps.clone();
-                let Some(ms) = pause_ms(&mut shorter[i].fault) else {
-                    break;
-                };
-                if *ms < 2 * self.options.ttl_ms / 10 {
+            while let Some(ms) = steps[i].fault.length() {
+                if ms < 2 * self.options.ttl_ms / 10 {
                     break;
                 }
-                *ms /= 2;
+                let mut shorter = steps.clone();
+                shorter[i].fault = shorter[i].fault.with_length(ms / 2);
                 if self.replay_async(&shorter, 3).await?.0 > 0 {
                     steps = shorter;
                 } else {
@@ -406,17 +403,6 @@ impl WireExplorer {
             }
         }
         Ok((reproduced, first))
-    }
-}
-
-/// The length of a fault that has one.
-fn pause_ms(fault: &mut Fault) -> Option<&mut u64> {
-    match fault {
-        Fault::Pause { ms, .. }
-        | Fault::SectionPause { ms, .. }
-        | Fault::LateReply { ms, .. }
-        | Fault::Latency { ms, .. } => Some(ms),
-        _ => None,
     }
 }
 

@@ -57,22 +57,19 @@ impl Observer for WireObserver {
     }
 
     fn after(&self, client: usize, args: &[Vec<u8>], reply: &[u8]) -> After {
-        if client >= self.sent_us.lock().len() {
+        let Some(sent_us) = self.sent_us.lock().get(client).copied() else {
             return After::Send;
-        }
+        };
         if is_marker(args) {
             return After::Send;
         }
         let fate = self.run.reply_fate(client);
-        {
-            let sent_us = self.sent_us.lock()[client];
-            let reply = if fate.lose {
-                "(reply lost)".to_owned()
-            } else {
-                brief(reply)
-            };
-            self.run.command(client, args, sent_us, reply);
-        }
+        let shown = if fate.lose {
+            "(reply lost)".to_owned()
+        } else {
+            brief(reply)
+        };
+        self.run.command(client, args, sent_us, shown);
         if fate.lose {
             After::Lose
         } else if fate.late > Duration::ZERO {
@@ -84,6 +81,7 @@ impl Observer for WireObserver {
 
     fn marker(&self, client: usize, marker: Marker) -> Result<(), String> {
         if client >= self.sent_us.lock().len() {
+            // Not a client of this run: checked and ignored, as on a plain server.
             return Ok(());
         }
         match marker {
