@@ -8,24 +8,27 @@ import time
 import redis
 from redis.exceptions import LockError
 
-from nxlock_markers import CYCLES, TTL_MS, connect, critical_section
+from nxlock_markers import CYCLES, TTL_MS, connect, critical_section, each_run, outside_work
 
 NAME = "lock:resource"
 
 
 def main():
-    r = connect()
-    for _ in range(CYCLES):
-        try:
-            lock = r.lock(NAME, timeout=TTL_MS / 1000, sleep=0.005, blocking_timeout=TTL_MS * 8 / 1000)
-            started = time.monotonic()
-            if not lock.acquire():
-                continue
-            valid_ms = TTL_MS - int((time.monotonic() - started) * 1000)
-            critical_section(r, NAME, lock.local.token, valid_ms)
-            lock.release()
-        except (redis.ConnectionError, LockError):
-            r = connect()
+    for _ in each_run():
+        r = connect()
+        for _ in range(CYCLES):
+            try:
+                lock = r.lock(NAME, timeout=TTL_MS / 1000, sleep=0.005, blocking_timeout=TTL_MS * 8 / 1000)
+                started = time.monotonic()
+                if not lock.acquire():
+                    continue
+                critical_section(r, NAME, lock.local.token, started + TTL_MS / 1000)
+                lock.release()
+                outside_work()
+            except (redis.ConnectionError, LockError):
+                r.close()
+                r = connect()
+        r.close()
 
 
 if __name__ == "__main__":

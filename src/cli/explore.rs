@@ -61,10 +61,15 @@ pub struct ExploreArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     ttl_ms: Option<u64>,
     /// Explore lock code in any language: run this shell command once per client
-    /// against a fresh nxlock serve, each told NXLOCK_CLIENT, REDIS_URL, NXLOCK_CYCLES
-    /// and NXLOCK_TTL_MS (see docs/EXPLORE.md, "Lock code in any language").
+    /// against a fresh nxlock serve, each told NXLOCK_CLIENT, REDIS_URL (NXLOCK_NODES
+    /// on Redlock), NXLOCK_CYCLES and NXLOCK_TTL_MS (see docs/EXPLORE.md, "Lock code in
+    /// any language").
     #[arg(long, conflicts_with_all = ["merge", "shard", "algorithm", "wait_replicas"])]
     exec: Option<String>,
+    /// With --exec: start each client's process once and let it serve run after run,
+    /// told on stdin where each run is (NXLOCK_LONG_LIVED=1; see docs/EXPLORE.md).
+    #[arg(long, requires = "exec")]
+    long_lived: bool,
     /// With --exec: how many times a finding is replayed (it is reported with how many
     /// of them reproduced it).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -108,6 +113,16 @@ pub struct ExploreArgs {
     quiet: bool,
 }
 
+/// `--topology`, sized by `--nodes`.
+fn topology(args: &ExploreArgs) -> Topology {
+    match (args.topology, args.nodes) {
+        (Topology::Redlock { .. }, Some(nodes)) => Topology::Redlock { nodes },
+        (Topology::Replicated { .. }, Some(replicas)) => Topology::Replicated { replicas },
+        (Topology::Cluster { .. }, Some(shards)) => Topology::Cluster { shards },
+        (topology, _) => topology,
+    }
+}
+
 fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     let parsed = text
         .split_once('/')
@@ -135,12 +150,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     if let Some(paths) = &args.merge {
         return merge(paths, args.json);
     }
-    let topology = match (args.topology, args.nodes) {
-        (Topology::Redlock { .. }, Some(nodes)) => Topology::Redlock { nodes },
-        (Topology::Replicated { .. }, Some(replicas)) => Topology::Replicated { replicas },
-        (Topology::Cluster { .. }, Some(shards)) => Topology::Cluster { shards },
-        (topology, _) => topology,
-    };
+    let topology = topology(&args);
     let faults = args
         .faults
         .clone()

@@ -537,18 +537,8 @@ impl Explorer {
         {
             return;
         }
-        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-        let reason = format!(
-            "it needs the inherent fault {}: {}",
-            names.join(" and "),
-            kinds[0].inherent_reason().unwrap_or_default()
-        );
-        // Named for what broke the lease, so that it is never read as the lock's own
-        // mutual-exclusion or lost-ownership; the detail keeps what was observed.
         if let Some(violation) = verdict {
-            violation.detail = format!("{}: {}", violation.kind, violation.detail);
-            violation.kind = ViolationKind::LeaseCutShort;
-            violation.inherent = Some(reason);
+            violation.needs_inherent(&kinds);
         }
     }
 

@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use crate::monitor::{Monitor, StaleWrite};
 use crate::options::Options;
 use crate::step::{Step, When};
-use crate::topology::{Deployment, Topology};
+use crate::topology::{Deployment, Recovery, Topology};
 use crate::trace::{Trace, What};
 use crate::violation::{Violation, ViolationKind};
 
@@ -52,10 +52,10 @@ pub struct ExternalRun {
     increments: Mutex<Vec<Option<String>>>,
 }
 
-/// A topology an external run cannot serve yet: its clients would need one address per
-/// node, or a primary that moves behind one address.
+/// A topology an external run cannot serve yet: its clients would need a primary that
+/// moves behind one address.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("an external run serves one server only; {0} is not supported yet")]
+#[error("an external run serves a single server or Redlock's nodes; {0} is not supported yet")]
 pub struct UnsupportedTopology(pub Topology);
 
 impl ExternalRun {
@@ -67,7 +67,7 @@ impl ExternalRun {
         steps: &[Step],
         clock: Clock,
     ) -> Result<Self, UnsupportedTopology> {
-        if options.topology != Topology::Single {
+        if !Self::supports(options.topology) {
             return Err(UnsupportedTopology(options.topology));
         }
         let steps: Vec<Step> = steps
@@ -92,12 +92,41 @@ impl ExternalRun {
         })
     }
 
-    /// The server's database: serve it to the clients.
-    pub fn server(&self) -> MemoryBackend {
+    /// Whether an external run can serve `topology`: one server, or Redlock's nodes
+    /// (each served on its own). A replicated set or a cluster would need its primary to
+    /// move behind one address.
+    pub fn supports(topology: Topology) -> bool {
+        matches!(topology, Topology::Single | Topology::Redlock { .. })
+    }
+
+    /// Each node's database, in order: serve each to the clients on addresses of its own.
+    /// A node that dies fails every command with a refused connection until it restarts.
+    pub fn nodes(&self) -> Vec<MemoryBackend> {
+        match &self.monitor.deployment {
+            Deployment::Redlock(nodes) => nodes.nodes(),
+            deployment => deployment.single().into_iter().collect(),
+        }
+    }
+
+    /// How much longer `node` is black-holed: a command sent to it now is never
+    /// answered (the client's timeout ends it, and it never runs). `None` when it answers.
+    pub fn black_holed(&self, node: usize) -> Option<Duration> {
+        let now = self.monitor.now_us();
         self.monitor
-            .deployment
-            .single()
-            .expect("an external run has one server")
+            .pending_recoveries()
+            .into_iter()
+            .filter(|(_, recovery)| *recovery == Recovery::Heal { node })
+            .map(|(due, _)| Duration::from_micros(u64::try_from(due - now).unwrap_or(0)))
+            .max()
+    }
+
+    /// Ends the timed node faults that are due (a dead node restarts, a black hole
+    /// heals): how long until the next one is, if any is left.
+    pub fn recover_due(&self) -> Option<Duration> {
+        self.monitor.recover_due();
+        let next = self.monitor.next_recovery()?;
+        let wait = next - self.monitor.now_us();
+        Some(Duration::from_micros(u64::try_from(wait).unwrap_or(0)))
     }
 
     /// µs since the run began, on its clock.
@@ -133,16 +162,24 @@ impl ExternalRun {
         }
     }
 
-    /// `client`'s command `args` (not a marker) was sent at `sent_us` and answered
-    /// `reply`: record it, check who still owns what, count it, fire the steps it anchors.
-    pub fn command(&self, client: usize, args: &[Vec<u8>], sent_us: i64, reply: String) {
+    /// `client`'s command `args` (not a marker) was sent at `sent_us` to `node` (`None`
+    /// on a single server) and answered `reply`: record it, check who still owns what,
+    /// count it, fire the steps it anchors.
+    pub fn command(
+        &self,
+        client: usize,
+        node: Option<usize>,
+        args: &[Vec<u8>],
+        sent_us: i64,
+        reply: String,
+    ) {
         let key = first_key(args);
         self.monitor.touched(client, key);
         let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
         let wrote = !is_read(&name);
         let what = What::Command {
             sent_us,
-            node: None,
+            node,
             command: describe(&name, args),
             reply,
         };

@@ -86,6 +86,12 @@ fn around_ttl(rng: &mut Rng, ttl_ms: u64) -> u64 {
 
 fn fault(rng: &mut Rng, kind: FaultKind, options: &Options) -> Fault {
     let client = rng.usize(..options.clients.max(1));
+    random_fault(rng, kind, options, client)
+}
+
+/// A fault of `kind` for `client` (when it hits a client), drawn as the search draws
+/// them: lengths around the TTL, where leases break, and a random node.
+pub fn random_fault(rng: &mut Rng, kind: FaultKind, options: &Options, client: usize) -> Fault {
     let node = rng.usize(..options.topology.nodes().max(1));
     let ttl = options.ttl_ms;
     let signed = |rng: &mut Rng, ms: u64| {

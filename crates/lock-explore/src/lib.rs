@@ -98,6 +98,7 @@ pub use explorer::{DEFAULT_RUNS, ExploreError, Explorer, REPLAYS, Replayed, Repo
 pub use external::{CommandFate, ExternalRun, ReplyFate, UnsupportedTopology};
 /// The generator [`Context::rng`] hands out.
 pub use fastrand;
+pub use generate::random_fault;
 pub use monitor::StaleWrite;
 pub use options::{Fencing, Options};
 pub use schedule::Schedule;

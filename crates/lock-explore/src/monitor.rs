@@ -389,6 +389,11 @@ impl Monitor {
         state.recoveries.iter().map(|(due, _)| *due).min()
     }
 
+    /// When the timed node faults still in force end (µs into the run), and what ends them.
+    pub(crate) fn pending_recoveries(&self) -> Vec<(i64, Recovery)> {
+        self.state.lock().recoveries.clone()
+    }
+
     /// Ends every timed node fault that is due.
     pub(crate) fn recover_due(&self) {
         let now = self.now_us();

@@ -3,6 +3,8 @@
 use std::fmt;
 
 use lock_memory::Dump;
+
+use crate::step::FaultKind;
 use serde::{Deserialize, Serialize};
 
 /// The property a run broke.
@@ -112,6 +114,24 @@ impl Violation {
     /// Whether this is inherent to every TTL lock rather than the lock's own violation.
     pub fn is_inherent(&self) -> bool {
         self.inherent.is_some()
+    }
+
+    /// Labels this violation as one that needs the inherent fault `kinds` (without
+    /// them, the same kind of violation no longer happens): a lease cut short, never to
+    /// be read as the lock's own mutual-exclusion or lost-ownership. The detail keeps
+    /// what was observed.
+    pub fn needs_inherent(&mut self, kinds: &[FaultKind]) {
+        let Some(first) = kinds.first() else {
+            return;
+        };
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        self.inherent = Some(format!(
+            "it needs the inherent fault {}: {}",
+            names.join(" and "),
+            first.inherent_reason().unwrap_or_default()
+        ));
+        self.detail = format!("{}: {}", self.kind, self.detail);
+        self.kind = ViolationKind::LeaseCutShort;
     }
 
     /// Every node's keys when it happened, as a report prints them: a line per node,

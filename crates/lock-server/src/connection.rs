@@ -198,6 +198,17 @@ async fn converse(
                         }
                     }
                     Before::Refuse => return hang_up(&mut stream, &out).await,
+                    Before::Unanswered(wait) => {
+                        // The replies before it were sent: only this command is lost.
+                        if !out.is_empty() && stream.write_all(&out).await.is_err() {
+                            return;
+                        }
+                        tokio::select! {
+                            () = shared.clock.sleep(wait) => {}
+                            _ = stopped.changed() => {}
+                        }
+                        return;
+                    }
                 }
             }
             let reply_from = out.len();

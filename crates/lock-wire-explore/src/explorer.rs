@@ -7,31 +7,44 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use lock_explore::{Fault, FaultKind, Options, Step, Topology, Violation, When};
+use std::sync::Arc;
 
+use lock_explore::{
+    ExternalRun, FaultKind, Options, Step, Topology, Violation, When, random_fault,
+};
+
+use crate::processes::Lanes;
 use crate::replay::{WIRE_REPLAY_FORMAT, WireReplay};
 use crate::run::{Outcome, RunError, run};
 
-/// The fault kinds a run through serve applies by default: those that act on one
-/// client's connection, and that a correct lock survives.
-pub const WIRE_FAULTS: [FaultKind; 5] = [
+/// Every fault kind a run through serve can apply, where the topology has what it
+/// acts on: a client's connection held, refused, killed, its reply late or lost; a
+/// pause inside a critical section (held at the client's next marker there); a node's
+/// clock jumping or drifting; a Redlock node dying (restarted with or without its
+/// data) or black-holed.
+pub const WIRE_FAULTS_ALL: [FaultKind; 11] = [
     FaultKind::Pause,
+    FaultKind::SectionPause,
+    FaultKind::NodeClock,
+    FaultKind::Drift,
     FaultKind::LostReply,
     FaultKind::Refuse,
     FaultKind::Latency,
     FaultKind::KillConnection,
+    FaultKind::Restart,
+    FaultKind::RestartEmpty,
+    FaultKind::Blackhole,
 ];
 
-/// Every fault kind a run through serve can apply: [`WIRE_FAULTS`], and the inherent
-/// pause inside a critical section (held at the client's next marker there), opt-in.
-pub const WIRE_FAULTS_ALL: [FaultKind; 6] = [
-    FaultKind::Pause,
-    FaultKind::LostReply,
-    FaultKind::Refuse,
-    FaultKind::Latency,
-    FaultKind::KillConnection,
-    FaultKind::SectionPause,
-];
+/// The fault kinds a run through serve applies by default on `topology`: those it
+/// can apply and that a correct lock survives (the inherent ones are opt-in), as
+/// [`FaultKind::defaults`] for in-process exploration.
+pub fn wire_faults(topology: Topology) -> Vec<FaultKind> {
+    FaultKind::defaults(&topology)
+        .into_iter()
+        .filter(|k| WIRE_FAULTS_ALL.contains(k))
+        .collect()
+}
 
 /// Explores a command run once per client against serve.
 #[derive(Clone, Debug)]
@@ -43,6 +56,8 @@ pub struct WireExplorer {
     replays: u32,
     /// Runs made at once, each on its own server and ports.
     parallel: usize,
+    /// Whether each client's process serves many runs (see [`WireExplorer::long_lived`]).
+    long_lived: bool,
 }
 
 /// A violation found, shrunk and replayed.
@@ -71,7 +86,7 @@ pub struct WireReport {
     pub command: String,
     /// Runs made by the search (shrinking and replays not counted).
     pub runs: u64,
-    /// How long the search took.
+    /// How long the search took (shrinking and replays not counted).
     pub elapsed: Duration,
     /// The first violation of the lock's own, if any.
     pub finding: Option<WireFinding>,
@@ -109,14 +124,32 @@ impl WireExplorer {
             options: Options {
                 ttl_ms: 200,
                 max_steps: 2,
-                faults: WIRE_FAULTS.to_vec(),
+                faults: wire_faults(Topology::Single),
                 ..Options::default()
             },
             runs: 100,
             seed: 0,
             replays: 10,
             parallel: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            long_lived: false,
         }
+    }
+
+    /// What the clients connect to: `single` (the default) or `redlock` (each client
+    /// gets one port per node, in `NXLOCK_NODES`). Resets the faults to
+    /// [`wire_faults`] of that topology.
+    pub fn topology(mut self, topology: Topology) -> Self {
+        self.options.topology = topology;
+        self.options.faults = wire_faults(topology);
+        self
+    }
+
+    /// Each client's process is started once and serves run after run, told on its
+    /// stdin where each run is (the protocol is in this crate's `processes` module and
+    /// in EXPLORE.md): no interpreter start-up or imports per run.
+    pub fn long_lived(mut self, long_lived: bool) -> Self {
+        self.long_lived = long_lived;
+        self
     }
 
     /// How many runs proceed at once (default: one per core), each on its own server and
@@ -145,12 +178,14 @@ impl WireExplorer {
         self
     }
 
-    /// The fault kinds in play; those a run through serve cannot apply are left out.
+    /// The fault kinds in play; those a run through serve cannot apply, or the
+    /// topology has nothing for, are left out.
     pub fn faults(mut self, faults: &[FaultKind]) -> Self {
+        let topology = self.options.topology;
         self.options.faults = faults
             .iter()
             .copied()
-            .filter(|f| WIRE_FAULTS_ALL.contains(f))
+            .filter(|f| WIRE_FAULTS_ALL.contains(f) && topology.supports(*f))
             .collect();
         self
     }
@@ -191,7 +226,16 @@ impl WireExplorer {
 
     /// Runs `steps` once more.
     pub fn run_steps(&self, steps: &[Step]) -> Result<Outcome, RunError> {
-        runtime().block_on(run(&self.command, &self.options, steps))
+        runtime().block_on(async {
+            let lanes = self.lanes();
+            run(&self.command, &self.options, steps, lanes.as_deref()).await
+        })
+    }
+
+    /// The lanes of long-lived processes for one search or replay, if long-lived.
+    fn lanes(&self) -> Option<Arc<Lanes>> {
+        self.long_lived
+            .then(|| Lanes::new(&self.command, &self.options))
     }
 
     /// Replays a saved finding with this explorer's command, under the file's clients,
@@ -209,7 +253,11 @@ impl WireExplorer {
     /// Replays `steps` [`WireExplorer::replays`] times: how many runs broke the lock
     /// (of its own), and the first that did.
     pub fn replay(&self, steps: &[Step]) -> Result<(u32, Option<Outcome>), RunError> {
-        runtime().block_on(self.replay_async(steps, self.replays))
+        runtime().block_on(async {
+            let lanes = self.lanes();
+            self.replay_async(steps, self.replays, lanes.as_deref())
+                .await
+        })
     }
 
     async fn search(&self) -> Result<WireReport, RunError> {
@@ -223,24 +271,42 @@ impl WireExplorer {
             client_failure: None,
             options: self.options.clone(),
         };
-        let baseline = run(&self.command, &self.options, &[]).await?;
+        let lanes = self.lanes();
+        let baseline = run(&self.command, &self.options, &[], lanes.as_deref()).await?;
         if baseline.failures.len() == self.options.clients {
             return Err(RunError::ClientsFailed(baseline.failures[0].clone()));
         }
         report.runs = 1;
         let ops = baseline.op_names.clone();
         let mut found = self.judge(&mut report, baseline, Vec::new(), 0);
+        // A finding whose schedule breaks the lock in none of 3 more tries was a rare
+        // interleaving of the processes, not something a user can replay: the search
+        // goes on, and reports it only if it finds nothing better.
+        let mut unreproduced = None;
         let mut rng = fastrand::Rng::with_seed(self.seed);
         let mut index = 1;
-        while found.is_none() && index < self.runs {
+        loop {
+            if let Some((steps, ..)) = &found {
+                if steps.is_empty() || self.replay_async(steps, 3, lanes.as_deref()).await?.0 > 0 {
+                    break;
+                }
+                unreproduced.get_or_insert(found.take());
+            }
+            if index >= self.runs {
+                break;
+            }
             let batch = (self.runs - index).min(self.parallel as u64);
             let drawn: Vec<Vec<Step>> = (0..batch).map(|_| self.draw(&mut rng, &ops)).collect();
             let mut running = Vec::new();
             for steps in &drawn {
-                let (command, options, steps) =
-                    (self.command.clone(), self.options.clone(), steps.clone());
+                let (command, options, steps, lanes) = (
+                    self.command.clone(),
+                    self.options.clone(),
+                    steps.clone(),
+                    lanes.clone(),
+                );
                 running.push(tokio::spawn(async move {
-                    run(&command, &options, &steps).await
+                    run(&command, &options, &steps, lanes.as_deref()).await
                 }));
             }
             // Judged in run order: the first of the batch to break the lock is the one
@@ -249,15 +315,20 @@ impl WireExplorer {
                 let outcome = handle.await.expect("a run does not panic")?;
                 report.runs += 1;
                 if found.is_none() {
+                    let outcome = self.classify(&steps, outcome, lanes.as_deref()).await?;
                     found = self.judge(&mut report, outcome, steps, index);
                 }
                 index += 1;
             }
         }
+        report.elapsed = started.elapsed();
+        let found = found.or(unreproduced.flatten());
         if let Some((steps, run_index, first)) = found {
             let found_with = steps.len();
-            let shrunk = self.shrink(steps.clone()).await?;
-            let (reproduced, outcome) = self.replay_async(&shrunk, self.replays).await?;
+            let shrunk = self.shrink(steps.clone(), lanes.as_deref()).await?;
+            let (reproduced, outcome) = self
+                .replay_async(&shrunk, self.replays, lanes.as_deref())
+                .await?;
             // A shrunk schedule that never reproduced proves nothing: the schedule that
             // found it, and the run that did, are reported instead.
             let (steps, outcome) = match outcome {
@@ -276,8 +347,50 @@ impl WireExplorer {
                 });
             }
         }
-        report.elapsed = started.elapsed();
         Ok(report)
+    }
+
+    /// Labels a violation of the lock's own in `outcome` as inherent when it needs the
+    /// schedule's inherent faults (a server clock jump, a pause inside a section): the
+    /// schedule without them breaks the lock in that way in none of 3 tries.
+    async fn classify(
+        &self,
+        steps: &[Step],
+        mut outcome: Outcome,
+        lanes: Option<&Lanes>,
+    ) -> Result<Outcome, RunError> {
+        let Some(violation) = outcome.violation.as_ref().filter(|v| !v.is_inherent()) else {
+            return Ok(outcome);
+        };
+        let mut kinds: Vec<FaultKind> = steps
+            .iter()
+            .map(|s| s.fault.kind())
+            .filter(|k| k.is_inherent())
+            .collect();
+        if kinds.is_empty() {
+            return Ok(outcome);
+        }
+        kinds.sort();
+        kinds.dedup();
+        let kind = violation.kind;
+        let without: Vec<Step> = steps
+            .iter()
+            .filter(|s| !s.fault.kind().is_inherent())
+            .cloned()
+            .collect();
+        for _ in 0..3 {
+            let again = run(&self.command, &self.options, &without, lanes).await?;
+            if again
+                .violation
+                .is_some_and(|v| v.kind == kind && !v.is_inherent())
+            {
+                return Ok(outcome);
+            }
+        }
+        if let Some(violation) = &mut outcome.violation {
+            violation.needs_inherent(&kinds);
+        }
+        Ok(outcome)
     }
 
     /// Keeps what `outcome` says; `Some` when it broke the lock of its own.
@@ -308,7 +421,6 @@ impl WireExplorer {
         if self.options.faults.is_empty() {
             return Vec::new();
         }
-        let ttl = self.options.ttl_ms;
         let count = rng.usize(1..=self.options.max_steps.max(1));
         (0..count)
             .map(|_| {
@@ -334,41 +446,46 @@ impl WireExplorer {
                     None => When::After { client, op: 0 },
                 };
                 let kind = self.options.faults[rng.usize(..self.options.faults.len())];
-                let max_pause = self.options.max_pause_ms.unwrap_or(3 * ttl).max(1);
-                let max_latency = self.options.max_latency_ms.unwrap_or(ttl).max(1);
-                let fault = match kind {
-                    FaultKind::Pause => Fault::Pause {
-                        client,
-                        ms: rng.u64(1..=max_pause),
-                    },
-                    FaultKind::LostReply => Fault::LostReply { client },
-                    FaultKind::Refuse => Fault::Refuse { client },
-                    FaultKind::Latency => Fault::LateReply {
-                        client,
-                        ms: rng.u64(1..=max_latency),
-                    },
-                    FaultKind::SectionPause => Fault::SectionPause {
-                        client,
-                        ms: rng.u64(1..=max_pause),
-                    },
-                    _ => Fault::KillConnection { client },
-                };
+                let fault = random_fault(rng, kind, &self.options, client);
                 Step { when, fault }
             })
             .collect()
     }
 
-    /// Fewer steps, then shorter pauses, as long as the smaller schedule still breaks
+    /// Fewer steps, earlier anchors, then shorter pauses, as long as the smaller schedule still breaks
     /// the lock at least once in 3 tries.
-    async fn shrink(&self, mut steps: Vec<Step>) -> Result<Vec<Step>, RunError> {
+    async fn shrink(
+        &self,
+        mut steps: Vec<Step>,
+        lanes: Option<&Lanes>,
+    ) -> Result<Vec<Step>, RunError> {
         let mut i = 0;
         while i < steps.len() && steps.len() > 1 {
             let mut fewer = steps.clone();
             fewer.remove(i);
-            if self.replay_async(&fewer, 3).await?.0 > 0 {
+            if self.replay_async(&fewer, 3, lanes).await?.0 > 0 {
                 steps = fewer;
             } else {
                 i += 1;
+            }
+        }
+        // Earlier anchors: after a client's 1st GET rather than its 3rd, where the other
+        // clients are surely still contending, so that the finding reproduces whoever
+        // wins the first acquires.
+        for i in 0..steps.len() {
+            while let When::AfterNext { nth, .. } = steps[i].when {
+                if nth == 0 {
+                    break;
+                }
+                let mut earlier = steps.clone();
+                if let When::AfterNext { nth, .. } = &mut earlier[i].when {
+                    *nth /= 2;
+                }
+                if self.replay_async(&earlier, 3, lanes).await?.0 > 0 {
+                    steps = earlier;
+                } else {
+                    break;
+                }
             }
         }
         for i in 0..steps.len() {
@@ -378,7 +495,7 @@ impl WireExplorer {
                 }
                 let mut shorter = steps.clone();
                 shorter[i].fault = shorter[i].fault.with_length(ms / 2);
-                if self.replay_async(&shorter, 3).await?.0 > 0 {
+                if self.replay_async(&shorter, 3, lanes).await?.0 > 0 {
                     steps = shorter;
                 } else {
                     break;
@@ -392,11 +509,12 @@ impl WireExplorer {
         &self,
         steps: &[Step],
         times: u32,
+        lanes: Option<&Lanes>,
     ) -> Result<(u32, Option<Outcome>), RunError> {
         let mut reproduced = 0;
         let mut first = None;
         for _ in 0..times {
-            let outcome = run(&self.command, &self.options, steps).await?;
+            let outcome = run(&self.command, &self.options, steps, lanes).await?;
             if outcome.violation.as_ref().is_some_and(|v| !v.is_inherent()) {
                 reproduced += 1;
                 first.get_or_insert(outcome);
@@ -469,14 +587,17 @@ impl fmt::Display for WireReport {
     }
 }
 
-/// Whether `topology` can be explored through serve.
+/// Whether `topology` can be explored through serve: a single server, or Redlock's
+/// nodes (a replicated set or a cluster would need a primary that moves behind one
+/// address).
 pub fn supports(topology: Topology) -> bool {
-    topology == Topology::Single
+    ExternalRun::supports(topology)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lock_explore::Fault;
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|n| (*n).to_owned()).collect()
@@ -514,12 +635,15 @@ mod tests {
     }
 
     #[test]
-    fn only_the_faults_a_connection_can_take_are_kept_and_inherent_ones_are_opt_in() {
+    fn only_the_faults_serve_can_apply_are_kept_and_inherent_ones_are_opt_in() {
         let explorer = WireExplorer::new("true").faults(&[
             FaultKind::SectionPause,
             FaultKind::Failover,
-            FaultKind::NodeClock,
+            FaultKind::ClientClock,
+            FaultKind::Blackhole,
         ]);
+        // No failover behind one port, no process clock to jump, no Redlock node on a
+        // single server.
         assert_eq!(explorer.options().faults, [FaultKind::SectionPause]);
         let mut rng = fastrand::Rng::with_seed(1);
         let steps = explorer.draw(&mut rng, &vec![names(&["GET"]); 3]);
@@ -528,6 +652,10 @@ mod tests {
                 |s| matches!(s.fault, Fault::SectionPause { ms, .. } if (1..=600).contains(&ms))
             )
         );
-        assert!(!WIRE_FAULTS.contains(&FaultKind::SectionPause));
+        assert!(!wire_faults(Topology::Single).contains(&FaultKind::SectionPause));
+        let redlock = wire_faults(Topology::Redlock { nodes: 3 });
+        assert!(redlock.contains(&FaultKind::Restart) && redlock.contains(&FaultKind::Blackhole));
+        assert!(!redlock.contains(&FaultKind::RestartEmpty), "inherent");
+        assert!(!redlock.contains(&FaultKind::Failover));
     }
 }

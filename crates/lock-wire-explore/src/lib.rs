@@ -20,9 +20,10 @@
 
 mod explorer;
 mod observer;
+mod processes;
 mod replay;
 mod run;
 
-pub use explorer::{WIRE_FAULTS, WIRE_FAULTS_ALL, WireExplorer, WireFinding, WireReport, supports};
+pub use explorer::{WIRE_FAULTS_ALL, WireExplorer, WireFinding, WireReport, supports, wire_faults};
 pub use replay::{WIRE_REPLAY_FORMAT, WireReplay, WireReplayError};
 pub use run::{Outcome, RunError};

@@ -1,5 +1,5 @@
-//! [`WireObserver`]: serve's [`Observer`] for one run. It hands each tagged command's
-//! fate to the run's steps, and each command and marker to its checkers.
+//! [`WireObserver`]: serve's [`Observer`] for one node of one run. It hands each tagged
+//! command's fate to the run's steps, and each command and marker to its checkers.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,10 +8,12 @@ use lock_explore::ExternalRun;
 use lock_server::{After, Before, Marker, Observer};
 use parking_lot::Mutex;
 
-/// One run's observer: client `n` is the process behind `Server::listen_as(n)`.
+/// One node's observer: client `n` is the process behind `Server::listen_as(n)`.
 #[derive(Debug)]
 pub(crate) struct WireObserver {
     run: Arc<ExternalRun>,
+    /// The node served (`None`: the run's only server).
+    node: Option<usize>,
     /// Taken off every validity a client states: the time its marker may have spent
     /// between the client and the server, which makes the server's count start late.
     slack: Duration,
@@ -20,9 +22,15 @@ pub(crate) struct WireObserver {
 }
 
 impl WireObserver {
-    pub(crate) fn new(run: Arc<ExternalRun>, clients: usize, slack: Duration) -> Self {
+    pub(crate) fn new(
+        run: Arc<ExternalRun>,
+        node: Option<usize>,
+        clients: usize,
+        slack: Duration,
+    ) -> Self {
         Self {
             run,
+            node,
             slack,
             sent_us: Mutex::new(vec![0; clients]),
         }
@@ -42,11 +50,20 @@ impl Observer for WireObserver {
             };
             *slot = self.run.now_us();
         }
-        let fate = if is_marker(args) {
-            self.run.before_marker(client)
-        } else {
-            self.run.before_command(client)
-        };
+        if is_marker(args) {
+            let fate = self.run.before_marker(client);
+            return if fate.hold > Duration::ZERO {
+                Before::Hold(fate.hold)
+            } else {
+                Before::Run
+            };
+        }
+        // A black-holed node swallows the command before the client's faults apply:
+        // nothing of it reaches the node.
+        if let Some(wait) = self.node.and_then(|node| self.run.black_holed(node)) {
+            return Before::Unanswered(wait);
+        }
+        let fate = self.run.before_command(client);
         if fate.refuse {
             Before::Refuse
         } else if fate.hold > Duration::ZERO {
@@ -69,7 +86,7 @@ impl Observer for WireObserver {
         } else {
             brief(reply)
         };
-        self.run.command(client, args, sent_us, shown);
+        self.run.command(client, self.node, args, sent_us, shown);
         if fate.lose {
             After::Lose
         } else if fate.late > Duration::ZERO {

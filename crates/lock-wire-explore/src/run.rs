@@ -2,16 +2,15 @@
 //! client with its environment, and the verdict once every process has exited (or the
 //! liveness bound has passed).
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::Clock;
 use lock_explore::{ExternalRun, Options, Step, Trace, Violation};
 use lock_server::{Server, ServerOptions};
-use tokio::process::Command;
 
 use crate::observer::WireObserver;
+use crate::processes::{self, Addresses, End, Lanes};
 
 /// What one run found.
 #[derive(Clone, Debug)]
@@ -51,84 +50,65 @@ pub enum RunError {
     ClientsFailed(String),
 }
 
-/// Runs `command` (a shell command line) once per client under `steps`.
+/// Runs `command` (a shell command line) once per client under `steps`: started for
+/// this run, or on a long-lived lane of `lanes`.
 pub(crate) async fn run(
     command: &str,
     options: &Options,
     steps: &[Step],
+    lanes: Option<&Lanes>,
 ) -> Result<Outcome, RunError> {
     let external = Arc::new(ExternalRun::new(options, steps, Clock::system())?);
-    let observer = Arc::new(WireObserver::new(
-        external.clone(),
-        options.clients,
-        validity_slack(options),
-    ));
-    let server = Server::start(ServerOptions {
-        observer: Some(observer),
-        db: Some(external.server()),
-        ..ServerOptions::default()
-    })
-    .await
-    .map_err(RunError::Listen)?;
-    let mut children = Vec::new();
-    let mut stderrs = Vec::new();
+    let nodes = external.nodes();
+    let several = nodes.len() > 1;
+    let mut servers = Vec::new();
+    for (node, db) in nodes.into_iter().enumerate() {
+        let observer = Arc::new(WireObserver::new(
+            external.clone(),
+            several.then_some(node),
+            options.clients,
+            validity_slack(options),
+        ));
+        let server = Server::start(ServerOptions {
+            observer: Some(observer),
+            db: Some(db),
+            ..ServerOptions::default()
+        })
+        .await
+        .map_err(RunError::Listen)?;
+        servers.push(server);
+    }
+    let mut addresses = Vec::new();
     for client in 0..options.clients {
-        let addr = server.listen_as(client).await.map_err(RunError::Listen)?;
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .env("NXLOCK_CLIENT", client.to_string())
-            .env("NXLOCK_CLIENTS", options.clients.to_string())
-            .env("REDIS_URL", format!("redis://{addr}"))
-            .env("NXLOCK_NODES", format!("redis://{addr}"))
-            .env("NXLOCK_CYCLES", options.cycles.to_string())
-            .env("NXLOCK_TTL_MS", options.ttl_ms.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|error| RunError::Spawn {
-                command: command.to_owned(),
-                error,
-            })?;
-        // Read as it comes, so that a chatty client never blocks on a full pipe.
-        stderrs.push(tokio::spawn(tail(child.stderr.take())));
-        children.push(child);
+        let mut urls = Vec::new();
+        for server in &servers {
+            let addr = server.listen_as(client).await.map_err(RunError::Listen)?;
+            urls.push(format!("redis://{addr}"));
+        }
+        addresses.push(Addresses {
+            url: urls[0].clone(),
+            nodes: urls.join(","),
+        });
     }
+    // Timed node faults end in real time: a dead node restarts, a black hole heals.
+    let recoveries = tokio::spawn(recover(external.clone()));
     let bound = liveness_bound(options);
-    let waited = tokio::time::timeout(bound, async {
-        let mut statuses = Vec::new();
-        for child in children.iter_mut() {
-            statuses.push(child.wait().await.is_ok_and(|s| s.success()));
-        }
-        statuses
-    })
-    .await;
-    let statuses = match waited {
-        Ok(statuses) => statuses,
-        Err(_) => {
-            let mut statuses = Vec::new();
-            for (client, child) in children.iter_mut().enumerate() {
-                let ended = child.try_wait().ok().flatten();
-                if ended.is_none() {
-                    external.unfinished(client, bound);
-                    let _ = child.start_kill();
-                    let _ = child.wait().await;
-                }
-                statuses.push(ended.is_some_and(|s| s.success()));
-            }
-            statuses
-        }
+    let ends = match lanes {
+        Some(lanes) => lanes.run(&addresses, bound).await,
+        None => processes::one_shot(command, options, &addresses, bound).await,
     };
+    recoveries.abort();
+    for server in servers {
+        server.stop().await;
+    }
     let mut failures = Vec::new();
-    for (client, (ok, stderr)) in statuses.into_iter().zip(stderrs).enumerate() {
-        let text = stderr.await.unwrap_or_default();
-        if !ok {
-            failures.push(format!("client {client}: {text}"));
+    for (client, end) in ends?.into_iter().enumerate() {
+        match end {
+            End::Ok => {}
+            End::Failed(text) => failures.push(format!("client {client}: {text}")),
+            End::Unfinished => external.unfinished(client, bound),
         }
     }
-    server.stop().await;
     let ops = external.ops();
     let op_names = external.op_names();
     let (violation, trace) = external.finish();
@@ -139,6 +119,14 @@ pub(crate) async fn run(
         op_names,
         failures,
     })
+}
+
+/// Ends each timed node fault when it is due, until aborted.
+async fn recover(external: Arc<ExternalRun>) {
+    loop {
+        let wait = external.recover_due().unwrap_or(Duration::from_millis(5));
+        tokio::time::sleep(wait.clamp(Duration::from_micros(100), Duration::from_millis(5))).await;
+    }
 }
 
 /// What is taken off a stated validity for the marker's way to the server: a twentieth
@@ -154,26 +142,4 @@ pub(crate) fn liveness_bound(options: &Options) -> Duration {
     let ttls = options.liveness_ttls.unwrap_or(8).max(8);
     Duration::from_millis(options.ttl_ms * ttls * u64::from(options.cycles + 1))
         + Duration::from_secs(5)
-}
-
-/// The last lines a client wrote to stderr (at most 4 KiB are kept).
-async fn tail(stderr: Option<tokio::process::ChildStderr>) -> String {
-    use tokio::io::AsyncReadExt;
-    let Some(mut stderr) = stderr else {
-        return String::new();
-    };
-    let mut kept = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while let Ok(n) = stderr.read(&mut chunk).await {
-        if n == 0 {
-            break;
-        }
-        kept.extend_from_slice(&chunk[..n]);
-        if kept.len() > 4096 {
-            kept.drain(..kept.len() - 4096);
-        }
-    }
-    let text = String::from_utf8_lossy(&kept);
-    let lines: Vec<_> = text.lines().rev().take(5).collect();
-    lines.into_iter().rev().collect::<Vec<_>>().join("\n")
 }

@@ -4,15 +4,15 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use nxlock::wire_explore::{WIRE_FAULTS, WIRE_FAULTS_ALL, WireExplorer, WireReplay};
+use nxlock::wire_explore::{WIRE_FAULTS_ALL, WireExplorer, WireReplay, wire_faults};
 
 use super::ExploreArgs;
 
 pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
-    if !nxlock::wire_explore::supports(args.topology) {
+    let topology = super::topology(args);
+    if !nxlock::wire_explore::supports(topology) {
         eprintln!(
-            "nxlock explore --exec serves one server (--topology single) for now; {} is not supported yet",
-            args.topology
+            "nxlock explore --exec serves a single server or Redlock's nodes (--topology single or redlock); {topology} is not supported yet"
         );
         return ExitCode::from(2);
     }
@@ -20,28 +20,36 @@ pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
         Some(faults) => {
             let unsupported: Vec<_> = faults
                 .iter()
-                .filter(|f| !WIRE_FAULTS_ALL.contains(f))
+                .filter(|f| !WIRE_FAULTS_ALL.contains(f) || !topology.supports(**f))
                 .collect();
             if !unsupported.is_empty() {
                 let names: Vec<_> = unsupported.iter().map(|f| f.to_string()).collect();
+                let applies: Vec<_> = WIRE_FAULTS_ALL
+                    .iter()
+                    .filter(|f| topology.supports(**f))
+                    .map(|f| f.to_string())
+                    .collect();
                 eprintln!(
-                    "nxlock explore --exec cannot apply {} through serve yet; it applies pause, lost-reply, refuse, latency and kill-connection, and the inherent section-pause",
-                    names.join(", ")
+                    "nxlock explore --exec cannot apply {} on {topology} through serve; it applies {}",
+                    names.join(", "),
+                    applies.join(", ")
                 );
                 return ExitCode::from(2);
             }
             faults.clone()
         }
-        None => WIRE_FAULTS.to_vec(),
+        None => wire_faults(topology),
     };
     let mut explorer = WireExplorer::new(command)
+        .topology(topology)
         .clients(args.clients as usize)
         .cycles(args.cycles)
         .ttl(Duration::from_millis(args.ttl_ms.unwrap_or(200)))
         .faults(&faults)
         .runs(args.runs.unwrap_or(100))
         .seed(args.seed)
-        .replays(args.replays);
+        .replays(args.replays)
+        .long_lived(args.long_lived);
     if let Some(threads) = args.threads {
         explorer = explorer.parallel(threads);
     }

@@ -21,6 +21,9 @@ pub enum Before {
     Hold(Duration),
     /// The connection closes and the command never runs.
     Refuse,
+    /// It is never answered, as by a black-holed server: the connection waits this long
+    /// (past the client's own timeout), then closes, and the command never runs.
+    Unanswered(Duration),
 }
 
 /// What happens to a tagged connection's reply once its command ran.

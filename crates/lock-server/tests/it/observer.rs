@@ -26,8 +26,8 @@ impl Observer for Scripted {
             .push(format!("{client} before {name}"));
         let mut plan = self.plan.lock().unwrap();
         match plan.first() {
-            // A refused command gets no `after`: its step ends here.
-            Some((Before::Refuse, _)) if client == 1 => plan.remove(0).0,
+            // A refused or unanswered command gets no `after`: its step ends here.
+            Some((Before::Refuse | Before::Unanswered(_), _)) if client == 1 => plan.remove(0).0,
             Some((before, _)) if client == 1 => *before,
             _ => Before::Run,
         }
@@ -176,5 +176,22 @@ async fn a_held_command_and_a_late_reply_wait_on_the_servers_clock() {
     let started = tokio::time::Instant::now();
     assert_eq!(client.command(&["GET", "k"]).await, b"$1\r\nv\r\n");
     assert!(started.elapsed() >= Duration::from_millis(200));
+    server.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_command_never_runs_and_its_connection_closes_after_the_wait() {
+    let (server, _) = observed(vec![(
+        Before::Unanswered(Duration::from_millis(900)),
+        After::Send,
+    )])
+    .await;
+    let port = server.listen_as(1).await.unwrap().to_string();
+    let mut client = Raw::connect(&port).await;
+    let started = tokio::time::Instant::now();
+    assert_eq!(client.command(&["SET", "a", "1"]).await, b"", "closed");
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    let mut look = Raw::connect(&server.addr().to_string()).await;
+    assert_eq!(look.command(&["EXISTS", "a"]).await, b":0\r\n", "never ran");
     server.stop().await;
 }
