@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use nxlock::explore::{ViolationKind, What};
+use nxlock::explore::{Fault, Step, Topology, ViolationKind, What, When};
 use nxlock::server::{Server, ServerOptions};
 use nxlock::testing::RedisTarget;
 use nxlock::wire_explore::WireExplorer;
@@ -125,9 +125,12 @@ async fn the_python_examples_run_unchanged_against_plain_serve_and_redis() {
     if !python_with_redis() {
         return;
     }
+    // Redlock's examples on one node: NXLOCK_NODES unset is REDIS_URL alone.
     let examples = [
         "examples/python/get_then_del.py",
         "examples/python/token_lock.py",
+        "examples/python/redis_py_lock.py",
+        "examples/python/redlock.py",
     ];
     let server = Server::start(ServerOptions::default()).await.unwrap();
     for example in examples {
@@ -233,15 +236,123 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
     assert!(report.finding.is_none(), "{report}");
     assert!(report.client_failure.is_none(), "{report}");
 
+    // As plain programs: against a serve that explores nothing (markers accepted and
+    // ignored) and against redis-server with the markers off. Redlock's examples on one
+    // node: NXLOCK_NODES unset is REDIS_URL alone.
+    let mut examples = vec![
+        "examples/node/get_then_del.js",
+        "examples/node/token_lock.js",
+        "examples/node/redlock.js",
+    ];
+    if works("node", &["-e", "require('redlock5')"]) {
+        examples.push("examples/node/node_redlock.js");
+    }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let server = Server::start(ServerOptions::default()).await.unwrap();
-        for example in [
-            "examples/node/get_then_del.js",
-            "examples/node/token_lock.js",
-        ] {
+        for example in &examples {
             run_example(node(example), &server.url(), true).await;
         }
         server.stop().await;
+        match RedisTarget::from_env() {
+            Ok(target) => {
+                for example in &examples {
+                    run_example(node(example), &target.url(), false).await;
+                }
+            }
+            Err(why) => {
+                nxlock::testing::announce_skip("the Node examples against redis-server", &why)
+            }
+        }
     });
+}
+
+/// Long-lived processes serve run after run: a command that breaks the lock only from
+/// the second run each process serves is found at the search's second run, and its
+/// report has a timeline.
+#[test]
+fn long_lived_processes_serve_several_runs_and_a_finding_has_a_timeline() {
+    if !python_with_redis() {
+        return;
+    }
+    let report = WireExplorer::new(script("tests/clients/exec/breaks_from_its_second_run.py"))
+        .clients(2)
+        .cycles(1)
+        .faults(&[])
+        .runs(5)
+        .replays(2)
+        .parallel(1)
+        .long_lived(true)
+        .explore()
+        .unwrap();
+    let found = report.finding.as_ref().expect("found");
+    assert_eq!(found.run, 1, "{report}");
+    assert_eq!(
+        found.violation.kind,
+        ViolationKind::LostOwnership,
+        "{report}"
+    );
+    assert_eq!(found.reproduced, 2, "{report}");
+    let page = report.timeline_html().expect("a timeline");
+    assert!(page.contains("<svg") && page.contains("lost-ownership"));
+    assert!(page.contains("client 1") && page.contains("client 0"));
+}
+
+/// Redlock's nodes behind ports: while one node is dead and another black-holed no
+/// client can win a majority; once they are back, every client finishes its cycles, and
+/// the correct Redlock never broke.
+#[test]
+fn a_python_redlock_outlives_a_dead_node_and_a_black_holed_one() {
+    if !python_with_redis() {
+        return;
+    }
+    let explorer = WireExplorer::new(script("examples/python/redlock.py"))
+        .topology(Topology::Redlock { nodes: 3 })
+        .clients(2)
+        .cycles(2);
+    let after_first_enter = When::AfterNext {
+        client: 0,
+        kind: "ENTER".to_owned(),
+        from_us: 0,
+        nth: 0,
+    };
+    let steps = [
+        Step {
+            when: after_first_enter.clone(),
+            fault: Fault::Restart {
+                node: 0,
+                ms: 150,
+                persistent: true,
+            },
+        },
+        Step {
+            when: after_first_enter,
+            fault: Fault::Blackhole { node: 1, ms: 150 },
+        },
+    ];
+    let outcome = explorer.run_steps(&steps).unwrap();
+    assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+    let recovered = outcome
+        .trace
+        .iter()
+        .filter(|e| matches!(e.what, What::Recovered { .. }))
+        .count();
+    assert_eq!(recovered, 2, "the node restarted and the black hole healed");
+    let entered = outcome
+        .trace
+        .iter()
+        .filter(|e| matches!(e.what, What::Enter { .. }))
+        .count();
+    assert_eq!(entered, 4, "two clients, two cycles each");
+    // Every node served the lock's commands, each client on ports of its own.
+    for node in 0..3 {
+        assert!(
+            outcome
+                .trace
+                .iter()
+                .any(|e| matches!(&e.what, What::Command { node: Some(n), .. } if *n == node)),
+            "node {node}"
+        );
+    }
 }

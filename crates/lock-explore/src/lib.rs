@@ -104,6 +104,7 @@ pub use options::{Fencing, Options};
 pub use schedule::Schedule;
 pub use shard::{MergeError, ShardReport};
 pub use step::{Fault, FaultKind, Step, UnknownFault, When};
+pub use timeline::{Timeline, timeline_page};
 pub use topology::{Topology, UnknownTopology};
 pub use trace::{Event, Trace, What};
 pub use violation::{Violation, ViolationKind};

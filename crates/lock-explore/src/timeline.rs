@@ -8,7 +8,8 @@
 use std::fmt::Write as _;
 
 use crate::counterexample::Counterexample;
-use crate::trace::{Event, What};
+use crate::trace::{Event, Trace, What};
+use crate::violation::Violation;
 
 const WIDTH: f64 = 1100.0;
 const LEFT: f64 = 120.0;
@@ -104,7 +105,38 @@ fn reply_style(reply: &str) -> (&'static str, &'static str) {
 
 /// The page.
 pub(crate) fn html(found: &Counterexample) -> String {
-    let trace = &found.trace;
+    timeline_page(&Timeline {
+        clients: found.schedule.clients,
+        topology: found.options.topology,
+        steps: &found.schedule.steps,
+        violation: &found.violation,
+        trace: &found.trace,
+        text: &found.to_string(),
+    })
+}
+
+/// What a timeline page shows, wherever the run was made: in process, or with the
+/// clients as processes behind serve.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeline<'a> {
+    /// How many clients ran (one lane each).
+    pub clients: usize,
+    /// What they ran against (a lane per node).
+    pub topology: crate::Topology,
+    /// The schedule's steps, listed under the picture.
+    pub steps: &'a [crate::Step],
+    /// What broke.
+    pub violation: &'a Violation,
+    /// The run's trace.
+    pub trace: &'a Trace,
+    /// The report in words, shown under the steps.
+    pub text: &'a str,
+}
+
+/// The timeline page of `found`: an SVG lane per client and per node, the steps, and
+/// the report, in one self-contained HTML file.
+pub fn timeline_page(found: &Timeline<'_>) -> String {
+    let trace = found.trace;
     let end = trace
         .iter()
         .map(|e| e.at_us)
@@ -115,8 +147,8 @@ pub(crate) fn html(found: &Counterexample) -> String {
     // A little room after the violation, so that a marker at the end shows.
     let span = end + end / 50 + 1;
     let x = |us: i64| LEFT + (us as f64 / span as f64) * (WIDTH - LEFT - 20.0);
-    let clients = found.schedule.clients;
-    let nodes = found.options.topology.nodes().max(1);
+    let clients = found.clients;
+    let nodes = found.topology.nodes().max(1);
     // Lanes: clients, then nodes, then the deployment (failovers, replication, heals).
     let lanes = clients + nodes + 1;
     let lane_y = |lane: usize| TOP + LANE * lane as f64;
@@ -294,7 +326,6 @@ pub(crate) fn html(found: &Counterexample) -> String {
         span as f64 / 1000.0
     );
     let steps: String = found
-        .schedule
         .steps
         .iter()
         .map(|s| format!("<li>{}</li>", escape(&s.to_string())))
@@ -329,6 +360,6 @@ pub(crate) fn html(found: &Counterexample) -> String {
 "##,
         kind = found.violation.kind,
         detail = escape(&found.violation.to_string()),
-        text = escape(&found.to_string()),
+        text = escape(found.text),
     )
 }

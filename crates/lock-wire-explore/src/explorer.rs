@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use std::sync::Arc;
 
 use lock_explore::{
-    ExternalRun, FaultKind, Options, Step, Topology, Violation, When, random_fault,
+    ExternalRun, FaultKind, Options, Step, Timeline, Topology, Violation, When, random_fault,
 };
 
 use crate::processes::Lanes;
@@ -99,12 +99,27 @@ pub struct WireReport {
 }
 
 impl WireReport {
+    /// The finding's timeline as a self-contained HTML page (a lane per client and per
+    /// node, from the server's trace), if there is one.
+    pub fn timeline_html(&self) -> Option<String> {
+        let found = self.finding.as_ref()?;
+        Some(lock_explore::timeline_page(&Timeline {
+            clients: self.options.clients,
+            topology: self.options.topology,
+            steps: &found.steps,
+            violation: &found.violation,
+            trace: &found.outcome.trace,
+            text: &self.to_string(),
+        }))
+    }
+
     /// The finding as a replay file, if there is one.
     pub fn replay_file(&self) -> Option<WireReplay> {
         let found = self.finding.as_ref()?;
         Some(WireReplay {
             format: WIRE_REPLAY_FORMAT.to_owned(),
             command: self.command.clone(),
+            topology: self.options.topology,
             clients: self.options.clients,
             cycles: self.options.cycles,
             ttl_ms: self.options.ttl_ms,
@@ -244,6 +259,8 @@ impl WireExplorer {
     pub fn replay_file(&self, replay: &WireReplay) -> Result<(u32, Option<Outcome>), RunError> {
         let explorer = self
             .clone()
+            .topology(replay.topology)
+            .faults(&self.options.faults)
             .clients(replay.clients)
             .cycles(replay.cycles)
             .ttl(Duration::from_millis(replay.ttl_ms));

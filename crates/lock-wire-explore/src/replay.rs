@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use lock_explore::Step;
+use lock_explore::{Step, Topology};
 use serde::{Deserialize, Serialize};
 
 /// The format a replay file names, so that an older or newer one is refused plainly.
@@ -20,6 +20,9 @@ pub struct WireReplay {
     pub format: String,
     /// The command explored when it was found (a replay runs the one it is given).
     pub command: String,
+    /// What the clients ran against (files without it: a single server).
+    #[serde(default = "single")]
+    pub topology: Topology,
     /// How many clients ran.
     pub clients: usize,
     /// How many cycles each ran.
@@ -30,6 +33,10 @@ pub struct WireReplay {
     pub steps: Vec<Step>,
     /// What it broke: the violation's kind and sentence.
     pub violation: String,
+}
+
+fn single() -> Topology {
+    Topology::Single
 }
 
 /// A replay file that cannot be used.
@@ -98,6 +105,7 @@ mod tests {
         let replay = WireReplay {
             format: WIRE_REPLAY_FORMAT.to_owned(),
             command: "python3 lock.py".to_owned(),
+            topology: Topology::Redlock { nodes: 3 },
             clients: 3,
             cycles: 4,
             ttl_ms: 200,
@@ -114,6 +122,12 @@ mod tests {
         };
         replay.save(&path).unwrap();
         assert_eq!(WireReplay::load(&path).unwrap(), replay);
+        // A file written before topologies were saved is a single server's.
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        json.as_object_mut().unwrap().remove("topology");
+        std::fs::write(&path, json.to_string()).unwrap();
+        assert_eq!(WireReplay::load(&path).unwrap().topology, Topology::Single);
 
         std::fs::write(&path, "{\"format\": \"nxlock-replay/1\"}").unwrap();
         let refused = WireReplay::load(&path).unwrap_err().to_string();

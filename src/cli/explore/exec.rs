@@ -62,6 +62,13 @@ pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
     match explorer.explore() {
         Ok(report) => {
             print!("{report}");
+            if let (Some(path), Some(page)) = (&args.html, report.timeline_html()) {
+                if let Err(error) = std::fs::write(path, page) {
+                    eprintln!("nxlock explore --exec: {}: {error}", path.display());
+                    return ExitCode::from(2);
+                }
+                println!("timeline written to {}", path.display());
+            }
             if let (Some(path), Some(file)) = (&args.save, report.replay_file()) {
                 if let Err(error) = file.save(path) {
                     eprintln!("nxlock explore --exec: {error}");
