@@ -40,6 +40,12 @@ fn node_with_ioredis() -> bool {
     installed("node with ioredis", probe, "npm ci in tests/clients").is_some()
 }
 
+/// The `redlock` package, version 5, installed as `redlock5` beside version 4.
+fn node_with_redlock_v5() -> bool {
+    let probe = works("node", &["-e", "require('redlock5')"]);
+    installed("node redlock v5", probe, "npm ci in tests/clients").is_some()
+}
+
 fn script(path: &str) -> String {
     format!("python3 {}", root().join(path).display())
 }
@@ -244,7 +250,7 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
         "examples/node/token_lock.js",
         "examples/node/redlock.js",
     ];
-    if works("node", &["-e", "require('redlock5')"]) {
+    if node_with_redlock_v5() {
         examples.push("examples/node/node_redlock.js");
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -355,4 +361,42 @@ fn a_python_redlock_outlives_a_dead_node_and_a_black_holed_one() {
             "node {node}"
         );
     }
+}
+
+/// redis-py's own `Lock` through the explorer (long-lived processes): nothing of its own
+/// under the default faults.
+#[test]
+fn redis_pys_own_lock_has_no_violation_of_its_own_under_the_default_faults() {
+    if !python_with_redis() {
+        return;
+    }
+    let report = WireExplorer::new(script("examples/python/redis_py_lock.py"))
+        .runs(12)
+        .seed(1)
+        .long_lived(true)
+        .explore()
+        .unwrap();
+    assert_eq!(report.runs, 12);
+    assert!(report.finding.is_none(), "{report}");
+}
+
+/// The `redlock` package, version 5, over 3 nodes that die, restart and stop answering:
+/// nothing of its own under the default faults.
+#[test]
+fn node_redlock_v5_has_no_violation_of_its_own_on_three_nodes() {
+    if !node_with_ioredis() {
+        return;
+    }
+    if !node_with_redlock_v5() {
+        return;
+    }
+    let report = WireExplorer::new(node("examples/node/node_redlock.js"))
+        .topology(Topology::Redlock { nodes: 3 })
+        .runs(12)
+        .seed(1)
+        .long_lived(true)
+        .explore()
+        .unwrap();
+    assert_eq!(report.runs, 12);
+    assert!(report.finding.is_none(), "{report}");
 }
