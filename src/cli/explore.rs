@@ -89,7 +89,8 @@ pub struct ExploreArgs {
     /// The seed: the same seed (and budget in runs) finds the same counterexample.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Worker threads (default: every core).
+    /// Worker threads (default: every core). With --exec: runs at once (default: one per
+    /// core, two with --long-lived).
     #[arg(long)]
     threads: Option<usize>,
     /// Print the result as JSON (the counterexample's fault steps under "steps").

@@ -54,8 +54,9 @@ pub struct WireExplorer {
     runs: u64,
     seed: u64,
     replays: u32,
-    /// Runs made at once, each on its own server and ports.
-    parallel: usize,
+    /// Runs made at once, each on its own server and ports (`None`: see
+    /// [`WireExplorer::parallel`]).
+    parallel: Option<usize>,
     /// Whether each client's process serves many runs (see [`WireExplorer::long_lived`]).
     long_lived: bool,
 }
@@ -145,7 +146,7 @@ impl WireExplorer {
             runs: 100,
             seed: 0,
             replays: 10,
-            parallel: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            parallel: None,
             long_lived: false,
         }
     }
@@ -167,11 +168,11 @@ impl WireExplorer {
         self
     }
 
-    /// How many runs proceed at once (default: one per core), each on its own server and
+    /// How many runs proceed at once (default: one per core, two with `long_lived`), each on its own server and
     /// ports. The schedules tried are the same for any number; which of them breaks the
     /// lock may not be, as with any run of processes.
     pub fn parallel(mut self, runs: usize) -> Self {
-        self.parallel = runs.max(1);
+        self.parallel = Some(runs.max(1));
         self
     }
 
@@ -247,6 +248,15 @@ impl WireExplorer {
         })
     }
 
+    /// Runs made at once: as set, or one per core; twice that with long-lived
+    /// processes, which spend most of a run asleep (no interpreter to start).
+    fn runs_at_once(&self) -> usize {
+        self.parallel.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if self.long_lived { 2 * cores } else { cores }
+        })
+    }
+
     /// The lanes of long-lived processes for one search or replay, if long-lived.
     fn lanes(&self) -> Option<Arc<Lanes>> {
         self.long_lived
@@ -301,7 +311,13 @@ impl WireExplorer {
         // goes on, and reports it only if it finds nothing better.
         let mut unreproduced = None;
         let mut rng = fastrand::Rng::with_seed(self.seed);
-        let mut index = 1;
+        // Runs are drawn in order and judged in order, and up to `runs_at_once` of them
+        // proceed at once: a new one starts as soon as any ends, not when the slowest of
+        // a batch does.
+        let at_once = self.runs_at_once();
+        let slots = Arc::new(tokio::sync::Semaphore::new(at_once));
+        let mut pending = std::collections::VecDeque::new();
+        let mut drawn = 1;
         loop {
             if let Some((steps, ..)) = &found {
                 if steps.is_empty() || self.replay_async(steps, 3, lanes.as_deref()).await?.0 > 0 {
@@ -309,35 +325,34 @@ impl WireExplorer {
                 }
                 unreproduced.get_or_insert(found.take());
             }
-            if index >= self.runs {
-                break;
-            }
-            let batch = (self.runs - index).min(self.parallel as u64);
-            let drawn: Vec<Vec<Step>> = (0..batch).map(|_| self.draw(&mut rng, &ops)).collect();
-            let mut running = Vec::new();
-            for steps in &drawn {
-                let (command, options, steps, lanes) = (
+            while pending.len() < 2 * at_once && drawn < self.runs {
+                let steps = self.draw(&mut rng, &ops);
+                let (command, options, lanes, slots) = (
                     self.command.clone(),
                     self.options.clone(),
-                    steps.clone(),
                     lanes.clone(),
+                    slots.clone(),
                 );
-                running.push(tokio::spawn(async move {
-                    run(&command, &options, &steps, lanes.as_deref()).await
-                }));
+                let scheduled = steps.clone();
+                let handle = tokio::spawn(async move {
+                    let _slot = slots.acquire_owned().await.expect("never closed");
+                    run(&command, &options, &scheduled, lanes.as_deref()).await
+                });
+                pending.push_back((drawn, steps, AbortOnDrop(handle)));
+                drawn += 1;
             }
-            // Judged in run order: the first of the batch to break the lock is the one
-            // reported.
-            for (steps, handle) in drawn.into_iter().zip(running) {
-                let outcome = handle.await.expect("a run does not panic")?;
-                report.runs += 1;
-                if found.is_none() {
-                    let outcome = self.classify(&steps, outcome, lanes.as_deref()).await?;
-                    found = self.judge(&mut report, outcome, steps, index);
-                }
-                index += 1;
+            let Some((index, steps, mut handle)) = pending.pop_front() else {
+                break;
+            };
+            let outcome = (&mut handle.0).await.expect("a run does not panic")?;
+            report.runs += 1;
+            if found.is_none() {
+                let outcome = self.classify(&steps, outcome, lanes.as_deref()).await?;
+                found = self.judge(&mut report, outcome, steps, index);
             }
         }
+        // Runs still under way are not needed: dropped, they stop.
+        drop(pending);
         report.elapsed = started.elapsed();
         let found = found.or(unreproduced.flatten());
         if let Some((steps, run_index, first)) = found {
@@ -538,6 +553,15 @@ impl WireExplorer {
             }
         }
         Ok((reproduced, first))
+    }
+}
+
+/// A run under way that stops when its handle is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
