@@ -56,11 +56,17 @@ async function connect(url = run.url, options = {}) {
       await r.connect();
       return r;
     } catch (error) {
-      r.disconnect();
+      close(r);
       if (attempt === 5) throw error;
       await sleep(10);
     }
   }
+}
+
+// Closes a client; one whose connection already ended is left alone (disconnecting it
+// would arm ioredis's 2 s disconnect timer, which keeps the process alive).
+function close(r) {
+  if (r.status !== "end") r.disconnect();
 }
 
 async function mark(r, ...args) {
@@ -117,11 +123,11 @@ function runCycles(key, release) {
         await release(r, key, token);
         await outsideWork();
       } catch (error) {
-        r.disconnect();
+        close(r);
         r = await connect();
       }
     }
-    r.disconnect();
+    close(r);
   });
 }
 
@@ -131,6 +137,7 @@ module.exports = {
   TTL_MS,
   run,
   connect,
+  close,
   mark,
   sleep,
   criticalSection,

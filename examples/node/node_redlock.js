@@ -5,7 +5,7 @@
 // tests/clients installs it as `redlock5`, beside version 4 as `redlock`.
 
 const Redis = require("ioredis");
-const { CYCLES, TTL_MS, run, connect, criticalSection, outsideWork, eachRunOf } = require("./markers");
+const { CYCLES, TTL_MS, run, connect, close, criticalSection, outsideWork, eachRunOf } = require("./markers");
 
 const Redlock = (() => {
   try {
@@ -53,9 +53,9 @@ eachRunOf(async () => {
       await lock.release().catch(() => {});
       await outsideWork();
     } catch (error) {
-      markers.disconnect();
+      close(markers);
       markers = await connect();
     }
   }
-  for (const client of [...nodes, markers]) client.disconnect();
+  for (const client of [...nodes, markers]) close(client);
 });

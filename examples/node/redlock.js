@@ -7,7 +7,7 @@
 
 const crypto = require("node:crypto");
 const Redis = require("ioredis");
-const { CYCLES, TTL_MS, run, connect, criticalSection, outsideWork, sleep, eachRunOf } = require("./markers");
+const { CYCLES, TTL_MS, run, connect, close, criticalSection, outsideWork, sleep, eachRunOf } = require("./markers");
 
 const KEY = "lock:resource";
 const RELEASE = `
@@ -65,9 +65,9 @@ eachRunOf(async () => {
       await release(nodes, token);
       await outsideWork();
     } catch (error) {
-      markers.disconnect();
+      close(markers);
       markers = await connect();
     }
   }
-  for (const client of [...nodes, markers]) client.disconnect();
+  for (const client of [...nodes, markers]) close(client);
 });
