@@ -400,3 +400,36 @@ fn node_redlock_v5_has_no_violation_of_its_own_on_three_nodes() {
     assert_eq!(report.runs, 12);
     assert!(report.finding.is_none(), "{report}");
 }
+
+/// A client's command runs in a process group of its own, killed with its run: what it
+/// started in the background does not outlive the run.
+#[test]
+fn what_a_client_leaves_running_ends_with_its_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let command = format!("sleep 300 & echo $! > {}", pidfile.display());
+    let outcome = WireExplorer::new(command)
+        .clients(1)
+        .run_steps(&[])
+        .unwrap();
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let stat = PathBuf::from(format!("/proc/{}/stat", pid.trim()));
+    // Asked until it is gone (or a zombie awaiting its reaper), never slept on blindly.
+    let alive = || {
+        std::fs::read_to_string(&stat).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    assert!(
+        !alive(),
+        "the background sleep {} outlived its run",
+        pid.trim()
+    );
+}

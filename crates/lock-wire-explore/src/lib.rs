@@ -14,9 +14,16 @@
 //! (the TTL is short: 200 ms by default), and runs are not deterministic: a finding is
 //! replayed and reported with how often it reproduced.
 //!
-//! What runs today: one server (the `single` topology), the faults that act on one
-//! client's connection ([`WIRE_FAULTS`]), mutual exclusion within the validity a client
-//! states, lost ownership, fence order and counters.
+//! With [`WireExplorer::long_lived`], each client's process serves run after run, told
+//! on its stdin where each run is (the protocol is in EXPLORE.md, "Lock code in any
+//! language"), so that an interpreter starts once, not once per run.
+//!
+//! What runs today: one server or Redlock's nodes (one server each); the faults that act
+//! on one client's connection, on a node (dies, restarts with or without its data, stops
+//! answering) and on a server's clock ([`WIRE_FAULTS_ALL`], [`wire_faults`] by
+//! default); mutual exclusion within the validity a client states, lost ownership, fence
+//! order, counters and liveness. Replicated sets and clusters are not served: their
+//! failover needs a primary that moves behind one port.
 
 mod explorer;
 mod observer;

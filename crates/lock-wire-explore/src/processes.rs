@@ -40,9 +40,40 @@ pub(crate) enum End {
     Unfinished,
 }
 
+/// A client's process: `sh -c` in a process group of its own, killed whole when dropped,
+/// so that what the shell started (the interpreter) never outlives the run or the
+/// search.
+#[derive(Debug)]
+struct Spawned {
+    child: Child,
+    group: Option<u32>,
+}
+
+impl Spawned {
+    /// Kills the whole group at once.
+    fn kill(&mut self) {
+        #[cfg(unix)]
+        if let Some(group) = self.group.and_then(|g| i32::try_from(g).ok()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(group),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let _ = self.child.start_kill();
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// The environment every client process gets, whichever way it runs.
 fn command(line: &str, client: usize, options: &Options) -> Command {
     let mut command = Command::new("sh");
+    #[cfg(unix)]
+    command.process_group(0);
     command
         .arg("-c")
         .arg(line)
@@ -52,16 +83,17 @@ fn command(line: &str, client: usize, options: &Options) -> Command {
         .env("NXLOCK_TTL_MS", options.ttl_ms.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
     command
 }
 
-fn spawn(mut command: Command, line: &str) -> Result<Child, RunError> {
-    command.spawn().map_err(|error| RunError::Spawn {
+fn spawn(mut command: Command, line: &str) -> Result<Spawned, RunError> {
+    let child = command.spawn().map_err(|error| RunError::Spawn {
         command: line.to_owned(),
         error,
-    })
+    })?;
+    let group = child.id();
+    Ok(Spawned { child, group })
 }
 
 /// Runs `line` once per client, each with its `addresses`, and waits for them all (at
@@ -78,30 +110,31 @@ pub(crate) async fn one_shot(
         command
             .env("REDIS_URL", &address.url)
             .env("NXLOCK_NODES", &address.nodes);
-        let mut child = spawn(command, line)?;
-        let stderr = StderrTail::read(child.stderr.take());
-        children.push((child, stderr));
+        let mut spawned = spawn(command, line)?;
+        let stderr = StderrTail::read(spawned.child.stderr.take());
+        children.push((spawned, stderr));
     }
     let waited = tokio::time::timeout(bound, async {
-        for (child, _) in children.iter_mut() {
-            let _ = child.wait().await;
+        for (spawned, _) in children.iter_mut() {
+            let _ = spawned.child.wait().await;
         }
     })
     .await;
     let mut ends = Vec::new();
-    for (mut child, stderr) in children {
-        let end = match child.try_wait().ok().flatten() {
+    for (mut spawned, stderr) in children {
+        let end = match spawned.child.try_wait().ok().flatten() {
             Some(status) if status.success() => End::Ok,
             Some(_) => End::Failed(stderr.finish().await),
             None => {
                 debug_assert!(waited.is_err());
-                let _ = child.start_kill();
-                let _ = child.wait().await;
+                spawned.kill();
+                let _ = spawned.child.wait().await;
                 End::Unfinished
             }
         };
         ends.push(end);
     }
+    // Whatever a client left running in its group ends with the run.
     Ok(ends)
 }
 
@@ -113,7 +146,7 @@ pub(crate) struct Lane {
 
 #[derive(Debug)]
 struct LongLived {
-    child: Child,
+    process: Spawned,
     stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
     stderr: StderrTail,
@@ -128,13 +161,14 @@ impl Lane {
                 .env("NXLOCK_LONG_LIVED", "1")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped());
-            let mut child = spawn(command, line)?;
+            let mut process = spawn(command, line)?;
+            let child = &mut process.child;
             let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
                 unreachable!("both were asked for as pipes");
             };
             let stderr = StderrTail::read(child.stderr.take());
             processes.push(LongLived {
-                child,
+                process,
                 stdin,
                 stdout: BufReader::new(stdout).lines(),
                 stderr,
@@ -176,8 +210,8 @@ impl Lane {
                 reusable = false;
             }
             if let End::Failed(text) = &end {
-                let _ = process.child.start_kill();
-                let status = process.child.wait().await.ok();
+                process.process.kill();
+                let status = process.process.child.wait().await.ok();
                 let status = status.map_or_else(String::new, |s| format!("({s}) "));
                 result.push(End::Failed(format!("{status}{text}")));
                 continue;
