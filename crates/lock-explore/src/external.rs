@@ -36,10 +36,12 @@ pub struct ReplyFate {
     pub lose: bool,
 }
 
-/// A run of clients outside this process: the caller serves [`ExternalRun::server`] to
-/// them (each client told apart by its own port), asks each command's fate before and
-/// after it runs, passes on what they say they do (enter, exit, hold a key, write with a
-/// fence, count), and collects the verdict with [`ExternalRun::finish`].
+/// A run of clients outside this process: the caller serves each of
+/// [`ExternalRun::nodes`] to them (each client told apart by its own port), asks each
+/// command's fate before and after it runs, passes on what they say they do (enter,
+/// exit, hold a key, write with a fence, count), ends timed node faults when
+/// [`ExternalRun::recover_due`] says, and collects the verdict with
+/// [`ExternalRun::finish`].
 ///
 /// Steps are placed after a client's operation ([`When::After`], counted over its
 /// commands and markers alike, or [`When::AfterNext`], by name); steps placed at a time
