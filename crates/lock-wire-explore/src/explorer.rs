@@ -320,6 +320,8 @@ impl WireExplorer {
         let mut drawn = 1;
         loop {
             if let Some((steps, ..)) = &found {
+                // The search's time ends here: the tries that follow check the finding.
+                report.elapsed = started.elapsed();
                 if steps.is_empty() || self.replay_async(steps, 3, lanes.as_deref()).await?.0 > 0 {
                     break;
                 }
@@ -353,7 +355,9 @@ impl WireExplorer {
         }
         // Runs still under way are not needed: dropped, they stop.
         drop(pending);
-        report.elapsed = started.elapsed();
+        if found.is_none() {
+            report.elapsed = started.elapsed();
+        }
         let found = found.or(unreproduced.flatten());
         if let Some((steps, run_index, first)) = found {
             let found_with = steps.len();
