@@ -313,10 +313,13 @@ impl WireExplorer {
         let mut rng = fastrand::Rng::with_seed(self.seed);
         // Runs are drawn in order and judged in order, and up to `runs_at_once` of them
         // proceed at once: a new one starts as soon as any ends, not when the slowest of
-        // a batch does.
+        // a batch does. They take their slots in the order drawn (each waits until the
+        // one before has its slot), so that with long-lived processes the same run
+        // lands on the same lane's process every time.
         let at_once = self.runs_at_once();
         let slots = Arc::new(tokio::sync::Semaphore::new(at_once));
         let mut pending = std::collections::VecDeque::new();
+        let mut before: Option<tokio::sync::oneshot::Receiver<()>> = None;
         let mut drawn = 1;
         loop {
             if let Some((steps, ..)) = &found {
@@ -335,26 +338,41 @@ impl WireExplorer {
                     lanes.clone(),
                     slots.clone(),
                 );
+                let (placed, next) = tokio::sync::oneshot::channel();
+                let after = before.replace(next);
                 let scheduled = steps.clone();
                 let handle = tokio::spawn(async move {
-                    let _slot = slots.acquire_owned().await.expect("never closed");
-                    run(&command, &options, &scheduled, lanes.as_deref()).await
+                    if let Some(after) = after {
+                        let _ = after.await;
+                    }
+                    // Closed once the search has what it needs: a run not begun is not.
+                    let Ok(_slot) = slots.acquire_owned().await else {
+                        return None;
+                    };
+                    let _ = placed.send(());
+                    Some(run(&command, &options, &scheduled, lanes.as_deref()).await)
                 });
-                pending.push_back((drawn, steps, AbortOnDrop(handle)));
+                pending.push_back((drawn, steps, handle));
                 drawn += 1;
             }
-            let Some((index, steps, mut handle)) = pending.pop_front() else {
+            let Some((index, steps, handle)) = pending.pop_front() else {
                 break;
             };
-            let outcome = (&mut handle.0).await.expect("a run does not panic")?;
+            let Some(outcome) = handle.await.expect("a run does not panic") else {
+                continue;
+            };
+            let outcome = outcome?;
             report.runs += 1;
             if found.is_none() {
                 let outcome = self.classify(&steps, outcome, lanes.as_deref()).await?;
                 found = self.judge(&mut report, outcome, steps, index);
             }
         }
-        // Runs still under way are not needed: dropped, they stop.
-        drop(pending);
+        // Runs not begun never will; those under way end, and give their processes back.
+        slots.close();
+        for (_, _, handle) in pending {
+            let _ = handle.await;
+        }
         if found.is_none() {
             report.elapsed = started.elapsed();
         }
@@ -557,15 +575,6 @@ impl WireExplorer {
             }
         }
         Ok((reproduced, first))
-    }
-}
-
-/// A run under way that stops when its handle is dropped.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
