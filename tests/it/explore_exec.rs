@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use nxlock::explore::{Fault, Step, Topology, ViolationKind, What, When};
+use nxlock::explore::{Event, Fault, Step, Topology, Trace, ViolationKind, What, When};
 use nxlock::server::{Server, ServerOptions};
 use nxlock::testing::RedisTarget;
 use nxlock::wire_explore::WireExplorer;
@@ -44,6 +44,11 @@ fn node_with_ioredis() -> bool {
 fn node_with_redlock_v5() -> bool {
     let probe = works("node", &["-e", "require('redlock5')"]);
     installed("node redlock v5", probe, "npm ci in tests/clients").is_some()
+}
+
+/// How many of a run's trace events are `what`.
+fn count(trace: &Trace, what: impl Fn(&Event) -> bool) -> usize {
+    trace.iter().filter(|e| what(e)).count()
 }
 
 fn script(path: &str) -> String {
@@ -111,11 +116,9 @@ fn the_correct_python_token_lock_stays_clean_and_its_markers_reach_the_checkers(
         .seed(1);
     let baseline = explorer.run_steps(&[]).unwrap();
     for client in 0..2 {
-        let entered = baseline
-            .trace
-            .iter()
-            .filter(|e| e.client == Some(client) && matches!(e.what, What::Enter { .. }))
-            .count();
+        let entered = count(&baseline.trace, |e| {
+            e.client == Some(client) && matches!(e.what, What::Enter { .. })
+        });
         assert_eq!(entered, 2, "client {client} entered once per cycle");
     }
     let report = explorer.explore().unwrap();
@@ -232,11 +235,7 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
         .runs(3)
         .seed(1);
     let baseline = explorer.run_steps(&[]).unwrap();
-    let entered = baseline
-        .trace
-        .iter()
-        .filter(|e| matches!(e.what, What::Enter { .. }))
-        .count();
+    let entered = count(&baseline.trace, |e| matches!(e.what, What::Enter { .. }));
     assert_eq!(entered, 4, "two clients, two cycles each");
     let report = explorer.explore().unwrap();
     assert!(report.finding.is_none(), "{report}");
@@ -339,17 +338,9 @@ fn a_python_redlock_outlives_a_dead_node_and_a_black_holed_one() {
     let outcome = explorer.run_steps(&steps).unwrap();
     assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
     assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
-    let recovered = outcome
-        .trace
-        .iter()
-        .filter(|e| matches!(e.what, What::Recovered { .. }))
-        .count();
+    let recovered = count(&outcome.trace, |e| matches!(e.what, What::Recovered { .. }));
     assert_eq!(recovered, 2, "the node restarted and the black hole healed");
-    let entered = outcome
-        .trace
-        .iter()
-        .filter(|e| matches!(e.what, What::Enter { .. }))
-        .count();
+    let entered = count(&outcome.trace, |e| matches!(e.what, What::Enter { .. }));
     assert_eq!(entered, 4, "two clients, two cycles each");
     // Every node served the lock's commands, each client on ports of its own.
     for node in 0..3 {

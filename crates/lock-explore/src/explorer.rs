@@ -517,17 +517,10 @@ impl Explorer {
         if violation.is_inherent() || violation.kind == ViolationKind::Nondeterminism {
             return;
         }
-        let mut kinds: Vec<FaultKind> = schedule
-            .steps
-            .iter()
-            .map(|s| s.fault.kind())
-            .filter(|k| k.is_inherent())
-            .collect();
+        let kinds = Step::inherent_kinds(&schedule.steps);
         if kinds.is_empty() {
             return;
         }
-        kinds.sort();
-        kinds.dedup();
         let mut without = schedule.clone();
         without.steps.retain(|s| !s.fault.kind().is_inherent());
         let again = run(&self.subject, &self.options, &without, Record::Dropped);

@@ -181,6 +181,21 @@ pub struct Step {
     pub fault: Fault,
 }
 
+impl Step {
+    /// The inherent fault kinds among `steps`, each once, in order: what a violation
+    /// needs when the same schedule without them breaks nothing.
+    pub fn inherent_kinds(steps: &[Step]) -> Vec<FaultKind> {
+        let mut kinds: Vec<FaultKind> = steps
+            .iter()
+            .map(|s| s.fault.kind())
+            .filter(|k| k.is_inherent())
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    }
+}
+
 impl Fault {
     /// The length a fault has (ms, or the size of a clock jump), if any.
     pub fn length(&self) -> Option<u64> {

@@ -416,16 +416,10 @@ impl WireExplorer {
         let Some(violation) = outcome.violation.as_ref().filter(|v| !v.is_inherent()) else {
             return Ok(outcome);
         };
-        let mut kinds: Vec<FaultKind> = steps
-            .iter()
-            .map(|s| s.fault.kind())
-            .filter(|k| k.is_inherent())
-            .collect();
+        let kinds = Step::inherent_kinds(steps);
         if kinds.is_empty() {
             return Ok(outcome);
         }
-        kinds.sort();
-        kinds.dedup();
         let kind = violation.kind;
         let without: Vec<Step> = steps
             .iter()
