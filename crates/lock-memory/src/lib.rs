@@ -61,7 +61,7 @@ pub use instances::{MemoryInstances, NoSuchNode, Persistence};
 pub use keyspace::{Keyspace, WatchMark};
 pub use notifications::{InvalidEventClass, KeyspaceEvents};
 pub use pubsub::{Delivery, Inbox, InboxAddress, OutputLimit, OverflowSignal, SharedOutputLimit};
-pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role};
+pub use replication::{Link, MemoryReplicaSet, ReplicaSetClient, Role, WriteOffset};
 pub use script_runner::ScriptRunner;
 pub use sharded::{ClusterClient, MemoryCluster};
 pub use store::{KeyWrite, Writes};

@@ -7,16 +7,17 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use lock_core::Value;
-use lock_memory::OverflowSignal;
+use lock_memory::{MemoryReplicaSet, OverflowSignal, WriteOffset};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::sync::watch as signal;
 
+use crate::commands::replication::Wait;
 use crate::protocol::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
 use crate::protocol::request::{Parsed, ProtocolError, Request, read};
 use crate::run::pipeline::Pipeline;
-use crate::run::{blocked, caching, dispatch, transaction};
+use crate::run::{blocked, caching, dispatch, replicas, transaction};
 use crate::state::blocked::Ticket;
 use crate::state::client::{Buffers, Client, Replies, Unblock, UnblockMode};
 use crate::state::clients::Reach;
@@ -220,7 +221,9 @@ async fn converse(
                     .tracking
                     .limit(shared.config.tracking_max_keys(), &shared.registry);
             }
+            let before = replicas::before_command(shared);
             let replies = dispatch::execute(shared, client, found, args, true).await;
+            replicas::after_command(shared, client, before);
             client.buffers = Buffers::default();
             shared.registry.record(client, &named);
             if let (Some(args), Some(id)) = (&caching_args, found) {
@@ -262,6 +265,11 @@ async fn converse(
                     return;
                 }
                 out.clear();
+                let last_write = shared
+                    .options
+                    .replication
+                    .as_ref()
+                    .map(|set| (set, replicas::last_write(set, client)));
                 let waiting = Waiting {
                     stream: &mut stream,
                     buffer: &mut buffer,
@@ -278,7 +286,12 @@ async fn converse(
                 // one can be seen blocked: forgotten later, it could drop one meant for it.
                 client.unblock.forget();
                 shared.registry.set_blocked(client.id, true);
-                let reply = block(shared, client.db, request, waiting).await;
+                let reply = match (replicas::waiting(shared, &request), last_write) {
+                    (Some(wait), Some((set, last_write))) => {
+                        block_on_replicas(shared, set, &last_write, &wait, waiting).await
+                    }
+                    _ => block(shared, client.db, request, waiting).await,
+                };
                 shared.registry.set_blocked(client.id, false);
                 match reply {
                     Some(value) => {
@@ -384,9 +397,12 @@ async fn flush(
     out: &mut Vec<u8>,
 ) -> Result<(), reply::Hangup> {
     let protocol = client.protocol;
-    pipeline
+    let before = replicas::before_command(shared);
+    let flushed = pipeline
         .flush(shared, protocol, &mut client.subscriptions, out)
-        .await
+        .await;
+    replicas::after_command(shared, client, before);
+    flushed
 }
 
 /// Writes pub/sub events: pushes under RESP3. `CLIENT REPLY OFF` does not silence them.
@@ -513,6 +529,64 @@ async fn block(
         ));
     }
     Some(reply)
+}
+
+/// A WAIT or WAITAOF on a replica set's node that asked for more replicas than have the
+/// connection's last write: it waits for them or its timeout (on the set's clock), while
+/// it watches its socket as any blocked client does. `None` when the client leaves, the
+/// server stops, or the primary fails over (its connections die with it).
+async fn block_on_replicas(
+    shared: &Shared,
+    set: &MemoryReplicaSet,
+    last_write: &WriteOffset,
+    wait: &Wait,
+    mut waiting: Waiting<'_>,
+) -> Option<Value> {
+    let timeout = std::time::Duration::from_millis(wait.timeout_ms);
+    let acknowledged = set.wait_for(last_write, wait.replicas, timeout);
+    tokio::pin!(acknowledged);
+    let _counted = Counted::new(&shared.waiting_for_replicas);
+    loop {
+        tokio::select! {
+            biased;
+            done = &mut acknowledged => return done.ok().map(|n| wait.reply_with(n)),
+            read = waiting.stream.read_buf(waiting.buffer) => match read {
+                Ok(0) | Err(_) => return None,
+                Ok(_) => {}
+            },
+            _ = waiting.stopped.changed() => return None,
+            () = waiting.kill.notified() => return None,
+            mode = waiting.unblock.requested() => {
+                return Some(match mode {
+                    UnblockMode::Error => {
+                        Value::Error("UNBLOCKED client unblocked via CLIENT UNBLOCK".into())
+                    }
+                    UnblockMode::Timeout => replicas::count_now(set, last_write, wait),
+                });
+            }
+            events = waiting.subscriptions.next_events() => {
+                if !waiting.write_events(&events).await {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// One more in a count for as long as it lives.
+struct Counted<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Counted<'a> {
+    fn new(count: &'a std::sync::atomic::AtomicUsize) -> Self {
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self(count)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Leaves the queue: `on_timeout` (what the command answers when its time is up) and

@@ -87,6 +87,23 @@ pub enum Role {
     Crashed,
 }
 
+/// A point on a primary's replication stream ([`MemoryReplicaSet::write_offset`]): the
+/// write a connection's `WAIT` waits for. Two are equal when they name the same write of
+/// the same primary.
+#[derive(Clone, Debug)]
+pub struct WriteOffset {
+    stream: Arc<Stream>,
+    offset: u64,
+}
+
+impl PartialEq for WriteOffset {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.stream, &other.stream) && self.offset == other.offset
+    }
+}
+
+impl Eq for WriteOffset {}
+
 /// Writes a replica set's stream may hold before a command to the primary delivers
 /// them (see `MemoryReplicaSet::primary_for_command`).
 const DELIVER_BACKLOG: usize = 256;
@@ -431,6 +448,48 @@ impl MemoryReplicaSet {
     /// connection opened before a failover knows it no longer reaches the primary.
     pub(crate) fn stream(&self) -> Arc<Stream> {
         self.inner.state.lock().stream.clone()
+    }
+
+    /// Where the primary's replication stream stands now: taken before and after a
+    /// server runs a connection's command, it tells whether the command wrote, and so
+    /// which write a later `WAIT` of that connection waits for (Redis's `woff`).
+    pub fn write_offset(&self) -> WriteOffset {
+        let stream = self.stream();
+        let offset = stream.offset();
+        WriteOffset { stream, offset }
+    }
+
+    /// The position before any write of the current primary: what a connection that
+    /// has not written waits for, which every connected replica has.
+    pub fn start_offset(&self) -> WriteOffset {
+        WriteOffset {
+            stream: self.stream(),
+            offset: 0,
+        }
+    }
+
+    /// How many connected replicas have applied the writes up to `offset` (none when the
+    /// primary it was taken on has failed over since): what `WAIT 0 0` answers.
+    pub fn acknowledged_at(&self, offset: &WriteOffset) -> i64 {
+        self.deliver();
+        if !Arc::ptr_eq(&offset.stream, &self.inner.state.lock().stream) {
+            return 0;
+        }
+        self.acknowledged(offset.offset)
+    }
+
+    /// `WAIT replicas timeout` for a server's connection whose last write is at
+    /// `offset`: returns once `replicas` replicas have applied it, or when `timeout` has
+    /// passed (0: never), with how many had. A failover meanwhile ends it with a
+    /// connection error, as the old primary's death does.
+    pub async fn wait_for(
+        &self,
+        offset: &WriteOffset,
+        replicas: i64,
+        timeout: Duration,
+    ) -> Result<i64, Error> {
+        self.wait(&offset.stream, offset.offset, replicas, timeout)
+            .await
     }
 
     /// `WAIT replicas timeout` for a connection whose last write is at `offset` on

@@ -423,3 +423,57 @@ async fn a_link_change_delivers_what_the_old_link_had_delivered_and_defers_the_r
         Some(b"3".to_vec())
     );
 }
+
+/// What a server (`nxlock serve` on one node of a set) uses for `WAIT`: the stream's
+/// position before and after a connection's command, and a wait for it.
+#[tokio::test(start_paused = true)]
+async fn a_servers_write_offset_tells_which_write_wait_waits_for() {
+    let set = MemoryReplicaSet::new(2);
+    let before = set.write_offset();
+    set.primary_node()
+        .unwrap()
+        .set(b"k", b"v", SetOptions::new())
+        .await
+        .unwrap();
+    let after = set.write_offset();
+    assert_ne!(before, after, "the write moved the stream");
+    assert_eq!(set.write_offset(), after, "nothing else wrote");
+    assert_eq!(set.acknowledged_at(&after), 2, "both links flow");
+
+    set.pause_all();
+    set.primary_node()
+        .unwrap()
+        .set(b"k", b"w", SetOptions::new())
+        .await
+        .unwrap();
+    let stalled = set.write_offset();
+    assert_eq!(set.acknowledged_at(&stalled), 0);
+    assert_eq!(
+        set.acknowledged_at(&after),
+        2,
+        "the earlier write is on both"
+    );
+    let waited = set.wait_for(&stalled, 1, Duration::from_millis(100)).await;
+    assert_eq!(waited.unwrap(), 0, "the timeout ends it");
+
+    let waiting = {
+        let set = set.clone();
+        let stalled = stalled.clone();
+        tokio::spawn(async move { set.wait_for(&stalled, 2, Duration::ZERO).await })
+    };
+    tokio::task::yield_now().await;
+    set.resume_all();
+    assert_eq!(waiting.await.unwrap().unwrap(), 2, "resumed links wake it");
+
+    set.fail_over();
+    assert_eq!(
+        set.acknowledged_at(&stalled),
+        0,
+        "an offset of the old primary counts nothing on the new one"
+    );
+    let error = set
+        .wait_for(&stalled, 1, Duration::from_millis(10))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), lock_core::ErrorKind::Connection);
+}

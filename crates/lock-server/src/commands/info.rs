@@ -85,7 +85,7 @@ fn section(shared: &Shared, name: &str) -> Fields {
             ("connected_clients", shared.clients().to_string()),
             ("cluster_connections", "0".into()),
             ("maxclients", shared.config.max_clients().to_string()),
-            ("blocked_clients", shared.blocked.len().to_string()),
+            ("blocked_clients", shared.blocked_clients().to_string()),
             (
                 "tracking_clients",
                 shared.tracking.totals().clients.to_string(),

@@ -1,7 +1,8 @@
 //! WAIT and WAITAOF on a server that has no replicas and no append-only file: they answer
 //! as a lone Redis primary with `appendonly no` does. Asked for no acknowledgement, they
 //! answer at once; asked for a replica's, they wait out their timeout (for ever with 0),
-//! as Redis does when no replica answers, and then report none.
+//! as Redis does when no replica answers, and then report none. A server that is a
+//! replica set's primary counts its replicas instead (`run::replicas`).
 
 use lock_core::{RedisVersion, Value};
 use lock_memory::Keyspace;
@@ -11,6 +12,10 @@ use crate::state::context::Context;
 
 /// What a WAIT or WAITAOF whose arguments are valid waits for.
 pub(crate) struct Wait {
+    /// How many replicas' acknowledgements it asks for.
+    pub(crate) replicas: i64,
+    /// Whether it is WAITAOF, whose reply is an array (local fsyncs, replicas).
+    pub(crate) aof: bool,
     /// Milliseconds; 0 waits for ever.
     pub(crate) timeout_ms: u64,
     /// Whether it waits at all: some replica's acknowledgement was asked for.
@@ -18,6 +23,18 @@ pub(crate) struct Wait {
     /// Its reply, at once or when the timeout ends: no replica and no local fsync
     /// acknowledged.
     pub(crate) reply: Value,
+}
+
+impl Wait {
+    /// Its reply when `acknowledged` replicas have the connection's writes: WAIT's
+    /// count, or WAITAOF's pair (no local fsync: `appendonly` is off).
+    pub(crate) fn reply_with(&self, acknowledged: i64) -> Value {
+        if self.aof {
+            Value::Array(vec![Value::Int(0), Value::Int(acknowledged)])
+        } else {
+            Value::Int(acknowledged)
+        }
+    }
 }
 
 /// `WAIT numreplicas timeout`.
@@ -65,6 +82,8 @@ fn parse_wait(args: &[&[u8]], now_ms: i64, version: RedisVersion) -> Result<Wait
     let replicas = integer(args[1]).ok_or(NOT_AN_INTEGER)?;
     let timeout_ms = timeout(args[2], now_ms, version)?;
     Ok(Wait {
+        replicas,
+        aof: false,
         timeout_ms,
         needs_replicas: replicas > 0,
         reply: Value::Int(0),
@@ -88,6 +107,8 @@ fn parse_waitaof(args: &[&[u8]], now_ms: i64, version: RedisVersion) -> Result<W
         );
     }
     Ok(Wait {
+        replicas,
+        aof: true,
         timeout_ms,
         needs_replicas: replicas > 0,
         reply: Value::Array(vec![Value::Int(0), Value::Int(0)]),

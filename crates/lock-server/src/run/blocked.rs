@@ -62,7 +62,7 @@ pub(crate) fn waits(request: &Request, reply: &Value, now_ms: i64, version: Redi
 
 /// `request` as it waits, if it is a WAIT or WAITAOF (checked by the table's name before
 /// any argument is read).
-fn replication_wait(
+pub(crate) fn replication_wait(
     request: &Request,
     now_ms: i64,
     version: RedisVersion,

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use lock_core::Value;
 
-use super::{blocked, keyspace, scripting, transaction};
+use super::{blocked, keyspace, replicas, scripting, transaction};
 use crate::commands::connection::Connection;
 use crate::commands::{admin, connection, markers, pubsub};
 use crate::protocol::args::{unknown_command, wrong_arity};
@@ -86,6 +86,11 @@ pub(crate) async fn execute(
     let started = Instant::now();
     let reply = match command.kind {
         Kind::Reply(_) if client.restricted() => pubsub::subscribed_ping(args).into(),
+        Kind::Keyspace(_) | Kind::Reply(_)
+            if let Some(reply) = replicas::answer(shared, client, &request, may_block) =>
+        {
+            reply
+        }
         Kind::Keyspace(_) | Kind::Reply(_) => {
             match keyspace::one(shared, db, &request, client.protocol).await? {
                 reply

@@ -4,7 +4,7 @@
 //! [`transaction`] is MULTI/EXEC and WATCH; [`scripting`] is EVAL and what a script's
 //! `redis.call` runs; [`pipeline`] gathers a client's pipelined commands into one step;
 //! [`blocked`] serves clients blocked in BLPOP and its kin; [`caching`] is client-side
-//! caching's bookkeeping after each command.
+//! caching's bookkeeping after each command; [`replicas`] is WAIT on a replica set's node.
 
 pub(crate) mod blocked;
 pub(crate) mod caching;
@@ -12,6 +12,7 @@ pub(crate) mod dispatch;
 pub(crate) mod functions;
 pub(crate) mod keyspace;
 pub(crate) mod pipeline;
+pub(crate) mod replicas;
 pub(crate) mod scripting;
 pub(crate) mod transaction;
 pub(crate) mod undo;

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use lock_memory::WatchMark;
+use lock_memory::{WatchMark, WriteOffset};
 use tokio::sync::Notify;
 
 use super::subscriptions::Subscriptions;
@@ -51,6 +51,9 @@ pub(crate) struct Client {
     pub(crate) caching: bool,
     /// Whether the last script run read a key (a tracking client then tracks its KEYS).
     pub(crate) script_read: bool,
+    /// The replication offset of its last write, on a replica set's node: what its
+    /// `WAIT` waits for (Redis's `woff`).
+    pub(crate) write_offset: Option<WriteOffset>,
 }
 
 /// A connection's buffers while one of its commands runs (all 0 between commands).
@@ -191,6 +194,7 @@ impl Client {
             tracks: false,
             caching: false,
             script_read: false,
+            write_offset: None,
         }
     }
 

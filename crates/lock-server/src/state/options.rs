@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::RedisVersion;
-use lock_memory::MemoryBackend;
+use lock_memory::{MemoryBackend, MemoryReplicaSet};
 
 use super::observer::Observer;
 
@@ -50,6 +50,12 @@ pub struct ServerOptions {
     /// The backend database 0 serves, where an explorer made it (its deployment's
     /// server); default a fresh one. Its clock becomes every database's.
     pub db: Option<MemoryBackend>,
+    /// The replica set whose node [`db`](Self::db) is. `WAIT` and `WAITAOF` then count
+    /// the set's replicas that have applied the connection's last write, and block until
+    /// enough have, as on a Redis primary; a failover while one blocks closes its
+    /// connection, as the old primary's death does. Default none: a lone primary, whose
+    /// `WAIT` counts no replica.
+    pub replication: Option<MemoryReplicaSet>,
 }
 
 impl Default for ServerOptions {
@@ -65,6 +71,7 @@ impl Default for ServerOptions {
             redis_version: RedisVersion::default(),
             observer: None,
             db: None,
+            replication: None,
         }
     }
 }

@@ -31,6 +31,9 @@ pub(crate) struct Shared {
     /// Clients waiting in BLPOP.
     pub(crate) blocked: Blocked,
     clients: AtomicUsize,
+    /// Clients blocked in WAIT or WAITAOF on a replica set's node (they wait on the set,
+    /// not in [`Blocked`]'s line).
+    pub(crate) waiting_for_replicas: AtomicUsize,
     next_client_id: AtomicU64,
     /// The open connections, for CLIENT LIST and KILL.
     pub(crate) registry: Registry,
@@ -76,6 +79,7 @@ impl Shared {
             scripts,
             blocked: Blocked::default(),
             clients: AtomicUsize::new(0),
+            waiting_for_replicas: AtomicUsize::new(0),
             next_client_id: AtomicU64::new(1),
             registry: Registry::default(),
             tracking: Tracking::default(),
@@ -85,6 +89,12 @@ impl Shared {
             node_id: random_hex_id(),
             warnings: Vec::new(),
         }
+    }
+
+    /// Clients blocked now (INFO's `blocked_clients`): in BLPOP's kin, and in a WAIT for
+    /// a replica set's replicas.
+    pub(crate) fn blocked_clients(&self) -> usize {
+        self.blocked.len() + self.waiting_for_replicas.load(Ordering::Relaxed)
     }
 
     /// Database `index` (less than [`DATABASES`]).

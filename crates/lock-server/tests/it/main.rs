@@ -11,4 +11,5 @@ mod layers;
 mod limits;
 mod observer;
 mod pubsub;
+mod replica_set;
 mod support;
