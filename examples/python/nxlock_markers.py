@@ -75,8 +75,8 @@ def outside_work():
     time.sleep(TTL_MS / 10 / 1000)
 
 
-def run_cycles(key, release):
-    """For each run, CYCLES cycles of acquire, critical section,
+def run_cycles(key, release, acquire=acquire):
+    """For each run, CYCLES cycles of `acquire(r, key)`, critical section,
     `release(r, key, token)` and work outside the lock; a connection error ends the
     cycle, and the next one connects again."""
     for _ in each_run():

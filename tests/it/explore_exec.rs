@@ -140,6 +140,7 @@ async fn the_python_examples_run_unchanged_against_plain_serve_and_redis() {
         "examples/python/token_lock.py",
         "examples/python/redis_py_lock.py",
         "examples/python/redlock.py",
+        "examples/python/wait_lock.py",
     ];
     let server = Server::start(ServerOptions::default()).await.unwrap();
     for example in examples {
@@ -347,6 +348,83 @@ fn a_python_redlock_outlives_a_dead_node_and_a_black_holed_one() {
         assert!(
             outcome
                 .trace
+                .iter()
+                .any(|e| matches!(&e.what, What::Command { node: Some(n), .. } if *n == node)),
+            "node {node}"
+        );
+    }
+}
+
+/// A replicated set behind one address per client. Replication stalls from client 0's
+/// first command, and the primary fails over right after client 0 says it holds the
+/// lock: the token lock, which never waits for its replicas, has lost its key when it
+/// enters; the lock that WAITs for both replicas enters only once they have it, and
+/// keeps it across the same failover. Either way the clients reach the new primary on
+/// the address they had.
+#[test]
+fn a_failover_loses_the_token_locks_key_and_not_the_lock_that_waits_for_its_replicas() {
+    if !python_with_redis() {
+        return;
+    }
+    let steps = [
+        Step {
+            when: When::After { client: 0, op: 0 },
+            fault: Fault::StallReplication { ms: 300 },
+        },
+        Step {
+            when: When::AfterNext {
+                client: 0,
+                kind: "HOLDS".to_owned(),
+                from_us: 0,
+                nth: 0,
+            },
+            fault: Fault::Failover,
+        },
+    ];
+    let explorer = |example: &str| {
+        WireExplorer::new(script(example))
+            .topology(Topology::Replicated { replicas: 2 })
+            .clients(2)
+            .cycles(2)
+    };
+    let lost = explorer("examples/python/token_lock.py")
+        .run_steps(&steps)
+        .unwrap();
+    let Some(violation) = lost.violation else {
+        let trace: Vec<String> = lost.trace.iter().map(ToString::to_string).collect();
+        panic!("the failover lost no key:\n{}", trace.join("\n"));
+    };
+    assert_eq!(violation.kind, ViolationKind::LostOwnership, "{violation}");
+    // The key is gone on the new primary, or another client has taken it there.
+    assert!(
+        violation
+            .detail
+            .contains("client 0 holds \"lock:resource\""),
+        "{violation}"
+    );
+
+    let kept = explorer("examples/python/wait_lock.py")
+        .run_steps(&steps)
+        .unwrap();
+    assert!(
+        kept.violation.as_ref().is_none_or(|v| v.is_inherent()),
+        "{:?}",
+        kept.violation
+    );
+    assert!(kept.failures.is_empty(), "{:?}", kept.failures);
+    // A cycle whose command met the failover ends there (the examples connect again for
+    // the next one), so not every cycle enters.
+    let entered = count(&kept.trace, |e| matches!(e.what, What::Enter { .. }));
+    assert!(entered >= 2, "{entered} entries");
+    let waited = count(&kept.trace, |e| {
+        matches!(&e.what, What::Command { command, reply, .. }
+            if command.starts_with("WAIT 2") && reply == "(integer) 2")
+    });
+    assert!(waited >= entered, "every entry waited for both replicas");
+    // The failover moved the primary behind the same address.
+    for node in [0, 1] {
+        assert!(
+            kept.trace
                 .iter()
                 .any(|e| matches!(&e.what, What::Command { node: Some(n), .. } if *n == node)),
             "node {node}"

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::Clock;
-use lock_memory::MemoryBackend;
+use lock_memory::{MemoryBackend, MemoryReplicaSet};
 use parking_lot::Mutex;
 
 use crate::monitor::{Monitor, StaleWrite};
@@ -54,10 +54,12 @@ pub struct ExternalRun {
     increments: Mutex<Vec<Option<String>>>,
 }
 
-/// A topology an external run cannot serve yet: its clients would need a primary that
-/// moves behind one address.
+/// A topology an external run cannot serve yet: a cluster, whose clients would need
+/// its slots' owners behind their addresses.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("an external run serves a single server or Redlock's nodes; {0} is not supported yet")]
+#[error(
+    "an external run serves a single server, a replicated set or Redlock's nodes; {0} is not supported yet"
+)]
 pub struct UnsupportedTopology(pub Topology);
 
 impl ExternalRun {
@@ -94,19 +96,50 @@ impl ExternalRun {
         })
     }
 
-    /// Whether an external run can serve `topology`: one server, or Redlock's nodes
-    /// (each served on its own). A replicated set or a cluster would need its primary to
-    /// move behind one address.
+    /// Whether an external run can serve `topology`: one server, Redlock's nodes (each
+    /// served on its own), or a replicated set (each node served, the clients reaching
+    /// the primary through one address each). A cluster is not served yet.
     pub fn supports(topology: Topology) -> bool {
-        matches!(topology, Topology::Single | Topology::Redlock { .. })
+        matches!(
+            topology,
+            Topology::Single | Topology::Redlock { .. } | Topology::Replicated { .. }
+        )
     }
 
-    /// Each node's database, in order: serve each to the clients on addresses of its own.
-    /// A node that dies fails every command with a refused connection until it restarts.
+    /// Each node's database, in order: serve each on addresses of its own. A Redlock
+    /// node that dies fails every command with a refused connection until it restarts.
+    /// A replicated set's nodes are served behind one address per client, which reaches
+    /// the node that is primary ([`ExternalRun::primary`]).
     pub fn nodes(&self) -> Vec<MemoryBackend> {
         match &self.monitor.deployment {
             Deployment::Redlock(nodes) => nodes.nodes(),
+            Deployment::Replicated(set) => (0..set.len()).map(|i| set.node_as_is(i)).collect(),
             deployment => deployment.single().into_iter().collect(),
+        }
+    }
+
+    /// The replicated set the nodes belong to, if the topology is one: the server of
+    /// each node counts its replicas for `WAIT`.
+    pub fn replica_set(&self) -> Option<MemoryReplicaSet> {
+        match &self.monitor.deployment {
+            Deployment::Replicated(set) => Some(set.clone()),
+            _ => None,
+        }
+    }
+
+    /// The node that is primary now, on a replicated set (`None` on other topologies,
+    /// or while none is): a client's address reaches it, and a failover moves it.
+    pub fn primary(&self) -> Option<usize> {
+        self.replica_set()?.primary()
+    }
+
+    /// Whether a command that reaches `node` runs there: not on a replicated set's node
+    /// that is no longer primary (it crashed, or rejoined as a replica), whose clients'
+    /// connections died with the failover.
+    pub fn serves(&self, node: usize) -> bool {
+        match self.replica_set() {
+            Some(set) => set.primary() == Some(node),
+            None => true,
         }
     }
 

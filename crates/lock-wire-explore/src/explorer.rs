@@ -20,9 +20,10 @@ use crate::run::{Outcome, RunError, run};
 /// Every fault kind a run through serve can apply, where the topology has what it
 /// acts on: a client's connection held, refused, killed, its reply late or lost; a
 /// pause inside a critical section (held at the client's next marker there); a node's
-/// clock jumping or drifting; a Redlock node dying (restarted with or without its
-/// data) or black-holed.
-pub const WIRE_FAULTS_ALL: [FaultKind; 11] = [
+/// clock jumping or drifting; a replicated set's primary failing over (losing what its
+/// replicas had not received) or its replication stalling; a Redlock node dying
+/// (restarted with or without its data) or black-holed.
+pub const WIRE_FAULTS_ALL: [FaultKind; 12] = [
     FaultKind::Pause,
     FaultKind::SectionPause,
     FaultKind::NodeClock,
@@ -31,6 +32,7 @@ pub const WIRE_FAULTS_ALL: [FaultKind; 11] = [
     FaultKind::Refuse,
     FaultKind::Latency,
     FaultKind::KillConnection,
+    FaultKind::Failover,
     FaultKind::Restart,
     FaultKind::RestartEmpty,
     FaultKind::Blackhole,
@@ -132,8 +134,9 @@ impl WireReport {
 
 impl WireExplorer {
     /// Explores `command` (a shell command line), started once per client with
-    /// `NXLOCK_CLIENT`, `REDIS_URL`, `NXLOCK_CYCLES` and `NXLOCK_TTL_MS` in its
-    /// environment: 3 clients of 4 cycles, a 200 ms TTL, 100 runs, 10 replays.
+    /// `NXLOCK_CLIENT`, `REDIS_URL`, `NXLOCK_CYCLES`, `NXLOCK_TTL_MS` and
+    /// `NXLOCK_REPLICAS` in its environment: 3 clients of 4 cycles, a 200 ms TTL, 100
+    /// runs, 10 replays.
     pub fn new(command: impl Into<String>) -> Self {
         Self {
             command: command.into(),
@@ -151,9 +154,10 @@ impl WireExplorer {
         }
     }
 
-    /// What the clients connect to: `single` (the default) or `redlock` (each client
-    /// gets one port per node, in `NXLOCK_NODES`). Resets the faults to
-    /// [`wire_faults`] of that topology.
+    /// What the clients connect to: `single` (the default), `replicated` (each client's
+    /// one address reaches the primary and follows its failovers; `NXLOCK_REPLICAS`
+    /// says how many replicas it has) or `redlock` (each client gets one port per node,
+    /// in `NXLOCK_NODES`). Resets the faults to [`wire_faults`] of that topology.
     pub fn topology(mut self, topology: Topology) -> Self {
         self.options.topology = topology;
         self.options.faults = wire_faults(topology);
@@ -635,9 +639,9 @@ impl fmt::Display for WireReport {
     }
 }
 
-/// Whether `topology` can be explored through serve: a single server, or Redlock's
-/// nodes (a replicated set or a cluster would need a primary that moves behind one
-/// address).
+/// Whether `topology` can be explored through serve: a single server, a replicated set
+/// (each client's one address reaches the primary, and follows a failover), or Redlock's
+/// nodes. A cluster is not served yet.
 pub fn supports(topology: Topology) -> bool {
     ExternalRun::supports(topology)
 }
@@ -690,8 +694,7 @@ mod tests {
             FaultKind::ClientClock,
             FaultKind::Blackhole,
         ]);
-        // No failover behind one port, no process clock to jump, no Redlock node on a
-        // single server.
+        // No failover on a single server, no process clock to jump, no Redlock node.
         assert_eq!(explorer.options().faults, [FaultKind::SectionPause]);
         let mut rng = fastrand::Rng::with_seed(1);
         let steps = explorer.draw(&mut rng, &vec![names(&["GET"]); 3]);
@@ -705,5 +708,12 @@ mod tests {
         assert!(redlock.contains(&FaultKind::Restart) && redlock.contains(&FaultKind::Blackhole));
         assert!(!redlock.contains(&FaultKind::RestartEmpty), "inherent");
         assert!(!redlock.contains(&FaultKind::Failover));
+        let replicated = wire_faults(Topology::Replicated { replicas: 2 });
+        assert!(replicated.contains(&FaultKind::Failover));
+        assert!(!replicated.contains(&FaultKind::Restart));
+        assert!(
+            !replicated.contains(&FaultKind::NodeClock),
+            "one clock for the set"
+        );
     }
 }

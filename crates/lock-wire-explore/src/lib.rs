@@ -27,6 +27,7 @@
 
 mod explorer;
 mod observer;
+mod primary_endpoint;
 mod processes;
 mod replay;
 mod run;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use lock_explore::ExternalRun;
 use lock_server::{After, Before, Marker, Observer};
 use parking_lot::Mutex;
+use tokio::sync::watch;
 
 /// One node's observer: client `n` is the process behind `Server::listen_as(n)`.
 #[derive(Debug)]
@@ -19,6 +20,9 @@ pub(crate) struct WireObserver {
     slack: Duration,
     /// When each client's command in flight left the hold, µs into the run.
     sent_us: Mutex<Vec<i64>>,
+    /// Where a replicated set's primary is published after every operation (a step it
+    /// anchors may fail the set over), for the clients' endpoints to follow.
+    primary: Option<Arc<watch::Sender<Option<usize>>>>,
 }
 
 impl WireObserver {
@@ -33,8 +37,32 @@ impl WireObserver {
             node,
             slack,
             sent_us: Mutex::new(vec![0; clients]),
+            primary: None,
         }
     }
+
+    /// Publishes the set's primary to `primary` after each operation.
+    pub(crate) fn publishing(mut self, primary: Arc<watch::Sender<Option<usize>>>) -> Self {
+        self.primary = Some(primary);
+        self
+    }
+
+    /// After an operation: a failover it set off moves the clients' endpoints.
+    fn publish(&self) {
+        if let Some(primary) = &self.primary {
+            publish(&self.run, primary);
+        }
+    }
+}
+
+/// Sends the run's primary to `primary` if it changed.
+pub(crate) fn publish(run: &ExternalRun, primary: &watch::Sender<Option<usize>>) {
+    let now = run.primary();
+    primary.send_if_modified(|published| {
+        let changed = *published != now;
+        *published = now;
+        changed
+    });
 }
 
 fn is_marker(args: &[Vec<u8>]) -> bool {
@@ -63,6 +91,11 @@ impl Observer for WireObserver {
         if let Some(wait) = self.node.and_then(|node| self.run.black_holed(node)) {
             return Before::Unanswered(wait);
         }
+        // A connection to a primary that failed over died with it: the command never
+        // runs, and the client's next connection reaches the new primary.
+        if self.node.is_some_and(|node| !self.run.serves(node)) {
+            return Before::Refuse;
+        }
         let fate = self.run.before_command(client);
         if fate.refuse {
             Before::Refuse
@@ -87,6 +120,7 @@ impl Observer for WireObserver {
             brief(reply)
         };
         self.run.command(client, self.node, args, sent_us, shown);
+        self.publish();
         if fate.lose {
             After::Lose
         } else if fate.late > Duration::ZERO {
@@ -101,7 +135,7 @@ impl Observer for WireObserver {
             // Not a client of this run: checked and ignored, as on a plain server.
             return Ok(());
         }
-        match marker {
+        let answer = match marker {
             Marker::Enter {
                 resource,
                 valid_for_ms,
@@ -110,19 +144,35 @@ impl Observer for WireObserver {
                     Duration::from_millis(u64::try_from(ms).unwrap_or(0)).saturating_sub(self.slack)
                 });
                 self.run.enter(client, &resource, valid_for);
+                Ok(())
             }
-            Marker::Exit { resource } => self.run.exit(client, &resource),
-            Marker::Holds { key, token } => self.run.holds(client, &key, &token),
-            Marker::Write { resource, fence } => {
-                if let Err(stale) = self.run.write(client, &resource, fence) {
-                    return Err(format!("STALE {stale}"));
-                }
+            Marker::Exit { resource } => {
+                self.run.exit(client, &resource);
+                Ok(())
             }
-            Marker::Increment { counter } => self.run.increment(client, &counter),
-            Marker::Done => self.run.counted(client, true),
-            Marker::Failed => self.run.counted(client, false),
-        }
-        Ok(())
+            Marker::Holds { key, token } => {
+                self.run.holds(client, &key, &token);
+                Ok(())
+            }
+            Marker::Write { resource, fence } => self
+                .run
+                .write(client, &resource, fence)
+                .map_err(|stale| format!("STALE {stale}")),
+            Marker::Increment { counter } => {
+                self.run.increment(client, &counter);
+                Ok(())
+            }
+            Marker::Done => {
+                self.run.counted(client, true);
+                Ok(())
+            }
+            Marker::Failed => {
+                self.run.counted(client, false);
+                Ok(())
+            }
+        };
+        self.publish();
+        answer
     }
 }
 

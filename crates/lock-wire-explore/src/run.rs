@@ -9,7 +9,10 @@ use lock_core::Clock;
 use lock_explore::{ExternalRun, Options, Step, Trace, Violation};
 use lock_server::{Server, ServerOptions};
 
-use crate::observer::WireObserver;
+use tokio::sync::watch;
+
+use crate::observer::{self, WireObserver};
+use crate::primary_endpoint::PrimaryEndpoint;
 use crate::processes::{self, Addresses, End, Lanes};
 
 /// What one run found.
@@ -61,17 +64,24 @@ pub(crate) async fn run(
     let external = Arc::new(ExternalRun::new(options, steps, Clock::system())?);
     let nodes = external.nodes();
     let several = nodes.len() > 1;
+    let replication = external.replica_set();
+    let (primary, _) = watch::channel(external.primary());
+    let primary = Arc::new(primary);
     let mut servers = Vec::new();
     for (node, db) in nodes.into_iter().enumerate() {
-        let observer = Arc::new(WireObserver::new(
+        let mut observer = WireObserver::new(
             external.clone(),
             several.then_some(node),
             options.clients,
             validity_slack(options),
-        ));
+        );
+        if replication.is_some() {
+            observer = observer.publishing(primary.clone());
+        }
         let server = Server::start(ServerOptions {
-            observer: Some(observer),
+            observer: Some(Arc::new(observer)),
             db: Some(db),
+            replication: replication.clone(),
             ..ServerOptions::default()
         })
         .await
@@ -79,25 +89,38 @@ pub(crate) async fn run(
         servers.push(server);
     }
     let mut addresses = Vec::new();
+    let mut endpoints = Vec::new();
     for client in 0..options.clients {
-        let mut urls = Vec::new();
+        let mut ports = Vec::new();
         for server in &servers {
-            let addr = server.listen_as(client).await.map_err(RunError::Listen)?;
-            urls.push(format!("redis://{addr}"));
+            ports.push(server.listen_as(client).await.map_err(RunError::Listen)?);
         }
+        let urls: Vec<String> = if replication.is_some() {
+            // One address per client, which reaches whichever node is primary.
+            let endpoint = PrimaryEndpoint::start(ports, primary.subscribe())
+                .await
+                .map_err(RunError::Listen)?;
+            let url = format!("redis://{}", endpoint.addr());
+            endpoints.push(endpoint);
+            vec![url]
+        } else {
+            ports.iter().map(|addr| format!("redis://{addr}")).collect()
+        };
         addresses.push(Addresses {
             url: urls[0].clone(),
             nodes: urls.join(","),
         });
     }
-    // Timed node faults end in real time: a dead node restarts, a black hole heals.
-    let recoveries = tokio::spawn(recover(external.clone()));
+    // Timed node faults end in real time: a dead node restarts, a black hole heals,
+    // replication flows again.
+    let recoveries = tokio::spawn(recover(external.clone(), primary.clone()));
     let bound = liveness_bound(options);
     let ends = match lanes {
         Some(lanes) => lanes.run(&addresses, bound).await,
         None => processes::one_shot(command, options, &addresses, bound).await,
     };
     recoveries.abort();
+    drop(endpoints);
     for server in servers {
         server.stop().await;
     }
@@ -122,9 +145,10 @@ pub(crate) async fn run(
 }
 
 /// Ends each timed node fault when it is due, until aborted.
-async fn recover(external: Arc<ExternalRun>) {
+async fn recover(external: Arc<ExternalRun>, primary: Arc<watch::Sender<Option<usize>>>) {
     loop {
         let wait = external.recover_due().unwrap_or(Duration::from_millis(5));
+        observer::publish(&external, &primary);
         tokio::time::sleep(wait.clamp(Duration::from_micros(100), Duration::from_millis(5))).await;
     }
 }

@@ -12,7 +12,7 @@ pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
     let topology = super::topology(args);
     if !nxlock::wire_explore::supports(topology) {
         eprintln!(
-            "nxlock explore --exec serves a single server or Redlock's nodes (--topology single or redlock); {topology} is not supported yet"
+            "nxlock explore --exec serves a single server, a replicated set or Redlock's nodes (--topology single, replicated or redlock); {topology} is not supported yet"
         );
         return ExitCode::from(2);
     }

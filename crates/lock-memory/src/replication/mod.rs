@@ -452,8 +452,13 @@ impl MemoryReplicaSet {
 
     /// Where the primary's replication stream stands now: taken before and after a
     /// server runs a connection's command, it tells whether the command wrote, and so
-    /// which write a later `WAIT` of that connection waits for (Redis's `woff`).
+    /// which write a later `WAIT` of that connection waits for (Redis's `woff`). Like a
+    /// client's command, it delivers what has arrived once the backlog is long, so that a
+    /// server's writes keep the stream bounded.
     pub fn write_offset(&self) -> WriteOffset {
+        if self.backlog() > DELIVER_BACKLOG {
+            self.deliver();
+        }
         let stream = self.stream();
         let offset = stream.offset();
         WriteOffset { stream, offset }

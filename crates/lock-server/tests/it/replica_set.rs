@@ -92,3 +92,18 @@ async fn a_failover_while_wait_blocks_closes_the_connection() {
     );
     server.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_primary_nobody_waits_on_keeps_its_replication_backlog_bounded() {
+    let set = MemoryReplicaSet::new(1);
+    let server = primary_of(&set).await;
+    let mut client = Raw::connect(&server.addr().to_string()).await;
+    let mut peak = 0;
+    for n in 0..2_000 {
+        let n = n.to_string();
+        assert_eq!(client.command(&["SET", &n, "v"]).await, b"+OK\r\n");
+        peak = peak.max(set.backlog());
+    }
+    assert!(peak <= 300, "the backlog reached {peak} writes");
+    server.stop().await;
+}
