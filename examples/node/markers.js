@@ -110,15 +110,15 @@ function eachRunOf(main) {
   });
 }
 
-// For each run, CYCLES cycles of acquire, critical section, `release(r, key, token)` and
-// work outside the lock; an error ends the cycle, and the next one connects again. A
-// process that cannot connect fails.
-function runCycles(key, release) {
+// For each run, CYCLES cycles of `acquire(r, key)`, critical section,
+// `release(r, key, token)` and work outside the lock; an error ends the cycle, and the
+// next one connects again. A process that cannot connect fails.
+function runCycles(key, release, acquireLock = acquire) {
   eachRunOf(async () => {
     let r = await connect();
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       try {
-        const { token, validUntil } = await acquire(r, key);
+        const { token, validUntil } = await acquireLock(r, key);
         await criticalSection(r, key, token, validUntil);
         await release(r, key, token);
         await outsideWork();
@@ -135,6 +135,7 @@ module.exports = {
   CLIENT,
   CYCLES,
   TTL_MS,
+  REPLICAS: Number(process.env.NXLOCK_REPLICAS || 0),
   run,
   connect,
   close,

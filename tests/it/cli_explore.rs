@@ -227,3 +227,23 @@ fn what_the_double_cannot_do_is_refused_with_exit_2() {
     let missing = nxlock(&["explore", "--replay", "/nonexistent/replay.json"]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+#[test]
+fn exec_refuses_what_serve_cannot_serve_with_exit_2() {
+    let restart = nxlock(&[
+        "explore",
+        "--exec",
+        "true",
+        "--topology",
+        "replicated",
+        "--faults",
+        "restart",
+    ]);
+    assert_eq!(restart.status.code(), Some(2));
+    assert!(
+        text(&restart).contains("cannot apply restart on replicated")
+            && text(&restart).contains("failover"),
+        "{}",
+        text(&restart)
+    );
+}

@@ -249,6 +249,7 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
         "examples/node/get_then_del.js",
         "examples/node/token_lock.js",
         "examples/node/redlock.js",
+        "examples/node/wait_lock.js",
     ];
     if node_with_redlock_v5() {
         examples.push("examples/node/node_redlock.js");

@@ -186,29 +186,36 @@ async fn converse(
             };
             let observed = observer.map(|(tag, observer)| (tag, observer, args.clone()));
             if let Some((tag, observer, args)) = &observed {
-                match observer.before(*tag, args) {
-                    Before::Run => {}
-                    Before::Hold(pause) => {
-                        if !out.is_empty() && stream.write_all(&out).await.is_err() {
+                let mut verdict = observer.before(*tag, args);
+                loop {
+                    match verdict {
+                        Before::Run => break,
+                        Before::Hold(pause) => {
+                            if !out.is_empty() && stream.write_all(&out).await.is_err() {
+                                return;
+                            }
+                            out.clear();
+                            tokio::select! {
+                                () = shared.clock.sleep(pause) => {}
+                                _ = stopped.changed() => return,
+                            }
+                            verdict = match observer.held(*tag, args) {
+                                Before::Hold(_) => Before::Run,
+                                other => other,
+                            };
+                        }
+                        Before::Refuse => return hang_up(&mut stream, &out).await,
+                        Before::Unanswered(wait) => {
+                            // The replies before it were sent: only this command is lost.
+                            if !out.is_empty() && stream.write_all(&out).await.is_err() {
+                                return;
+                            }
+                            tokio::select! {
+                                () = shared.clock.sleep(wait) => {}
+                                _ = stopped.changed() => {}
+                            }
                             return;
                         }
-                        out.clear();
-                        tokio::select! {
-                            () = shared.clock.sleep(pause) => {}
-                            _ = stopped.changed() => return,
-                        }
-                    }
-                    Before::Refuse => return hang_up(&mut stream, &out).await,
-                    Before::Unanswered(wait) => {
-                        // The replies before it were sent: only this command is lost.
-                        if !out.is_empty() && stream.write_all(&out).await.is_err() {
-                            return;
-                        }
-                        tokio::select! {
-                            () = shared.clock.sleep(wait) => {}
-                            _ = stopped.changed() => {}
-                        }
-                        return;
                     }
                 }
             }

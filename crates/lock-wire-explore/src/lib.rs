@@ -18,12 +18,14 @@
 //! on its stdin where each run is (the protocol is in EXPLORE.md, "Lock code in any
 //! language"), so that an interpreter starts once, not once per run.
 //!
-//! What runs today: one server or Redlock's nodes (one server each); the faults that act
-//! on one client's connection, on a node (dies, restarts with or without its data, stops
-//! answering) and on a server's clock ([`WIRE_FAULTS_ALL`], [`wire_faults`] by
-//! default); mutual exclusion within the validity a client states, lost ownership, fence
-//! order, counters and liveness. Replicated sets and clusters are not served: their
-//! failover needs a primary that moves behind one port.
+//! What runs today: one server; a replicated set (a server per node, and per client one
+//! address that reaches whichever node is primary, so a failover keeps the client's
+//! address, as a managed Redis's primary endpoint does); Redlock's nodes (one server
+//! each). The faults act on one client's connection, on a replicated set (a failover, a
+//! replication stall), on a Redlock node (dies, restarts with or without its data, stops
+//! answering) and on a server's clock ([`WIRE_FAULTS_ALL`], [`wire_faults`] by default);
+//! the checkers are mutual exclusion within the validity a client states, lost
+//! ownership, fence order, counters and liveness. A cluster is not served yet.
 
 mod explorer;
 mod observer;

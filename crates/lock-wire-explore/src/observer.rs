@@ -55,6 +55,20 @@ impl WireObserver {
     }
 }
 
+impl WireObserver {
+    /// What the node does to a command that reaches it now, if it does not run it. A
+    /// black-holed node swallows it before the client's faults apply (nothing of it
+    /// reaches the node); a primary that failed over closes the connection, which died
+    /// with it, and the client's next connection reaches the new primary.
+    fn node_lost(&self) -> Option<Before> {
+        let node = self.node?;
+        if let Some(wait) = self.run.black_holed(node) {
+            return Some(Before::Unanswered(wait));
+        }
+        (!self.run.serves(node)).then_some(Before::Refuse)
+    }
+}
+
 /// Sends the run's primary to `primary` if it changed.
 pub(crate) fn publish(run: &ExternalRun, primary: &watch::Sender<Option<usize>>) {
     let now = run.primary();
@@ -86,15 +100,8 @@ impl Observer for WireObserver {
                 Before::Run
             };
         }
-        // A black-holed node swallows the command before the client's faults apply:
-        // nothing of it reaches the node.
-        if let Some(wait) = self.node.and_then(|node| self.run.black_holed(node)) {
-            return Before::Unanswered(wait);
-        }
-        // A connection to a primary that failed over died with it: the command never
-        // runs, and the client's next connection reaches the new primary.
-        if self.node.is_some_and(|node| !self.run.serves(node)) {
-            return Before::Refuse;
+        if let Some(lost) = self.node_lost() {
+            return lost;
         }
         let fate = self.run.before_command(client);
         if fate.refuse {
@@ -104,6 +111,15 @@ impl Observer for WireObserver {
         } else {
             Before::Run
         }
+    }
+
+    fn held(&self, _client: usize, args: &[Vec<u8>]) -> Before {
+        // A command held past a failover or into a black hole meets the node as it is
+        // when it arrives.
+        if is_marker(args) {
+            return Before::Run;
+        }
+        self.node_lost().unwrap_or(Before::Run)
     }
 
     fn after(&self, client: usize, args: &[Vec<u8>], reply: &[u8]) -> After {

@@ -84,6 +84,15 @@ pub trait Observer: Send + Sync + fmt::Debug {
     /// Client `client`'s command `args` arrived: whether it runs.
     fn before(&self, client: usize, args: &[Vec<u8>]) -> Before;
 
+    /// Client `client`'s command `args`, held by [`before`](Self::before), has waited
+    /// its time: whether it runs now, or what befell it meanwhile (the server it was
+    /// sent to failed over or stopped answering). A hold again counts as running. By
+    /// default it runs.
+    fn held(&self, client: usize, args: &[Vec<u8>]) -> Before {
+        let _ = (client, args);
+        Before::Run
+    }
+
     /// Client `client`'s command `args` ran and answered `reply` (its RESP bytes, which
     /// may hold several replies, or none for a silenced one): whether the reply goes.
     fn after(&self, client: usize, args: &[Vec<u8>], reply: &[u8]) -> After;

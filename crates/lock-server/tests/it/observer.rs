@@ -195,3 +195,50 @@ async fn an_unanswered_command_never_runs_and_its_connection_closes_after_the_wa
     assert_eq!(look.command(&["EXISTS", "a"]).await, b":0\r\n", "never ran");
     server.stop().await;
 }
+
+/// Holds every command of client 1, then says what befell it meanwhile.
+#[derive(Debug)]
+struct HeldThen(Before);
+
+impl Observer for HeldThen {
+    fn before(&self, _client: usize, _args: &[Vec<u8>]) -> Before {
+        Before::Hold(Duration::from_millis(100))
+    }
+
+    fn held(&self, _client: usize, _args: &[Vec<u8>]) -> Before {
+        self.0
+    }
+
+    fn after(&self, _client: usize, _args: &[Vec<u8>], _reply: &[u8]) -> After {
+        After::Send
+    }
+
+    fn marker(&self, _client: usize, _marker: Marker) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_held_command_meets_what_befell_its_server_while_it_waited() {
+    for (then, runs) in [
+        (Before::Run, true),
+        (Before::Hold(Duration::from_secs(60)), true),
+        (Before::Refuse, false),
+        (Before::Unanswered(Duration::from_millis(500)), false),
+    ] {
+        let server = Server::start(ServerOptions {
+            observer: Some(Arc::new(HeldThen(then))),
+            ..ServerOptions::default()
+        })
+        .await
+        .unwrap();
+        let port = server.listen_as(1).await.unwrap().to_string();
+        let mut client = Raw::connect(&port).await;
+        let reply = client.command(&["SET", "k", "v"]).await;
+        assert_eq!(reply.is_empty(), !runs, "{then:?}: {reply:?}");
+        let mut look = Raw::connect(&server.addr().to_string()).await;
+        let exists: &[u8] = if runs { b":1\r\n" } else { b":0\r\n" };
+        assert_eq!(look.command(&["EXISTS", "k"]).await, exists, "{then:?}");
+        server.stop().await;
+    }
+}
