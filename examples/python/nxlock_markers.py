@@ -75,10 +75,10 @@ def outside_work():
     time.sleep(TTL_MS / 10 / 1000)
 
 
-def run_cycles(key, release, acquire=acquire):
+def run_cycles(key, release, acquire=acquire, connect=connect):
     """For each run, CYCLES cycles of `acquire(r, key)`, critical section,
     `release(r, key, token)` and work outside the lock; a connection error ends the
-    cycle, and the next one connects again."""
+    cycle, and the next one connects again (with `connect()`)."""
     for _ in each_run():
         r = connect()
         for _ in range(CYCLES):

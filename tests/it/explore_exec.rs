@@ -503,3 +503,51 @@ fn what_a_client_leaves_running_ends_with_its_run() {
         pid.trim()
     );
 }
+
+/// A cluster of 3 shards behind one address per client and shard, driven by redis-py's
+/// `RedisCluster`: the lock's slot migrates to another shard while client 0 holds it
+/// (the client follows the MOVED there), and that shard fails over later without
+/// losing it (replication flows). The correct token lock keeps its key throughout.
+#[test]
+fn a_cluster_clients_lock_follows_its_slot_across_a_migration_and_a_failover() {
+    if !python_with_redis() {
+        return;
+    }
+    let holds = |nth| When::AfterNext {
+        client: 0,
+        kind: "HOLDS".to_owned(),
+        from_us: 0,
+        nth,
+    };
+    let steps = [
+        Step {
+            when: holds(0),
+            fault: Fault::Migrate { to: 2 },
+        },
+        Step {
+            when: holds(1),
+            fault: Fault::Failover,
+        },
+    ];
+    let outcome = WireExplorer::new(script("examples/python/cluster_lock.py"))
+        .topology(Topology::Cluster { shards: 3 })
+        .clients(2)
+        .cycles(2)
+        .run_steps(&steps)
+        .unwrap();
+    let trace: Vec<String> = outcome.trace.iter().map(ToString::to_string).collect();
+    let trace = trace.join("\n");
+    assert!(
+        outcome.violation.as_ref().is_none_or(|v| v.is_inherent()),
+        "{:?}\n{trace}",
+        outcome.violation
+    );
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+    let moved = count(
+        &outcome.trace,
+        |e| matches!(&e.what, What::Command { reply, .. } if reply.starts_with("(error) MOVED")),
+    );
+    assert!(moved >= 1, "a client was sent after the slot:\n{trace}");
+    let entered = count(&outcome.trace, |e| matches!(e.what, What::Enter { .. }));
+    assert!(entered >= 2, "{entered} entries:\n{trace}");
+}

@@ -54,11 +54,10 @@ pub struct ExternalRun {
     increments: Mutex<Vec<Option<String>>>,
 }
 
-/// A topology an external run cannot serve yet: a cluster, whose clients would need
-/// its slots' owners behind their addresses.
+/// A topology an external run cannot serve.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "an external run serves a single server, a replicated set or Redlock's nodes; {0} is not supported yet"
+    "an external run serves a single server, a replicated set, Redlock's nodes or a cluster; {0} is not supported yet"
 )]
 pub struct UnsupportedTopology(pub Topology);
 
@@ -96,50 +95,108 @@ impl ExternalRun {
         })
     }
 
-    /// Whether an external run can serve `topology`: one server, Redlock's nodes (each
-    /// served on its own), or a replicated set (each node served, the clients reaching
-    /// the primary through one address each). A cluster is not served yet.
+    /// Whether an external run can serve `topology`: every one. One server; Redlock's
+    /// nodes, each served on its own; a replicated set, each node served and the clients
+    /// reaching the primary through one address each; a cluster, each shard's nodes
+    /// served likewise, behind one address per client and shard.
     pub fn supports(topology: Topology) -> bool {
         matches!(
             topology,
-            Topology::Single | Topology::Redlock { .. } | Topology::Replicated { .. }
+            Topology::Single
+                | Topology::Redlock { .. }
+                | Topology::Replicated { .. }
+                | Topology::Cluster { .. }
         )
     }
 
     /// Each node's database, in order: serve each on addresses of its own. A Redlock
     /// node that dies fails every command with a refused connection until it restarts.
-    /// A replicated set's nodes are served behind one address per client, which reaches
-    /// the node that is primary ([`ExternalRun::primary`]).
+    /// A replicated set's nodes, and each cluster shard's in turn, are served behind one
+    /// address per client (and shard), which reaches the node that is primary
+    /// ([`ExternalRun::primaries`]).
     pub fn nodes(&self) -> Vec<MemoryBackend> {
         match &self.monitor.deployment {
             Deployment::Redlock(nodes) => nodes.nodes(),
-            Deployment::Replicated(set) => (0..set.len()).map(|i| set.node_as_is(i)).collect(),
+            Deployment::Replicated(set) => set_nodes(set).collect(),
+            Deployment::Cluster(cluster) => shard_sets(cluster).flat_map(set_nodes).collect(),
             deployment => deployment.single().into_iter().collect(),
         }
     }
 
-    /// The replicated set the nodes belong to, if the topology is one: the server of
-    /// each node counts its replicas for `WAIT`.
-    pub fn replica_set(&self) -> Option<MemoryReplicaSet> {
+    /// The nodes behind each primary's address, by index into [`ExternalRun::nodes`]: the
+    /// replicated set's, or each cluster shard's; none on other topologies.
+    pub fn primary_groups(&self) -> Vec<Vec<usize>> {
+        let sizes: Vec<usize> = match &self.monitor.deployment {
+            Deployment::Replicated(set) => vec![set.len()],
+            Deployment::Cluster(cluster) => {
+                shard_sets(cluster).map(MemoryReplicaSet::len).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut first = 0;
+        sizes
+            .into_iter()
+            .map(|size| {
+                let group = (first..first + size).collect();
+                first += size;
+                group
+            })
+            .collect()
+    }
+
+    /// The node that is primary now in each of [`ExternalRun::primary_groups`] (`None`
+    /// while a group has none): a client's address for the group reaches it, and a
+    /// failover moves it.
+    pub fn primaries(&self) -> Vec<Option<usize>> {
+        let groups = self.primary_groups();
+        self.replica_sets()
+            .iter()
+            .zip(&groups)
+            .map(|(set, group)| set.primary().map(|i| group[i]))
+            .collect()
+    }
+
+    /// The replicated set `node` belongs to, if any (its server counts the set's
+    /// replicas for `WAIT`).
+    pub fn replica_set_of(&self, node: usize) -> Option<MemoryReplicaSet> {
+        let groups = self.primary_groups();
+        let group = groups.iter().position(|g| g.contains(&node))?;
+        self.replica_sets().into_iter().nth(group)
+    }
+
+    /// How many replicas each primary has (0 without a replicated set or a cluster).
+    pub fn replicas(&self) -> usize {
+        self.replica_sets()
+            .first()
+            .map_or(0, |set| set.len().saturating_sub(1))
+    }
+
+    /// On a cluster, the shard (the index into [`ExternalRun::primary_groups`]) that serves
+    /// `slot` now: slots migrate between shards during a run.
+    pub fn slot_owner(&self, slot: u16) -> Option<usize> {
         match &self.monitor.deployment {
-            Deployment::Replicated(set) => Some(set.clone()),
+            Deployment::Cluster(cluster) => Some(cluster.shard_of(slot)),
             _ => None,
         }
     }
 
-    /// The node that is primary now, on a replicated set (`None` on other topologies,
-    /// or while none is): a client's address reaches it, and a failover moves it.
-    pub fn primary(&self) -> Option<usize> {
-        self.replica_set()?.primary()
+    /// Whether a command that reaches `node` runs there: not on a replicated set's node
+    /// (or a shard's) that is no longer primary (it crashed, or rejoined as a replica),
+    /// whose clients' connections died with the failover.
+    pub fn serves(&self, node: usize) -> bool {
+        let groups = self.primary_groups();
+        match groups.iter().position(|g| g.contains(&node)) {
+            Some(group) => self.primaries()[group] == Some(node),
+            None => true,
+        }
     }
 
-    /// Whether a command that reaches `node` runs there: not on a replicated set's node
-    /// that is no longer primary (it crashed, or rejoined as a replica), whose clients'
-    /// connections died with the failover.
-    pub fn serves(&self, node: usize) -> bool {
-        match self.replica_set() {
-            Some(set) => set.primary() == Some(node),
-            None => true,
+    /// The replicated sets behind the primaries' addresses, in group order.
+    fn replica_sets(&self) -> Vec<MemoryReplicaSet> {
+        match &self.monitor.deployment {
+            Deployment::Replicated(set) => vec![set.clone()],
+            Deployment::Cluster(cluster) => shard_sets(cluster).cloned().collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -317,6 +374,16 @@ impl ExternalRun {
     }
 }
 
+/// A set's nodes as they stand.
+fn set_nodes(set: &MemoryReplicaSet) -> impl Iterator<Item = MemoryBackend> + '_ {
+    (0..set.len()).map(|i| set.node_as_is(i))
+}
+
+/// A cluster's shards, in order.
+fn shard_sets(cluster: &lock_memory::MemoryCluster) -> impl Iterator<Item = &MemoryReplicaSet> {
+    (0..cluster.shards()).filter_map(|shard| cluster.shard(shard))
+}
+
 /// The key a command names first, where it names one.
 fn first_key(args: &[Vec<u8>]) -> Option<&[u8]> {
     let name = args.first()?;
@@ -371,6 +438,55 @@ mod tests {
 
     fn args(words: &[&str]) -> Vec<Vec<u8>> {
         words.iter().map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    fn run_on(topology: Topology, steps: &[Step]) -> ExternalRun {
+        let options = Options {
+            topology,
+            clients: 1,
+            ..Options::default()
+        };
+        ExternalRun::new(&options, steps, Clock::tokio()).unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_clusters_shards_are_groups_whose_primaries_move_on_a_failover() {
+        let failover = Step {
+            when: When::After { client: 0, op: 0 },
+            fault: crate::Fault::Failover,
+        };
+        let run = run_on(Topology::Cluster { shards: 3 }, &[failover]);
+        assert_eq!(run.nodes().len(), 6);
+        assert_eq!(
+            run.primary_groups(),
+            vec![vec![0, 1], vec![2, 3], vec![4, 5]]
+        );
+        assert_eq!(run.primaries(), vec![Some(0), Some(2), Some(4)]);
+        assert_eq!(run.replicas(), 1);
+        assert!(run.serves(2) && !run.serves(3));
+        let key = b"lock:resource";
+        let shard = run.slot_owner(lock_core::hash_slot(key)).unwrap();
+        assert!(run.replica_set_of(2 * shard).is_some());
+        // A command on the key's shard anchors the failover there.
+        run.command(
+            0,
+            Some(2 * shard),
+            &args(&["SET", "lock:resource", "t"]),
+            0,
+            "OK".into(),
+        );
+        let mut expected = vec![Some(0), Some(2), Some(4)];
+        expected[shard] = Some(2 * shard + 1);
+        assert_eq!(run.primaries(), expected);
+        assert!(!run.serves(2 * shard) && run.serves(2 * shard + 1));
+
+        let single = run_on(Topology::Single, &[]);
+        assert!(single.primary_groups().is_empty() && single.primaries().is_empty());
+        assert!(single.serves(0) && single.replica_set_of(0).is_none());
+        let replicated = run_on(Topology::Replicated { replicas: 2 }, &[]);
+        assert_eq!(replicated.primary_groups(), vec![vec![0, 1, 2]]);
+        assert_eq!(replicated.replicas(), 2);
+        assert_eq!(replicated.slot_owner(0), None);
     }
 
     #[test]

@@ -39,6 +39,7 @@ mod table;
 pub use double::LuaScripts;
 pub use lock_core::RedisVersion;
 pub use server::Server;
+pub use state::cluster_layout::ClusterLayout;
 pub use state::observer::{After, Before, Marker, Observer};
 pub use state::options::{DATABASES, ServerOptions};
 pub use table::FAST_FORWARD;

@@ -42,6 +42,7 @@ impl Server {
     /// descriptors (raising the soft limit where the hard one allows):
     /// [`Server::warnings`] says when it had to lower it.
     pub async fn start(mut options: ServerOptions) -> std::io::Result<Server> {
+        options.cluster |= options.cluster_layout.is_some();
         let fitted = descriptors::fit(options.max_clients);
         options.max_clients = fitted.max_clients;
         let listener = listen(SocketAddr::new(options.bind, options.port))?;

@@ -20,10 +20,11 @@ use crate::run::{Outcome, RunError, run};
 /// Every fault kind a run through serve can apply, where the topology has what it
 /// acts on: a client's connection held, refused, killed, its reply late or lost; a
 /// pause inside a critical section (held at the client's next marker there); a node's
-/// clock jumping or drifting; a replicated set's primary failing over (losing what its
-/// replicas had not received) or its replication stalling; a Redlock node dying
-/// (restarted with or without its data) or black-holed.
-pub const WIRE_FAULTS_ALL: [FaultKind; 12] = [
+/// clock jumping or drifting; a replicated set's (or a cluster shard's) primary failing
+/// over (losing what its replicas had not received) or its replication stalling; a
+/// Redlock node dying (restarted with or without its data) or black-holed; a cluster's
+/// slot migrating to another shard.
+pub const WIRE_FAULTS_ALL: [FaultKind; 13] = [
     FaultKind::Pause,
     FaultKind::SectionPause,
     FaultKind::NodeClock,
@@ -36,6 +37,7 @@ pub const WIRE_FAULTS_ALL: [FaultKind; 12] = [
     FaultKind::Restart,
     FaultKind::RestartEmpty,
     FaultKind::Blackhole,
+    FaultKind::Migrate,
 ];
 
 /// The fault kinds a run through serve applies by default on `topology`: those it
@@ -156,8 +158,10 @@ impl WireExplorer {
 
     /// What the clients connect to: `single` (the default), `replicated` (each client's
     /// one address reaches the primary and follows its failovers; `NXLOCK_REPLICAS`
-    /// says how many replicas it has) or `redlock` (each client gets one port per node,
-    /// in `NXLOCK_NODES`). Resets the faults to [`wire_faults`] of that topology.
+    /// says how many replicas it has), `redlock` (each client gets one port per node,
+    /// in `NXLOCK_NODES`) or `cluster` (`NXLOCK_NODES` holds the client's address of
+    /// every shard, `REDIS_URL` the first). Resets the faults to [`wire_faults`] of that
+    /// topology.
     pub fn topology(mut self, topology: Topology) -> Self {
         self.options.topology = topology;
         self.options.faults = wire_faults(topology);
@@ -639,9 +643,10 @@ impl fmt::Display for WireReport {
     }
 }
 
-/// Whether `topology` can be explored through serve: a single server, a replicated set
-/// (each client's one address reaches the primary, and follows a failover), or Redlock's
-/// nodes. A cluster is not served yet.
+/// Whether `topology` can be explored through serve: every one. A single server; a
+/// replicated set (each client's one address reaches the primary, and follows a
+/// failover); Redlock's nodes; a cluster (each client's address of each shard reaches
+/// the shard's primary, and a slot that migrates is answered `MOVED` where it was).
 pub fn supports(topology: Topology) -> bool {
     ExternalRun::supports(topology)
 }
@@ -708,7 +713,10 @@ mod tests {
         assert!(redlock.contains(&FaultKind::Restart) && redlock.contains(&FaultKind::Blackhole));
         assert!(!redlock.contains(&FaultKind::RestartEmpty), "inherent");
         assert!(!redlock.contains(&FaultKind::Failover));
+        let cluster = wire_faults(Topology::Cluster { shards: 3 });
+        assert!(cluster.contains(&FaultKind::Migrate) && cluster.contains(&FaultKind::Failover));
         let replicated = wire_faults(Topology::Replicated { replicas: 2 });
+        assert!(!replicated.contains(&FaultKind::Migrate));
         assert!(replicated.contains(&FaultKind::Failover));
         assert!(!replicated.contains(&FaultKind::Restart));
         assert!(

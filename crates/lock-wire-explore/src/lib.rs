@@ -18,14 +18,17 @@
 //! on its stdin where each run is (the protocol is in EXPLORE.md, "Lock code in any
 //! language"), so that an interpreter starts once, not once per run.
 //!
-//! What runs today: one server; a replicated set (a server per node, and per client one
+//! What runs: one server; a replicated set (a server per node, and per client one
 //! address that reaches whichever node is primary, so a failover keeps the client's
-//! address, as a managed Redis's primary endpoint does); Redlock's nodes (one server
-//! each). The faults act on one client's connection, on a replicated set (a failover, a
-//! replication stall), on a Redlock node (dies, restarts with or without its data, stops
-//! answering) and on a server's clock ([`WIRE_FAULTS_ALL`], [`wire_faults`] by default);
-//! the checkers are mutual exclusion within the validity a client states, lost
-//! ownership, fence order, counters and liveness. A cluster is not served yet.
+//! address, as a managed Redis's primary endpoint does); a cluster (likewise, one
+//! address per client and shard, and servers that describe the whole cluster at the
+//! client's addresses and answer `MOVED` for other shards' slots); Redlock's nodes (one
+//! server each). The faults act on one client's connection, on a replicated set or a
+//! shard (a failover, a replication stall), on a cluster's slots (a migration), on a
+//! Redlock node (dies, restarts with or without its data, stops answering) and on a
+//! server's clock ([`WIRE_FAULTS_ALL`], [`wire_faults`] by default); the checkers are
+//! mutual exclusion within the validity a client states, lost ownership, fence order,
+//! counters and liveness.
 
 mod explorer;
 mod observer;
@@ -33,6 +36,7 @@ mod primary_endpoint;
 mod processes;
 mod replay;
 mod run;
+mod shard_layout;
 
 pub use explorer::{WIRE_FAULTS_ALL, WireExplorer, WireFinding, WireReport, supports, wire_faults};
 pub use replay::{WIRE_REPLAY_FORMAT, WireReplay, WireReplayError};

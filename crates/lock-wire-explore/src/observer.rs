@@ -7,7 +7,8 @@ use std::time::Duration;
 use lock_explore::ExternalRun;
 use lock_server::{After, Before, Marker, Observer};
 use parking_lot::Mutex;
-use tokio::sync::watch;
+
+use crate::primary_endpoint::Primaries;
 
 /// One node's observer: client `n` is the process behind `Server::listen_as(n)`.
 #[derive(Debug)]
@@ -20,9 +21,9 @@ pub(crate) struct WireObserver {
     slack: Duration,
     /// When each client's command in flight left the hold, µs into the run.
     sent_us: Mutex<Vec<i64>>,
-    /// Where a replicated set's primary is published after every operation (a step it
-    /// anchors may fail the set over), for the clients' endpoints to follow.
-    primary: Option<Arc<watch::Sender<Option<usize>>>>,
+    /// Where the primaries are published after every operation (a step it anchors may
+    /// fail a set over), for the clients' endpoints to follow.
+    primaries: Option<Arc<Primaries>>,
 }
 
 impl WireObserver {
@@ -37,25 +38,23 @@ impl WireObserver {
             node,
             slack,
             sent_us: Mutex::new(vec![0; clients]),
-            primary: None,
+            primaries: None,
         }
     }
 
-    /// Publishes the set's primary to `primary` after each operation.
-    pub(crate) fn publishing(mut self, primary: Arc<watch::Sender<Option<usize>>>) -> Self {
-        self.primary = Some(primary);
+    /// Publishes the primaries to `primaries` after each operation.
+    pub(crate) fn publishing(mut self, primaries: Arc<Primaries>) -> Self {
+        self.primaries = Some(primaries);
         self
     }
 
     /// After an operation: a failover it set off moves the clients' endpoints.
     fn publish(&self) {
-        if let Some(primary) = &self.primary {
-            publish(&self.run, primary);
+        if let Some(primaries) = &self.primaries {
+            primaries.publish(&self.run);
         }
     }
-}
 
-impl WireObserver {
     /// What the node does to a command that reaches it now, if it does not run it. A
     /// black-holed node swallows it before the client's faults apply (nothing of it
     /// reaches the node); a primary that failed over closes the connection, which died
@@ -67,16 +66,6 @@ impl WireObserver {
         }
         (!self.run.serves(node)).then_some(Before::Refuse)
     }
-}
-
-/// Sends the run's primary to `primary` if it changed.
-pub(crate) fn publish(run: &ExternalRun, primary: &watch::Sender<Option<usize>>) {
-    let now = run.primary();
-    primary.send_if_modified(|published| {
-        let changed = *published != now;
-        *published = now;
-        changed
-    });
 }
 
 fn is_marker(args: &[Vec<u8>]) -> bool {

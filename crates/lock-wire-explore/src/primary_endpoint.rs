@@ -12,12 +12,48 @@
 use std::io;
 use std::net::SocketAddr;
 
+use lock_explore::ExternalRun;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 /// The node that is primary now (`None` while none is), as the run publishes it.
 pub(crate) type PrimaryWatch = watch::Receiver<Option<usize>>;
+
+/// Each group's primary (a replicated set's, or each cluster shard's), published after
+/// every operation (a step it anchors may fail a group over) for the endpoints to follow.
+#[derive(Debug)]
+pub(crate) struct Primaries {
+    groups: Vec<watch::Sender<Option<usize>>>,
+}
+
+impl Primaries {
+    /// The primaries of `run` as they are now.
+    pub(crate) fn new(run: &ExternalRun) -> Self {
+        let groups = run
+            .primaries()
+            .into_iter()
+            .map(|primary| watch::channel(primary).0)
+            .collect();
+        Self { groups }
+    }
+
+    /// Sends each group's primary where it changed.
+    pub(crate) fn publish(&self, run: &ExternalRun) {
+        for (sender, now) in self.groups.iter().zip(run.primaries()) {
+            sender.send_if_modified(|published| {
+                let changed = *published != now;
+                *published = now;
+                changed
+            });
+        }
+    }
+
+    /// Group `group`'s primary, as it changes.
+    pub(crate) fn watch(&self, group: usize) -> PrimaryWatch {
+        self.groups[group].subscribe()
+    }
+}
 
 /// One client's stable address; it stops (and its connections close) when dropped.
 #[derive(Debug)]
@@ -28,7 +64,7 @@ pub(crate) struct PrimaryEndpoint {
 
 impl PrimaryEndpoint {
     /// Listens on a fresh loopback port; `nodes[n]` is where the client reaches node
-    /// `n`'s server.
+    /// `n`'s server, and `primary` names the node to join each connection to.
     pub(crate) async fn start(nodes: Vec<SocketAddr>, primary: PrimaryWatch) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;

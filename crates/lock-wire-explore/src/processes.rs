@@ -89,10 +89,11 @@ fn command(line: &str, client: usize, options: &Options) -> Command {
 }
 
 /// `NXLOCK_REPLICAS`: how many replicas the primary behind `REDIS_URL` has (what a
-/// client's `WAIT` may ask for); 0 where there is no replicated set.
+/// client's `WAIT` may ask for): a replicated set's, one per cluster shard, else 0.
 fn replicas(options: &Options) -> usize {
     match options.topology {
         lock_explore::Topology::Replicated { replicas } => replicas,
+        lock_explore::Topology::Cluster { .. } => 1,
         _ => 0,
     }
 }

@@ -2,18 +2,18 @@
 //! client with its environment, and the verdict once every process has exited (or the
 //! liveness bound has passed).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::Clock;
-use lock_explore::{ExternalRun, Options, Step, Trace, Violation};
-use lock_server::{Server, ServerOptions};
+use lock_explore::{ExternalRun, Options, Step, Topology, Trace, Violation};
+use lock_server::{ClusterLayout, Server, ServerOptions};
 
-use tokio::sync::watch;
-
-use crate::observer::{self, WireObserver};
-use crate::primary_endpoint::PrimaryEndpoint;
+use crate::observer::WireObserver;
+use crate::primary_endpoint::{Primaries, PrimaryEndpoint};
 use crate::processes::{self, Addresses, End, Lanes};
+use crate::shard_layout::{ShardAddresses, ShardLayout};
 
 /// What one run found.
 #[derive(Clone, Debug)]
@@ -64,9 +64,11 @@ pub(crate) async fn run(
     let external = Arc::new(ExternalRun::new(options, steps, Clock::system())?);
     let nodes = external.nodes();
     let several = nodes.len() > 1;
-    let replication = external.replica_set();
-    let (primary, _) = watch::channel(external.primary());
-    let primary = Arc::new(primary);
+    // A replicated set's nodes, or each cluster shard's, behind one address per client.
+    let groups = external.primary_groups();
+    let primaries = Arc::new(Primaries::new(&external));
+    let cluster = matches!(options.topology, Topology::Cluster { .. });
+    let shard_addresses = ShardAddresses::default();
     let mut servers = Vec::new();
     for (node, db) in nodes.into_iter().enumerate() {
         let mut observer = WireObserver::new(
@@ -75,13 +77,23 @@ pub(crate) async fn run(
             options.clients,
             validity_slack(options),
         );
-        if replication.is_some() {
-            observer = observer.publishing(primary.clone());
+        if !groups.is_empty() {
+            observer = observer.publishing(primaries.clone());
         }
+        let cluster_layout = cluster.then(|| {
+            let own = groups.iter().position(|g| g.contains(&node)).unwrap_or(0);
+            Arc::new(ShardLayout {
+                run: external.clone(),
+                own,
+                shards: groups.len(),
+                addresses: shard_addresses.clone(),
+            }) as Arc<dyn ClusterLayout>
+        });
         let server = Server::start(ServerOptions {
             observer: Some(Arc::new(observer)),
             db: Some(db),
-            replication: replication.clone(),
+            replication: external.replica_set_of(node),
+            cluster_layout,
             ..ServerOptions::default()
         })
         .await
@@ -90,30 +102,37 @@ pub(crate) async fn run(
     }
     let mut addresses = Vec::new();
     let mut endpoints = Vec::new();
+    let mut all_shards = Vec::new();
     for client in 0..options.clients {
         let mut ports = Vec::new();
         for server in &servers {
             ports.push(server.listen_as(client).await.map_err(RunError::Listen)?);
         }
-        let urls: Vec<String> = if replication.is_some() {
-            // One address per client, which reaches whichever node is primary.
-            let endpoint = PrimaryEndpoint::start(ports, primary.subscribe())
-                .await
-                .map_err(RunError::Listen)?;
-            let url = format!("redis://{}", endpoint.addr());
-            endpoints.push(endpoint);
-            vec![url]
+        let urls: Vec<SocketAddr> = if groups.is_empty() {
+            ports
         } else {
-            ports.iter().map(|addr| format!("redis://{addr}")).collect()
+            // One address per client and group, which reaches the group's primary.
+            let mut urls = Vec::new();
+            for group in 0..groups.len() {
+                let endpoint = PrimaryEndpoint::start(ports.clone(), primaries.watch(group))
+                    .await
+                    .map_err(RunError::Listen)?;
+                urls.push(endpoint.addr());
+                endpoints.push(endpoint);
+            }
+            all_shards.push(urls.clone());
+            urls
         };
+        let urls: Vec<String> = urls.iter().map(|a| format!("redis://{a}")).collect();
         addresses.push(Addresses {
             url: urls[0].clone(),
             nodes: urls.join(","),
         });
     }
+    let _ = shard_addresses.set(all_shards);
     // Timed node faults end in real time: a dead node restarts, a black hole heals,
     // replication flows again.
-    let recoveries = tokio::spawn(recover(external.clone(), primary.clone()));
+    let recoveries = tokio::spawn(recover(external.clone(), primaries.clone()));
     let bound = liveness_bound(options);
     let ends = match lanes {
         Some(lanes) => lanes.run(&addresses, bound).await,
@@ -145,10 +164,10 @@ pub(crate) async fn run(
 }
 
 /// Ends each timed node fault when it is due, until aborted.
-async fn recover(external: Arc<ExternalRun>, primary: Arc<watch::Sender<Option<usize>>>) {
+async fn recover(external: Arc<ExternalRun>, primaries: Arc<Primaries>) {
     loop {
         let wait = external.recover_due().unwrap_or(Duration::from_millis(5));
-        observer::publish(&external, &primary);
+        primaries.publish(&external);
         tokio::time::sleep(wait.clamp(Duration::from_micros(100), Duration::from_millis(5))).await;
     }
 }

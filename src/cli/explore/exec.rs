@@ -11,9 +11,7 @@ use super::ExploreArgs;
 pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
     let topology = super::topology(args);
     if !nxlock::wire_explore::supports(topology) {
-        eprintln!(
-            "nxlock explore --exec serves a single server, a replicated set or Redlock's nodes (--topology single, replicated or redlock); {topology} is not supported yet"
-        );
+        eprintln!("nxlock explore --exec cannot serve {topology}");
         return ExitCode::from(2);
     }
     let faults: Vec<_> = match &args.faults {

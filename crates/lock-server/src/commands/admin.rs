@@ -20,13 +20,14 @@ pub(crate) enum Admin {
     PubSub,
 }
 
-/// Runs `which` (its arity already checked).
-pub(crate) fn run(shared: &Shared, which: Admin, args: &[Vec<u8>]) -> Value {
+/// Runs `which` (its arity already checked) for the client tagged `client` (CLUSTER
+/// answers with its own addresses of the shards).
+pub(crate) fn run(shared: &Shared, client: Option<usize>, which: Admin, args: &[Vec<u8>]) -> Value {
     match which {
         Admin::Info => Value::Data(super::info::info(shared, &args[1..]).into_bytes()),
         Admin::Config => super::config_command::config(shared, args),
         Admin::Debug => Value::Error(DEBUG_REFUSED.into()),
-        Admin::Cluster => super::cluster::cluster(shared, args),
+        Admin::Cluster => super::cluster::cluster(shared, client, args),
         Admin::PubSub => super::pubsub_command::pubsub(shared, args),
         Admin::FlushAll => {
             if !flush_mode_ok(args) {

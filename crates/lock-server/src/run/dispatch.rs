@@ -7,7 +7,7 @@ use lock_core::Value;
 
 use super::{blocked, keyspace, replicas, scripting, transaction};
 use crate::commands::connection::Connection;
-use crate::commands::{admin, connection, markers, pubsub};
+use crate::commands::{admin, cluster, connection, markers, pubsub};
 use crate::protocol::args::{unknown_command, wrong_arity};
 use crate::protocol::reply::{Hangup, Reply};
 use crate::protocol::request::{CommandId, Request};
@@ -56,7 +56,10 @@ pub(crate) async fn execute(
         Some(command) if shared.options.cluster && command_keys::cross_slot(command, &args) => {
             Some(Value::Error(command_keys::CROSSSLOT.into()).into())
         }
-        Some(_) => None,
+        Some(command) => command_keys::keys_of(command, &args)
+            .first()
+            .and_then(|key| cluster::moved(shared, client.tag, key))
+            .map(Reply::from),
     };
     if let Some(refusal) = refusal {
         rejected(command);
@@ -114,7 +117,7 @@ pub(crate) async fn execute(
             }
             connection::run(shared, client, which, args).into()
         }
-        Kind::Admin(which) => admin::run(shared, which, args).into(),
+        Kind::Admin(which) => admin::run(shared, client.tag, which, args).into(),
         Kind::Marker(which) => markers::run(shared, client, which, args).into(),
         Kind::Scripting(which) => scripting::run(shared, client, which, args).await?.into(),
         Kind::PubSub(which) => {

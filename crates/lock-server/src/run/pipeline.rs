@@ -47,7 +47,9 @@ impl Pipeline {
         // A cluster's cross-slot refusal is the dispatch's, like every refusal.
         let alone = !command.on_keyspace()
             || command.flags.has(Flags::BLOCKING)
-            || (shared.options.cluster && command_keys::cross_slot(command, &args));
+            || (shared.options.cluster && command_keys::cross_slot(command, &args))
+            // A shard of a larger cluster redirects keys it does not serve, one by one.
+            || shared.options.cluster_layout.is_some();
         if full || alone || !shared.db(db).faults().idle() {
             return Some(args);
         }

@@ -6,6 +6,7 @@
 pub(crate) mod blocked;
 pub(crate) mod client;
 pub(crate) mod clients;
+pub(crate) mod cluster_layout;
 pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod descriptors;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use lock_core::RedisVersion;
 use lock_memory::{MemoryBackend, MemoryReplicaSet};
 
+use super::cluster_layout::ClusterLayout;
 use super::observer::Observer;
 
 /// Redis's 16 databases (`SELECT 0` … `SELECT 15`).
@@ -56,6 +57,11 @@ pub struct ServerOptions {
     /// connection, as the old primary's death does. Default none: a lone primary, whose
     /// `WAIT` counts no replica.
     pub replication: Option<MemoryReplicaSet>,
+    /// The cluster this server is one node of, as an explorer deploys it: keys of other
+    /// shards' slots are answered `MOVED`, and `CLUSTER SLOTS` and its kin describe every
+    /// shard, each at the asking client's own address. Implies
+    /// [`cluster`](Self::cluster). Default none.
+    pub cluster_layout: Option<Arc<dyn ClusterLayout>>,
 }
 
 impl Default for ServerOptions {
@@ -72,6 +78,7 @@ impl Default for ServerOptions {
             observer: None,
             db: None,
             replication: None,
+            cluster_layout: None,
         }
     }
 }

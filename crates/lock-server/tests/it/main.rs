@@ -5,6 +5,7 @@
 
 mod access_time;
 mod blocking;
+mod cluster_layout;
 mod double_scripts;
 mod faults;
 mod layers;
