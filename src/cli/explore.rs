@@ -62,8 +62,8 @@ pub struct ExploreArgs {
     ttl_ms: Option<u64>,
     /// Explore lock code in any language: run this shell command once per client
     /// against a fresh nxlock serve, each told NXLOCK_CLIENT, REDIS_URL (NXLOCK_NODES
-    /// on Redlock), NXLOCK_CYCLES and NXLOCK_TTL_MS (see docs/EXPLORE.md, "Lock code in
-    /// any language").
+    /// on Redlock and a cluster), NXLOCK_CYCLES, NXLOCK_TTL_MS and NXLOCK_REPLICAS (see
+    /// docs/EXPLORE.md, "Lock code in any language"). Every topology is served.
     #[arg(long, conflicts_with_all = ["merge", "shard", "algorithm", "wait_replicas"])]
     exec: Option<String>,
     /// With --exec: start each client's process once and let it serve run after run,

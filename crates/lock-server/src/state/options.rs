@@ -37,7 +37,8 @@ pub struct ServerOptions {
     /// Answer as a one-node Redis Cluster that serves every slot (`CLUSTER SLOTS`,
     /// `SHARDS`, `NODES`, `INFO`…), and hold to a cluster's rules: `CROSSSLOT` for one
     /// command's (or one transaction's) keys in two slots, a script's command spanning
-    /// slots refused, `SELECT` of another database refused. Default off.
+    /// slots refused, `SELECT` of another database refused. Default off. With
+    /// [`cluster_layout`](Self::cluster_layout), one shard of several instead.
     pub cluster: bool,
     /// The Redis version the server answers as: which commands exist (`WAITAOF` from
     /// 7.2), which scripts may call, the version `INFO`, `HELLO` and scripts report, and
