@@ -112,10 +112,10 @@ function eachRunOf(main) {
 
 // For each run, CYCLES cycles of `acquire(r, key)`, critical section,
 // `release(r, key, token)` and work outside the lock; an error ends the cycle, and the
-// next one connects again. A process that cannot connect fails.
-function runCycles(key, release, acquireLock = acquire) {
+// next one connects again (with `connectTo()`). A process that cannot connect fails.
+function runCycles(key, release, acquireLock = acquire, connectTo = connect) {
   eachRunOf(async () => {
-    let r = await connect();
+    let r = await connectTo();
     for (let cycle = 0; cycle < CYCLES; cycle++) {
       try {
         const { token, validUntil } = await acquireLock(r, key);
@@ -124,7 +124,7 @@ function runCycles(key, release, acquireLock = acquire) {
         await outsideWork();
       } catch (error) {
         close(r);
-        r = await connect();
+        r = await connectTo();
       }
     }
     close(r);

@@ -551,3 +551,37 @@ fn a_cluster_clients_lock_follows_its_slot_across_a_migration_and_a_failover() {
     let entered = count(&outcome.trace, |e| matches!(e.what, What::Enter { .. }));
     assert!(entered >= 2, "{entered} entries:\n{trace}");
 }
+
+/// ioredis's `Cluster` on the same cluster: fault-free, every cycle enters, on the
+/// shard of the lock's slot, with nothing broken.
+#[test]
+fn the_node_cluster_lock_runs_its_cycles_on_the_shard_of_its_slot() {
+    if !node_with_ioredis() {
+        return;
+    }
+    let outcome = WireExplorer::new(node("examples/node/cluster_lock.js"))
+        .topology(Topology::Cluster { shards: 3 })
+        .clients(2)
+        .cycles(2)
+        .run_steps(&[])
+        .unwrap();
+    assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+    let entered = count(&outcome.trace, |e| matches!(e.what, What::Enter { .. }));
+    assert_eq!(entered, 4, "two clients, two cycles each");
+    // Every SET reached the primary of the lock's shard, without a MOVED.
+    let layout = nxlock::cluster::SlotLayout::even(3);
+    let shard = layout.node_of(nxlock::cluster::hash_slot(b"lock:resource"));
+    let sets: Vec<_> = outcome
+        .trace
+        .iter()
+        .filter_map(|e| match &e.what {
+            What::Command { command, node, .. } if command.starts_with("SET lock:resource") => {
+                Some(*node)
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!sets.is_empty());
+    assert!(sets.iter().all(|n| *n == Some(2 * shard)), "{sets:?}");
+}
