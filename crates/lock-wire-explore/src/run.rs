@@ -2,7 +2,6 @@
 //! client with its environment, and the verdict once every process has exited (or the
 //! liveness bound has passed).
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -62,74 +61,11 @@ pub(crate) async fn run(
     lanes: Option<&Lanes>,
 ) -> Result<Outcome, RunError> {
     let external = Arc::new(ExternalRun::new(options, steps, Clock::system())?);
-    let nodes = external.nodes();
-    let several = nodes.len() > 1;
-    // A replicated set's nodes, or each cluster shard's, behind one address per client.
-    let groups = external.primary_groups();
     let primaries = Arc::new(Primaries::new(&external));
-    let cluster = matches!(options.topology, Topology::Cluster { .. });
     let shard_addresses = ShardAddresses::default();
-    let mut servers = Vec::new();
-    for (node, db) in nodes.into_iter().enumerate() {
-        let mut observer = WireObserver::new(
-            external.clone(),
-            several.then_some(node),
-            options.clients,
-            validity_slack(options),
-        );
-        if !groups.is_empty() {
-            observer = observer.publishing(primaries.clone());
-        }
-        let cluster_layout = cluster.then(|| {
-            let own = groups.iter().position(|g| g.contains(&node)).unwrap_or(0);
-            Arc::new(ShardLayout {
-                run: external.clone(),
-                own,
-                shards: groups.len(),
-                addresses: shard_addresses.clone(),
-            }) as Arc<dyn ClusterLayout>
-        });
-        let server = Server::start(ServerOptions {
-            observer: Some(Arc::new(observer)),
-            db: Some(db),
-            replication: external.replica_set_of(node),
-            cluster_layout,
-            ..ServerOptions::default()
-        })
-        .await
-        .map_err(RunError::Listen)?;
-        servers.push(server);
-    }
-    let mut addresses = Vec::new();
-    let mut endpoints = Vec::new();
-    let mut all_shards = Vec::new();
-    for client in 0..options.clients {
-        let mut ports = Vec::new();
-        for server in &servers {
-            ports.push(server.listen_as(client).await.map_err(RunError::Listen)?);
-        }
-        let urls: Vec<SocketAddr> = if groups.is_empty() {
-            ports
-        } else {
-            // One address per client and group, which reaches the group's primary.
-            let mut urls = Vec::new();
-            for group in 0..groups.len() {
-                let endpoint = PrimaryEndpoint::start(ports.clone(), primaries.watch(group))
-                    .await
-                    .map_err(RunError::Listen)?;
-                urls.push(endpoint.addr());
-                endpoints.push(endpoint);
-            }
-            all_shards.push(urls.clone());
-            urls
-        };
-        let urls: Vec<String> = urls.iter().map(|a| format!("redis://{a}")).collect();
-        addresses.push(Addresses {
-            url: urls[0].clone(),
-            nodes: urls.join(","),
-        });
-    }
-    let _ = shard_addresses.set(all_shards);
+    let servers = serve_nodes(&external, options, &primaries, &shard_addresses).await?;
+    let (addresses, endpoints) =
+        client_addresses(&external, options, &servers, &primaries, &shard_addresses).await?;
     // Timed node faults end in real time: a dead node restarts, a black hole heals,
     // replication flows again.
     let recoveries = tokio::spawn(recover(external.clone(), primaries.clone()));
@@ -161,6 +97,97 @@ pub(crate) async fn run(
         op_names,
         failures,
     })
+}
+
+/// Starts one server per node of the run's deployment, each reporting to the run (and,
+/// where primaries can move, publishing them after every operation; on a cluster, each
+/// the shard of its node).
+async fn serve_nodes(
+    external: &Arc<ExternalRun>,
+    options: &Options,
+    primaries: &Arc<Primaries>,
+    shard_addresses: &ShardAddresses,
+) -> Result<Vec<Server>, RunError> {
+    let nodes = external.nodes();
+    let several = nodes.len() > 1;
+    let groups = external.primary_groups();
+    let cluster = matches!(options.topology, Topology::Cluster { .. });
+    let mut servers = Vec::new();
+    for (node, db) in nodes.into_iter().enumerate() {
+        let mut observer = WireObserver::new(
+            external.clone(),
+            several.then_some(node),
+            options.clients,
+            validity_slack(options),
+        );
+        if !groups.is_empty() {
+            observer = observer.publishing(primaries.clone());
+        }
+        let cluster_layout = cluster.then(|| {
+            let own = groups.iter().position(|g| g.contains(&node)).unwrap_or(0);
+            Arc::new(ShardLayout {
+                run: external.clone(),
+                own,
+                shards: groups.len(),
+                addresses: shard_addresses.clone(),
+            }) as Arc<dyn ClusterLayout>
+        });
+        let server = Server::start(ServerOptions {
+            observer: Some(Arc::new(observer)),
+            db: Some(db),
+            replication: external.replica_set_of(node),
+            cluster_layout,
+            ..ServerOptions::default()
+        })
+        .await
+        .map_err(RunError::Listen)?;
+        servers.push(server);
+    }
+    Ok(servers)
+}
+
+/// Each client's addresses: its own port on every server; or, where nodes stand behind
+/// a primary (a replicated set, each cluster shard), one endpoint per client and group,
+/// which reaches the group's primary (on a cluster, the servers learn them through
+/// `shard_addresses`). The endpoints live as long as they are kept.
+async fn client_addresses(
+    external: &ExternalRun,
+    options: &Options,
+    servers: &[Server],
+    primaries: &Primaries,
+    shard_addresses: &ShardAddresses,
+) -> Result<(Vec<Addresses>, Vec<PrimaryEndpoint>), RunError> {
+    let groups = external.primary_groups().len();
+    let mut addresses = Vec::new();
+    let mut endpoints = Vec::new();
+    let mut per_client = Vec::new();
+    for client in 0..options.clients {
+        let mut ports = Vec::new();
+        for server in servers {
+            ports.push(server.listen_as(client).await.map_err(RunError::Listen)?);
+        }
+        let mut urls = Vec::new();
+        for group in 0..groups {
+            let endpoint = PrimaryEndpoint::start(ports.clone(), primaries.watch(group))
+                .await
+                .map_err(RunError::Listen)?;
+            urls.push(endpoint.addr());
+            endpoints.push(endpoint);
+        }
+        if groups == 0 {
+            urls = ports;
+        } else {
+            per_client.push(urls.clone());
+        }
+        let urls: Vec<String> = urls.iter().map(|a| format!("redis://{a}")).collect();
+        addresses.push(Addresses {
+            url: urls[0].clone(),
+            nodes: urls.join(","),
+        });
+    }
+    // Set before any client starts, so every CLUSTER reply names the endpoints.
+    let _ = shard_addresses.set(per_client);
+    Ok((addresses, endpoints))
 }
 
 /// Ends each timed node fault when it is due, until aborted.
