@@ -504,6 +504,41 @@ fn what_a_client_leaves_running_ends_with_its_run() {
     );
 }
 
+/// A subscriber sends nothing for a failed-over primary to refuse: its connection is
+/// closed as the old primary dies, and it subscribes again on the new primary.
+#[test]
+fn a_subscriber_on_a_primary_that_fails_over_subscribes_again_on_the_new_one() {
+    if !python_with_redis() {
+        return;
+    }
+    let failover = Step {
+        when: When::AfterNext {
+            client: 0,
+            kind: "SUBSCRIBE".to_owned(),
+            from_us: 0,
+            nth: 0,
+        },
+        fault: Fault::Failover,
+    };
+    let outcome = WireExplorer::new(script("tests/clients/exec/subscriber_on_failover.py"))
+        .topology(Topology::Replicated { replicas: 2 })
+        .clients(1)
+        .cycles(1)
+        .run_steps(&[failover])
+        .unwrap();
+    assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+    let subscribed = |node| {
+        count(&outcome.trace, |e| {
+            matches!(&e.what, What::Command { command, node: Some(n), .. }
+                if command.starts_with("SUBSCRIBE") && *n == node)
+        })
+    };
+    let trace: Vec<String> = outcome.trace.iter().map(ToString::to_string).collect();
+    assert_eq!(subscribed(0), 1, "{}", trace.join("\n"));
+    // redis-py may subscribe again by itself before the script does.
+    assert!(subscribed(1) >= 1, "{}", trace.join("\n"));
+}
+
 /// A cluster of 3 shards behind one address per client and shard, driven by redis-py's
 /// `RedisCluster`: the lock's slot migrates to another shard while client 0 holds it
 /// (the client follows the MOVED there), and that shard fails over later without

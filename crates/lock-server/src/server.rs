@@ -113,6 +113,15 @@ impl Server {
         self.shared.dbs().get(index)
     }
 
+    /// Closes every connection that waits on this server without a command in flight of
+    /// its own: blocked (BLPOP and its kin, WAIT) or subscribed. What the death of a
+    /// primary that failed over does to its waiting clients, which would otherwise wait
+    /// on a node nobody writes to any more (a connection that sends a command learns it
+    /// then). How many were closed.
+    pub fn disconnect_waiting(&self) -> usize {
+        self.shared.registry.kill_waiting()
+    }
+
     /// Moves every database's clock forward: keys expire as if `by` had passed.
     pub fn advance(&self, by: Duration) {
         self.shared.clock.advance(by);

@@ -2,6 +2,7 @@
 //! client with its environment, and the verdict once every process has exited (or the
 //! liveness bound has passed).
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,9 +71,15 @@ pub(crate) async fn run(
     // replication flows again.
     let recoveries = tokio::spawn(recover(external.clone(), primaries.clone()));
     let bound = liveness_bound(options);
-    let ends = match lanes {
-        Some(lanes) => lanes.run(&addresses, bound).await,
-        None => processes::one_shot(command, options, &addresses, bound).await,
+    let processes = async {
+        match lanes {
+            Some(lanes) => lanes.run(&addresses, bound).await,
+            None => processes::one_shot(command, options, &addresses, bound).await,
+        }
+    };
+    let ends = tokio::select! {
+        ends = processes => ends,
+        never = close_on_failover(&external, &servers) => match never {},
     };
     recoveries.abort();
     drop(endpoints);
@@ -188,6 +195,28 @@ async fn client_addresses(
     // Set before any client starts, so every CLUSTER reply names the endpoints.
     let _ = shard_addresses.set(per_client);
     Ok((addresses, endpoints))
+}
+
+/// Closes the waiting connections (subscribers, blocked commands) of each primary that
+/// fails over, as its death would: they send no command for the old node to refuse, and
+/// would wait on a node nobody writes to. Looks every 2 ms, for as long as it is polled.
+async fn close_on_failover(external: &ExternalRun, servers: &[Server]) -> Infallible {
+    let mut last = external.primaries();
+    if last.is_empty() {
+        return std::future::pending().await;
+    }
+    loop {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let now = external.primaries();
+        for (before, after) in last.iter().zip(&now) {
+            if before != after
+                && let Some(server) = before.and_then(|old| servers.get(old))
+            {
+                server.disconnect_waiting();
+            }
+        }
+        last = now;
+    }
 }
 
 /// Ends each timed node fault when it is due, until aborted.

@@ -223,6 +223,22 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// Closes the connections that wait without a command in flight of their own:
+    /// blocked in one (BLPOP, WAIT) or subscribed. How many.
+    pub(crate) fn kill_waiting(&self) -> usize {
+        let entries = self.entries();
+        let mut killed = 0;
+        for entry in entries.values() {
+            if entry.blocked || entry.channels + entry.patterns > 0 {
+                entry.reach.kill.notify_one();
+                killed += 1;
+            }
+        }
+        killed
+    }
+}
+
 impl Filter {
     fn selects(&self, id: u64, entry: &Entry) -> bool {
         let subscriber = entry.channels + entry.patterns > 0;

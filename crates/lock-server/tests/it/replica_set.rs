@@ -107,3 +107,28 @@ async fn a_primary_nobody_waits_on_keeps_its_replication_backlog_bounded() {
     assert!(peak <= 300, "the backlog reached {peak} writes");
     server.stop().await;
 }
+
+/// What a failed-over primary's death does to its clients that wait: a subscriber and a
+/// blocked pop are closed; a connection between commands stays (its next command
+/// learns the news from whoever explores it).
+#[tokio::test]
+async fn disconnect_waiting_closes_the_subscribers_and_the_blocked_only() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let addr = server.addr().to_string();
+    let mut subscriber = Raw::connect(&addr).await;
+    assert!(
+        subscriber
+            .command(&["SUBSCRIBE", "wake"])
+            .await
+            .starts_with(b"*3\r\n")
+    );
+    let mut blocked = Raw::connect(&addr).await;
+    blocked.send_only(&["BLPOP", "queue", "0"]).await;
+    let mut idle = Raw::connect(&addr).await;
+    idle.await_blocked(1).await;
+    assert_eq!(server.disconnect_waiting(), 2);
+    assert_eq!(subscriber.read_reply().await, b"", "closed");
+    assert_eq!(blocked.read_reply().await, b"", "closed");
+    assert_eq!(idle.command(&["PING"]).await, b"+PONG\r\n");
+    server.stop().await;
+}
