@@ -56,10 +56,14 @@ pub(crate) async fn execute(
         Some(command) if shared.options.cluster && command_keys::cross_slot(command, &args) => {
             Some(Value::Error(command_keys::CROSSSLOT.into()).into())
         }
-        Some(command) => command_keys::keys_of(command, &args)
-            .first()
-            .and_then(|key| cluster::moved(shared, client.tag, key))
-            .map(Reply::from),
+        // Only a shard of a larger cluster redirects; the others skip the key lookup.
+        Some(command) if shared.options.cluster_layout.is_some() => {
+            command_keys::keys_of(command, &args)
+                .first()
+                .and_then(|key| cluster::moved(shared, client.tag, key))
+                .map(Reply::from)
+        }
+        Some(_) => None,
     };
     if let Some(refusal) = refusal {
         rejected(command);
