@@ -51,6 +51,29 @@ fn count(trace: &Trace, what: impl Fn(&Event) -> bool) -> usize {
     trace.iter().filter(|e| what(e)).count()
 }
 
+/// Whether some command of the trace ran on `node`.
+fn ran_on(trace: &Trace, node: usize) -> bool {
+    trace
+        .iter()
+        .any(|e| matches!(&e.what, What::Command { node: Some(n), .. } if *n == node))
+}
+
+/// The trace as the report prints it, for a failure's message.
+fn shown(trace: &Trace) -> String {
+    let lines: Vec<String> = trace.iter().map(ToString::to_string).collect();
+    lines.join("\n")
+}
+
+/// After `client`'s `nth` operation named `kind` (from 0).
+fn after_nth(client: usize, kind: &str, nth: u32) -> When {
+    When::AfterNext {
+        client,
+        kind: kind.to_owned(),
+        from_us: 0,
+        nth,
+    }
+}
+
 fn script(path: &str) -> String {
     format!("python3 {}", root().join(path).display())
 }
@@ -317,12 +340,7 @@ fn a_python_redlock_outlives_a_dead_node_and_a_black_holed_one() {
         .topology(Topology::Redlock { nodes: 3 })
         .clients(2)
         .cycles(2);
-    let after_first_enter = When::AfterNext {
-        client: 0,
-        kind: "ENTER".to_owned(),
-        from_us: 0,
-        nth: 0,
-    };
+    let after_first_enter = after_nth(0, "ENTER", 0);
     let steps = [
         Step {
             when: after_first_enter.clone(),
@@ -346,13 +364,7 @@ fn a_python_redlock_outlives_a_dead_node_and_a_black_holed_one() {
     assert_eq!(entered, 4, "two clients, two cycles each");
     // Every node served the lock's commands, each client on ports of its own.
     for node in 0..3 {
-        assert!(
-            outcome
-                .trace
-                .iter()
-                .any(|e| matches!(&e.what, What::Command { node: Some(n), .. } if *n == node)),
-            "node {node}"
-        );
+        assert!(ran_on(&outcome.trace, node), "node {node}");
     }
 }
 
@@ -373,12 +385,7 @@ fn a_failover_loses_the_token_locks_key_and_not_the_lock_that_waits_for_its_repl
             fault: Fault::StallReplication { ms: 300 },
         },
         Step {
-            when: When::AfterNext {
-                client: 0,
-                kind: "HOLDS".to_owned(),
-                from_us: 0,
-                nth: 0,
-            },
+            when: after_nth(0, "HOLDS", 0),
             fault: Fault::Failover,
         },
     ];
@@ -392,8 +399,7 @@ fn a_failover_loses_the_token_locks_key_and_not_the_lock_that_waits_for_its_repl
         .run_steps(&steps)
         .unwrap();
     let Some(violation) = lost.violation else {
-        let trace: Vec<String> = lost.trace.iter().map(ToString::to_string).collect();
-        panic!("the failover lost no key:\n{}", trace.join("\n"));
+        panic!("the failover lost no key:\n{}", shown(&lost.trace));
     };
     assert_eq!(violation.kind, ViolationKind::LostOwnership, "{violation}");
     // The key is gone on the new primary, or another client has taken it there.
@@ -424,12 +430,7 @@ fn a_failover_loses_the_token_locks_key_and_not_the_lock_that_waits_for_its_repl
     assert!(waited >= entered, "every entry waited for both replicas");
     // The failover moved the primary behind the same address.
     for node in [0, 1] {
-        assert!(
-            kept.trace
-                .iter()
-                .any(|e| matches!(&e.what, What::Command { node: Some(n), .. } if *n == node)),
-            "node {node}"
-        );
+        assert!(ran_on(&kept.trace, node), "node {node}");
     }
 }
 
@@ -512,12 +513,7 @@ fn a_subscriber_on_a_primary_that_fails_over_subscribes_again_on_the_new_one() {
         return;
     }
     let failover = Step {
-        when: When::AfterNext {
-            client: 0,
-            kind: "SUBSCRIBE".to_owned(),
-            from_us: 0,
-            nth: 0,
-        },
+        when: after_nth(0, "SUBSCRIBE", 0),
         fault: Fault::Failover,
     };
     let outcome = WireExplorer::new(script("tests/clients/exec/subscriber_on_failover.py"))
@@ -533,10 +529,10 @@ fn a_subscriber_on_a_primary_that_fails_over_subscribes_again_on_the_new_one() {
                 if command.starts_with("SUBSCRIBE") && *n == node)
         })
     };
-    let trace: Vec<String> = outcome.trace.iter().map(ToString::to_string).collect();
-    assert_eq!(subscribed(0), 1, "{}", trace.join("\n"));
+    let trace = shown(&outcome.trace);
+    assert_eq!(subscribed(0), 1, "{trace}");
     // redis-py may subscribe again by itself before the script does.
-    assert!(subscribed(1) >= 1, "{}", trace.join("\n"));
+    assert!(subscribed(1) >= 1, "{trace}");
 }
 
 /// A cluster of 3 shards behind one address per client and shard, driven by redis-py's
@@ -548,19 +544,13 @@ fn a_cluster_clients_lock_follows_its_slot_across_a_migration_and_a_failover() {
     if !python_with_redis() {
         return;
     }
-    let holds = |nth| When::AfterNext {
-        client: 0,
-        kind: "HOLDS".to_owned(),
-        from_us: 0,
-        nth,
-    };
     let steps = [
         Step {
-            when: holds(0),
+            when: after_nth(0, "HOLDS", 0),
             fault: Fault::Migrate { to: 2 },
         },
         Step {
-            when: holds(1),
+            when: after_nth(0, "HOLDS", 1),
             fault: Fault::Failover,
         },
     ];
@@ -570,8 +560,7 @@ fn a_cluster_clients_lock_follows_its_slot_across_a_migration_and_a_failover() {
         .cycles(2)
         .run_steps(&steps)
         .unwrap();
-    let trace: Vec<String> = outcome.trace.iter().map(ToString::to_string).collect();
-    let trace = trace.join("\n");
+    let trace = shown(&outcome.trace);
     assert!(
         outcome.violation.as_ref().is_none_or(|v| v.is_inherent()),
         "{:?}\n{trace}",

@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use crate::monitor::{Monitor, StaleWrite};
 use crate::options::Options;
 use crate::step::{Step, When};
-use crate::topology::{Deployment, Recovery, Topology};
+use crate::topology::{Deployment, Recovery, cluster_sets};
 use crate::trace::{Trace, What};
 use crate::violation::{Violation, ViolationKind};
 
@@ -52,33 +52,53 @@ pub struct ExternalRun {
     options: Options,
     /// Each client's increment in flight (`NXLOCK.INCR` until `DONE` or `FAILED`).
     increments: Mutex<Vec<Option<String>>>,
+    /// The replicated sets whose nodes stand behind one address per client: the
+    /// replicated set, or each cluster shard, in order. Fixed for the run.
+    groups: Vec<PrimaryGroup>,
 }
 
-/// A topology an external run cannot serve.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "an external run serves a single server, a replicated set, Redlock's nodes or a cluster; {0} is not supported yet"
-)]
-pub struct UnsupportedTopology(pub Topology);
+/// One replicated set among [`ExternalRun::nodes`].
+#[derive(Debug)]
+struct PrimaryGroup {
+    set: MemoryReplicaSet,
+    /// The index of its node 0 among the run's nodes; the others follow.
+    first: usize,
+}
+
+impl PrimaryGroup {
+    fn nodes(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.set.len()
+    }
+}
 
 impl ExternalRun {
     /// A fresh deployment of `options.topology` on `clock` for `options.clients`
     /// clients, with `steps` to apply as their anchors come. Real processes sleep in
-    /// real time, so `clock` is usually [`Clock::system`].
-    pub fn new(
-        options: &Options,
-        steps: &[Step],
-        clock: Clock,
-    ) -> Result<Self, UnsupportedTopology> {
-        if !Self::supports(options.topology) {
-            return Err(UnsupportedTopology(options.topology));
-        }
+    /// real time, so `clock` is usually [`Clock::system`]. Every topology is served: one
+    /// server; Redlock's nodes, each on its own; a replicated set, each node served and
+    /// the clients reaching the primary through one address each; a cluster, each
+    /// shard's nodes likewise, behind one address per client and shard.
+    pub fn new(options: &Options, steps: &[Step], clock: Clock) -> Self {
         let steps: Vec<Step> = steps
             .iter()
             .filter(|s| !matches!(s.when, When::At { .. }))
             .cloned()
             .collect();
         let deployment = Deployment::new(options.topology, &clock);
+        let sets: Vec<MemoryReplicaSet> = match &deployment {
+            Deployment::Replicated(set) => vec![set.clone()],
+            Deployment::Cluster(cluster) => cluster_sets(cluster).cloned().collect(),
+            _ => Vec::new(),
+        };
+        let mut first = 0;
+        let groups = sets
+            .into_iter()
+            .map(|set| {
+                let group = PrimaryGroup { first, set };
+                first += group.set.len();
+                group
+            })
+            .collect();
         let monitor = Monitor::new(
             clock,
             deployment,
@@ -88,25 +108,12 @@ impl ExternalRun {
             true,
             0,
         );
-        Ok(Self {
+        Self {
             monitor: Arc::new(monitor),
             options: options.clone(),
             increments: Mutex::new(vec![None; options.clients]),
-        })
-    }
-
-    /// Whether an external run can serve `topology`: every one. One server; Redlock's
-    /// nodes, each served on its own; a replicated set, each node served and the clients
-    /// reaching the primary through one address each; a cluster, each shard's nodes
-    /// served likewise, behind one address per client and shard.
-    pub fn supports(topology: Topology) -> bool {
-        matches!(
-            topology,
-            Topology::Single
-                | Topology::Redlock { .. }
-                | Topology::Replicated { .. }
-                | Topology::Cluster { .. }
-        )
+            groups,
+        }
     }
 
     /// Each node's database, in order: serve each on addresses of its own. A Redlock
@@ -117,8 +124,11 @@ impl ExternalRun {
     pub fn nodes(&self) -> Vec<MemoryBackend> {
         match &self.monitor.deployment {
             Deployment::Redlock(nodes) => nodes.nodes(),
-            Deployment::Replicated(set) => set_nodes(set).collect(),
-            Deployment::Cluster(cluster) => shard_sets(cluster).flat_map(set_nodes).collect(),
+            Deployment::Replicated(_) | Deployment::Cluster(_) => self
+                .groups
+                .iter()
+                .flat_map(|g| (0..g.set.len()).map(|i| g.set.node_as_is(i)))
+                .collect(),
             deployment => deployment.single().into_iter().collect(),
         }
     }
@@ -126,49 +136,23 @@ impl ExternalRun {
     /// The nodes behind each primary's address, by index into [`ExternalRun::nodes`]: the
     /// replicated set's, or each cluster shard's; none on other topologies.
     pub fn primary_groups(&self) -> Vec<Vec<usize>> {
-        let sizes: Vec<usize> = match &self.monitor.deployment {
-            Deployment::Replicated(set) => vec![set.len()],
-            Deployment::Cluster(cluster) => {
-                shard_sets(cluster).map(MemoryReplicaSet::len).collect()
-            }
-            _ => Vec::new(),
-        };
-        let mut first = 0;
-        sizes
-            .into_iter()
-            .map(|size| {
-                let group = (first..first + size).collect();
-                first += size;
-                group
-            })
-            .collect()
+        self.groups.iter().map(|g| g.nodes().collect()).collect()
     }
 
     /// The node that is primary now in each of [`ExternalRun::primary_groups`] (`None`
     /// while a group has none): a client's address for the group reaches it, and a
     /// failover moves it.
     pub fn primaries(&self) -> Vec<Option<usize>> {
-        let groups = self.primary_groups();
-        self.replica_sets()
+        self.groups
             .iter()
-            .zip(&groups)
-            .map(|(set, group)| set.primary().map(|i| group[i]))
+            .map(|g| g.set.primary().map(|i| g.first + i))
             .collect()
     }
 
     /// The replicated set `node` belongs to, if any (its server counts the set's
     /// replicas for `WAIT`).
     pub fn replica_set_of(&self, node: usize) -> Option<MemoryReplicaSet> {
-        let groups = self.primary_groups();
-        let group = groups.iter().position(|g| g.contains(&node))?;
-        self.replica_sets().into_iter().nth(group)
-    }
-
-    /// How many replicas each primary has (0 without a replicated set or a cluster).
-    pub fn replicas(&self) -> usize {
-        self.replica_sets()
-            .first()
-            .map_or(0, |set| set.len().saturating_sub(1))
+        self.group_of(node).map(|g| g.set.clone())
     }
 
     /// On a cluster, the shard (the index into [`ExternalRun::primary_groups`]) that serves
@@ -184,20 +168,13 @@ impl ExternalRun {
     /// (or a shard's) that is no longer primary (it crashed, or rejoined as a replica),
     /// whose clients' connections died with the failover.
     pub fn serves(&self, node: usize) -> bool {
-        let groups = self.primary_groups();
-        match groups.iter().position(|g| g.contains(&node)) {
-            Some(group) => self.primaries()[group] == Some(node),
-            None => true,
-        }
+        self.group_of(node)
+            .is_none_or(|g| g.set.primary().map(|i| g.first + i) == Some(node))
     }
 
-    /// The replicated sets behind the primaries' addresses, in group order.
-    fn replica_sets(&self) -> Vec<MemoryReplicaSet> {
-        match &self.monitor.deployment {
-            Deployment::Replicated(set) => vec![set.clone()],
-            Deployment::Cluster(cluster) => shard_sets(cluster).cloned().collect(),
-            _ => Vec::new(),
-        }
+    /// The group `node` stands in, if any.
+    fn group_of(&self, node: usize) -> Option<&PrimaryGroup> {
+        self.groups.iter().find(|g| g.nodes().contains(&node))
     }
 
     /// How much longer `node` is black-holed: a command sent to it now is never
@@ -374,16 +351,6 @@ impl ExternalRun {
     }
 }
 
-/// A set's nodes as they stand.
-fn set_nodes(set: &MemoryReplicaSet) -> impl Iterator<Item = MemoryBackend> + '_ {
-    (0..set.len()).map(|i| set.node_as_is(i))
-}
-
-/// A cluster's shards, in order.
-fn shard_sets(cluster: &lock_memory::MemoryCluster) -> impl Iterator<Item = &MemoryReplicaSet> {
-    (0..cluster.shards()).filter_map(|shard| cluster.shard(shard))
-}
-
 /// The key a command names first, where it names one.
 fn first_key(args: &[Vec<u8>]) -> Option<&[u8]> {
     let name = args.first()?;
@@ -435,6 +402,7 @@ fn describe(name: &str, args: &[Vec<u8>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Topology;
 
     fn args(words: &[&str]) -> Vec<Vec<u8>> {
         words.iter().map(|w| w.as_bytes().to_vec()).collect()
@@ -446,7 +414,7 @@ mod tests {
             clients: 1,
             ..Options::default()
         };
-        ExternalRun::new(&options, steps, Clock::tokio()).unwrap()
+        ExternalRun::new(&options, steps, Clock::tokio())
     }
 
     #[tokio::test(start_paused = true)]
@@ -462,7 +430,7 @@ mod tests {
             vec![vec![0, 1], vec![2, 3], vec![4, 5]]
         );
         assert_eq!(run.primaries(), vec![Some(0), Some(2), Some(4)]);
-        assert_eq!(run.replicas(), 1);
+        assert_eq!(Topology::Cluster { shards: 3 }.replicas(), 1);
         assert!(run.serves(2) && !run.serves(3));
         let key = b"lock:resource";
         let shard = run.slot_owner(lock_core::hash_slot(key)).unwrap();
@@ -485,7 +453,7 @@ mod tests {
         assert!(single.serves(0) && single.replica_set_of(0).is_none());
         let replicated = run_on(Topology::Replicated { replicas: 2 }, &[]);
         assert_eq!(replicated.primary_groups(), vec![vec![0, 1, 2]]);
-        assert_eq!(replicated.replicas(), 2);
+        assert_eq!(Topology::Replicated { replicas: 2 }.replicas(), 2);
         assert_eq!(replicated.slot_owner(0), None);
     }
 

@@ -95,7 +95,7 @@ pub use client::ClientView;
 pub use context::{Context, Increment};
 pub use counterexample::{Counterexample, REPLAY_FORMAT, ReplayError, ReplayFile};
 pub use explorer::{DEFAULT_RUNS, ExploreError, Explorer, REPLAYS, Replayed, Report};
-pub use external::{CommandFate, ExternalRun, ReplyFate, UnsupportedTopology};
+pub use external::{CommandFate, ExternalRun, ReplyFate};
 /// The generator [`Context::rng`] hands out.
 pub use fastrand;
 pub use generate::random_fault;

@@ -70,6 +70,16 @@ impl Topology {
         }
     }
 
+    /// How many replicas each primary has: a replicated set's, one on each cluster
+    /// shard, none elsewhere.
+    pub fn replicas(&self) -> usize {
+        match *self {
+            Topology::Replicated { replicas } => replicas,
+            Topology::Cluster { .. } => 1,
+            _ => 0,
+        }
+    }
+
     /// The name `--topology` uses.
     pub fn name(&self) -> &'static str {
         match self {
@@ -142,9 +152,11 @@ impl Deployment {
                     clock: node_clock,
                 }
             }
-            Topology::Cluster { shards } => {
-                Deployment::Cluster(MemoryCluster::with_clock(shards, 1, clock.clone()))
-            }
+            Topology::Cluster { shards } => Deployment::Cluster(MemoryCluster::with_clock(
+                shards,
+                topology.replicas(),
+                clock.clone(),
+            )),
             Topology::Replicated { replicas } => {
                 Deployment::Replicated(MemoryReplicaSet::with_clock(replicas, clock.clone()))
             }
@@ -457,7 +469,7 @@ impl Recovery {
 const DRIFT_TICK_MS: u64 = 10;
 
 /// A cluster's shards.
-fn cluster_sets(cluster: &MemoryCluster) -> impl Iterator<Item = &MemoryReplicaSet> {
+pub(crate) fn cluster_sets(cluster: &MemoryCluster) -> impl Iterator<Item = &MemoryReplicaSet> {
     (0..cluster.shards()).filter_map(|shard| cluster.shard(shard))
 }
 

@@ -438,7 +438,45 @@ struct Waiting<'a> {
     unblock: Arc<Unblock>,
 }
 
+/// What ended a blocked client's wait.
+enum Waited<T> {
+    /// What it waited for came.
+    Done(T),
+    /// The client left (or was killed), or the server stops.
+    Left,
+    /// `CLIENT UNBLOCK` picked it.
+    Unblocked(UnblockMode),
+}
+
+/// What a blocked client unblocked by `CLIENT UNBLOCK … ERROR` is answered.
+const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+
 impl Waiting<'_> {
+    /// Waits for `done` (polled first) while watching what every blocked client
+    /// watches: its socket, the server's stop, `CLIENT KILL` and `CLIENT UNBLOCK`; the
+    /// pushes of its subscriptions are written as they come.
+    async fn until<T>(&mut self, done: impl std::future::Future<Output = T>) -> Waited<T> {
+        tokio::pin!(done);
+        loop {
+            tokio::select! {
+                biased;
+                value = &mut done => return Waited::Done(value),
+                read = self.stream.read_buf(self.buffer) => match read {
+                    Ok(0) | Err(_) => return Waited::Left,
+                    Ok(_) => {}
+                },
+                _ = self.stopped.changed() => return Waited::Left,
+                () = self.kill.notified() => return Waited::Left,
+                mode = self.unblock.requested() => return Waited::Unblocked(mode),
+                events = self.subscriptions.next_events() => {
+                    if !self.write_events(&events).await {
+                        return Waited::Left;
+                    }
+                }
+            }
+        }
+    }
+
     /// Writes `events` as pushes: false if the client has gone.
     async fn write_events(&mut self, events: &[Value]) -> bool {
         if events.is_empty() {
@@ -489,39 +527,33 @@ async fn block(
         }
     };
     tokio::pin!(timeout);
-    let mut unblocked = None;
-    let client_left = loop {
+    // The reply first: when a push serves this client, the invalidations and events the
+    // serving caused follow its reply, as Redis writes them; what was delivered before
+    // the serving began goes before it.
+    let served = async {
         tokio::select! {
-            // The reply first: when a push serves this client, the invalidations and
-            // events the serving caused follow its reply, as Redis writes them; what
-            // was delivered before the serving began goes before it.
             biased;
-            served = &mut ticket.reply => {
-                let Ok(served) = served else {
-                    return Some(Value::NilArray);
-                };
-                let before = waiting.subscriptions.drain_before(served.after);
-                if !waiting.write_events(&before).await {
-                    return None;
-                }
-                return Some(served.reply);
+            served = &mut ticket.reply => Some(served),
+            () = &mut timeout => None,
+        }
+    };
+    let mut unblocked = None;
+    let client_left = match waiting.until(served).await {
+        Waited::Done(Some(served)) => {
+            let Ok(served) = served else {
+                return Some(Value::NilArray);
+            };
+            let before = waiting.subscriptions.drain_before(served.after);
+            if !waiting.write_events(&before).await {
+                return None;
             }
-            _ = &mut timeout => break false,
-            read = waiting.stream.read_buf(waiting.buffer) => match read {
-                Ok(0) | Err(_) => break true,
-                Ok(_) => {}
-            },
-            _ = waiting.stopped.changed() => break true,
-            () = waiting.kill.notified() => break true,
-            mode = waiting.unblock.requested() => {
-                unblocked = Some(mode);
-                break false;
-            }
-            events = waiting.subscriptions.next_events() => {
-                if !waiting.write_events(&events).await {
-                    break true;
-                }
-            }
+            return Some(served.reply);
+        }
+        Waited::Done(None) => false,
+        Waited::Left => true,
+        Waited::Unblocked(mode) => {
+            unblocked = Some(mode);
+            false
         }
     };
     let (reply, was_waiting) = leave(shared, &mut ticket, on_timeout).await;
@@ -531,9 +563,7 @@ async fn block(
     }
     // CLIENT UNBLOCK ... ERROR, unless an element was handed over first.
     if was_waiting && unblocked == Some(UnblockMode::Error) {
-        return Some(Value::Error(
-            "UNBLOCKED client unblocked via CLIENT UNBLOCK".into(),
-        ));
+        return Some(Value::Error(UNBLOCKED.into()));
     }
     Some(reply)
 }
@@ -550,33 +580,15 @@ async fn block_on_replicas(
     mut waiting: Waiting<'_>,
 ) -> Option<Value> {
     let timeout = std::time::Duration::from_millis(wait.timeout_ms);
-    let acknowledged = set.wait_for(last_write, wait.replicas, timeout);
-    tokio::pin!(acknowledged);
     let _counted = Counted::new(&shared.waiting_for_replicas);
-    loop {
-        tokio::select! {
-            biased;
-            done = &mut acknowledged => return done.ok().map(|n| wait.reply_with(n)),
-            read = waiting.stream.read_buf(waiting.buffer) => match read {
-                Ok(0) | Err(_) => return None,
-                Ok(_) => {}
-            },
-            _ = waiting.stopped.changed() => return None,
-            () = waiting.kill.notified() => return None,
-            mode = waiting.unblock.requested() => {
-                return Some(match mode {
-                    UnblockMode::Error => {
-                        Value::Error("UNBLOCKED client unblocked via CLIENT UNBLOCK".into())
-                    }
-                    UnblockMode::Timeout => replicas::count_now(set, last_write, wait),
-                });
-            }
-            events = waiting.subscriptions.next_events() => {
-                if !waiting.write_events(&events).await {
-                    return None;
-                }
-            }
-        }
+    match waiting
+        .until(set.wait_for(last_write, wait.replicas, timeout))
+        .await
+    {
+        Waited::Done(acknowledged) => acknowledged.ok().map(|n| wait.reply_with(n)),
+        Waited::Left => None,
+        Waited::Unblocked(UnblockMode::Error) => Some(Value::Error(UNBLOCKED.into())),
+        Waited::Unblocked(UnblockMode::Timeout) => Some(replicas::count_now(set, last_write, wait)),
     }
 }
 

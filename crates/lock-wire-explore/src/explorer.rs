@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use lock_explore::{
-    ExternalRun, FaultKind, Options, Step, Timeline, Topology, Violation, When, random_fault,
-};
+use lock_explore::{FaultKind, Options, Step, Timeline, Topology, Violation, When, random_fault};
 
 use crate::processes::Lanes;
 use crate::replay::{WIRE_REPLAY_FORMAT, WireReplay};
@@ -176,9 +174,10 @@ impl WireExplorer {
         self
     }
 
-    /// How many runs proceed at once (default: one per core, two with `long_lived`), each on its own server and
-    /// ports. The schedules tried are the same for any number; which of them breaks the
-    /// lock may not be, as with any run of processes.
+    /// How many runs proceed at once (default: one per core, two per core with
+    /// [`long_lived`](Self::long_lived)), each on its own server and ports. The
+    /// schedules tried are the same for any number; which of them breaks the lock may
+    /// not be, as with any run of processes.
     pub fn parallel(mut self, runs: usize) -> Self {
         self.parallel = Some(runs.max(1));
         self
@@ -641,14 +640,6 @@ impl fmt::Display for WireReport {
         }
         Ok(())
     }
-}
-
-/// Whether `topology` can be explored through serve: every one. A single server; a
-/// replicated set (each client's one address reaches the primary, and follows a
-/// failover); Redlock's nodes; a cluster (each client's address of each shard reaches
-/// the shard's primary, and a slot that migrates is answered `MOVED` where it was).
-pub fn supports(topology: Topology) -> bool {
-    ExternalRun::supports(topology)
 }
 
 #[cfg(test)]

@@ -38,6 +38,6 @@ mod replay;
 mod run;
 mod shard_layout;
 
-pub use explorer::{WIRE_FAULTS_ALL, WireExplorer, WireFinding, WireReport, supports, wire_faults};
+pub use explorer::{WIRE_FAULTS_ALL, WireExplorer, WireFinding, WireReport, wire_faults};
 pub use replay::{WIRE_REPLAY_FORMAT, WireReplay, WireReplayError};
 pub use run::{Outcome, RunError};

@@ -140,7 +140,8 @@ impl Observer for WireObserver {
             // Not a client of this run: checked and ignored, as on a plain server.
             return Ok(());
         }
-        let answer = match marker {
+        let mut answer = Ok(());
+        match marker {
             Marker::Enter {
                 resource,
                 valid_for_ms,
@@ -149,33 +150,19 @@ impl Observer for WireObserver {
                     Duration::from_millis(u64::try_from(ms).unwrap_or(0)).saturating_sub(self.slack)
                 });
                 self.run.enter(client, &resource, valid_for);
-                Ok(())
             }
-            Marker::Exit { resource } => {
-                self.run.exit(client, &resource);
-                Ok(())
+            Marker::Exit { resource } => self.run.exit(client, &resource),
+            Marker::Holds { key, token } => self.run.holds(client, &key, &token),
+            Marker::Write { resource, fence } => {
+                answer = self
+                    .run
+                    .write(client, &resource, fence)
+                    .map_err(|stale| format!("STALE {stale}"));
             }
-            Marker::Holds { key, token } => {
-                self.run.holds(client, &key, &token);
-                Ok(())
-            }
-            Marker::Write { resource, fence } => self
-                .run
-                .write(client, &resource, fence)
-                .map_err(|stale| format!("STALE {stale}")),
-            Marker::Increment { counter } => {
-                self.run.increment(client, &counter);
-                Ok(())
-            }
-            Marker::Done => {
-                self.run.counted(client, true);
-                Ok(())
-            }
-            Marker::Failed => {
-                self.run.counted(client, false);
-                Ok(())
-            }
-        };
+            Marker::Increment { counter } => self.run.increment(client, &counter),
+            Marker::Done => self.run.counted(client, true),
+            Marker::Failed => self.run.counted(client, false),
+        }
         self.publish();
         answer
     }

@@ -6,8 +6,9 @@
 //!
 //! A failover does not close the connections joined to the old primary here: the old
 //! node's server refuses their next command (closing the connection, as the old
-//! primary's death does) and ends a WAIT blocked there, but still takes their markers,
-//! which are the client's own doings and no traffic of the failed node.
+//! primary's death does), but still takes their markers, which are the client's own
+//! doings and no traffic of the failed node; the run closes the connections that wait
+//! there without a command (subscribers, blocked ones).
 
 use std::io;
 use std::net::SocketAddr;
@@ -17,41 +18,39 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-/// The node that is primary now (`None` while none is), as the run publishes it.
-pub(crate) type PrimaryWatch = watch::Receiver<Option<usize>>;
+/// The node that is primary now in each group (`None` while one has none), as the run
+/// publishes them.
+pub(crate) type PrimaryWatch = watch::Receiver<Vec<Option<usize>>>;
 
 /// Each group's primary (a replicated set's, or each cluster shard's), published after
-/// every operation (a step it anchors may fail a group over) for the endpoints to follow.
+/// every operation (a step it anchors may fail a group over) for the endpoints and the
+/// run to follow.
 #[derive(Debug)]
 pub(crate) struct Primaries {
-    groups: Vec<watch::Sender<Option<usize>>>,
+    now: watch::Sender<Vec<Option<usize>>>,
 }
 
 impl Primaries {
     /// The primaries of `run` as they are now.
     pub(crate) fn new(run: &ExternalRun) -> Self {
-        let groups = run
-            .primaries()
-            .into_iter()
-            .map(|primary| watch::channel(primary).0)
-            .collect();
-        Self { groups }
-    }
-
-    /// Sends each group's primary where it changed.
-    pub(crate) fn publish(&self, run: &ExternalRun) {
-        for (sender, now) in self.groups.iter().zip(run.primaries()) {
-            sender.send_if_modified(|published| {
-                let changed = *published != now;
-                *published = now;
-                changed
-            });
+        Self {
+            now: watch::channel(run.primaries()).0,
         }
     }
 
-    /// Group `group`'s primary, as it changes.
-    pub(crate) fn watch(&self, group: usize) -> PrimaryWatch {
-        self.groups[group].subscribe()
+    /// Sends the primaries if one changed.
+    pub(crate) fn publish(&self, run: &ExternalRun) {
+        let now = run.primaries();
+        self.now.send_if_modified(|published| {
+            let changed = *published != now;
+            *published = now;
+            changed
+        });
+    }
+
+    /// The primaries, as they change.
+    pub(crate) fn watch(&self) -> PrimaryWatch {
+        self.now.subscribe()
     }
 }
 
@@ -63,12 +62,17 @@ pub(crate) struct PrimaryEndpoint {
 }
 
 impl PrimaryEndpoint {
-    /// Listens on a fresh loopback port; `nodes[n]` is where the client reaches node
-    /// `n`'s server, and `primary` names the node to join each connection to.
-    pub(crate) async fn start(nodes: Vec<SocketAddr>, primary: PrimaryWatch) -> io::Result<Self> {
+    /// Listens on a fresh loopback port for group `group`; `nodes[n]` is where the
+    /// client reaches node `n`'s server, and `primaries` names the node to join each
+    /// connection to.
+    pub(crate) async fn start(
+        nodes: Vec<SocketAddr>,
+        primaries: PrimaryWatch,
+        group: usize,
+    ) -> io::Result<Self> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
-        let accepting = tokio::spawn(accept(listener, nodes, primary));
+        let accepting = tokio::spawn(accept(listener, nodes, primaries, group));
         Ok(Self { addr, accepting })
     }
 
@@ -85,7 +89,12 @@ impl Drop for PrimaryEndpoint {
     }
 }
 
-async fn accept(listener: TcpListener, nodes: Vec<SocketAddr>, primary: PrimaryWatch) {
+async fn accept(
+    listener: TcpListener,
+    nodes: Vec<SocketAddr>,
+    primaries: PrimaryWatch,
+    group: usize,
+) {
     let mut joined = JoinSet::new();
     loop {
         tokio::select! {
@@ -93,7 +102,9 @@ async fn accept(listener: TcpListener, nodes: Vec<SocketAddr>, primary: PrimaryW
                 let Ok((client, _)) = accepted else { continue };
                 // No primary (between a crash and a promotion): the connection is
                 // refused, as a dead endpoint's would be.
-                let Some(node) = *primary.borrow() else { continue };
+                let Some(node) = primaries.borrow().get(group).copied().flatten() else {
+                    continue;
+                };
                 if let Some(&target) = nodes.get(node) {
                     joined.spawn(join(client, target));
                 }
@@ -149,11 +160,11 @@ mod tests {
     #[tokio::test]
     async fn each_connection_reaches_the_node_that_was_primary_when_it_was_made() {
         let nodes = vec![named(b"n0").await, named(b"n1").await];
-        let (publish, primary) = watch::channel(Some(0));
-        let endpoint = PrimaryEndpoint::start(nodes, primary).await.unwrap();
+        let (publish, primaries) = watch::channel(vec![Some(0)]);
+        let endpoint = PrimaryEndpoint::start(nodes, primaries, 0).await.unwrap();
         let mut first = TcpStream::connect(endpoint.addr()).await.unwrap();
         assert_eq!(ask(&mut first).await.unwrap(), b"n0");
-        publish.send(Some(1)).unwrap();
+        publish.send(vec![Some(1)]).unwrap();
         let mut second = TcpStream::connect(endpoint.addr()).await.unwrap();
         assert_eq!(ask(&mut second).await.unwrap(), b"n1");
         assert_eq!(
@@ -161,7 +172,7 @@ mod tests {
             b"n0",
             "the old node's server decides what its connections get"
         );
-        publish.send(None).unwrap();
+        publish.send(vec![None]).unwrap();
         let mut refused = TcpStream::connect(endpoint.addr()).await.unwrap();
         assert_eq!(ask(&mut refused).await, None, "no primary: closed at once");
         drop(endpoint);

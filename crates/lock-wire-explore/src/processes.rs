@@ -81,21 +81,12 @@ fn command(line: &str, client: usize, options: &Options) -> Command {
         .env("NXLOCK_CLIENTS", options.clients.to_string())
         .env("NXLOCK_CYCLES", options.cycles.to_string())
         .env("NXLOCK_TTL_MS", options.ttl_ms.to_string())
-        .env("NXLOCK_REPLICAS", replicas(options).to_string())
+        // How many replicas the primary behind REDIS_URL has, for a client's WAIT.
+        .env("NXLOCK_REPLICAS", options.topology.replicas().to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     command
-}
-
-/// `NXLOCK_REPLICAS`: how many replicas the primary behind `REDIS_URL` has (what a
-/// client's `WAIT` may ask for): a replicated set's, one per cluster shard, else 0.
-fn replicas(options: &Options) -> usize {
-    match options.topology {
-        lock_explore::Topology::Replicated { replicas } => replicas,
-        lock_explore::Topology::Cluster { .. } => 1,
-        _ => 0,
-    }
 }
 
 fn spawn(mut command: Command, line: &str) -> Result<Spawned, RunError> {

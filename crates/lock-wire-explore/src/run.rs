@@ -11,7 +11,7 @@ use lock_explore::{ExternalRun, Options, Step, Topology, Trace, Violation};
 use lock_server::{ClusterLayout, Server, ServerOptions};
 
 use crate::observer::WireObserver;
-use crate::primary_endpoint::{Primaries, PrimaryEndpoint};
+use crate::primary_endpoint::{Primaries, PrimaryEndpoint, PrimaryWatch};
 use crate::processes::{self, Addresses, End, Lanes};
 use crate::shard_layout::{ShardAddresses, ShardLayout};
 
@@ -44,9 +44,6 @@ pub enum RunError {
         /// Why.
         error: std::io::Error,
     },
-    /// The topology cannot be served to processes yet.
-    #[error(transparent)]
-    Topology(#[from] lock_explore::UnsupportedTopology),
     /// Every client of the fault-free first run exited with a failure: the command
     /// itself does not work, and no search would mean anything.
     #[error("every client of the fault-free run failed; the first said: {0}")]
@@ -61,7 +58,7 @@ pub(crate) async fn run(
     steps: &[Step],
     lanes: Option<&Lanes>,
 ) -> Result<Outcome, RunError> {
-    let external = Arc::new(ExternalRun::new(options, steps, Clock::system())?);
+    let external = Arc::new(ExternalRun::new(options, steps, Clock::system()));
     let primaries = Arc::new(Primaries::new(&external));
     let shard_addresses = ShardAddresses::default();
     let servers = serve_nodes(&external, options, &primaries, &shard_addresses).await?;
@@ -69,7 +66,7 @@ pub(crate) async fn run(
         client_addresses(&external, options, &servers, &primaries, &shard_addresses).await?;
     // Timed node faults end in real time: a dead node restarts, a black hole heals,
     // replication flows again.
-    let recoveries = tokio::spawn(recover(external.clone(), primaries.clone()));
+    let recoveries = tokio::spawn(recover(external.clone()));
     let bound = liveness_bound(options);
     let processes = async {
         match lanes {
@@ -79,7 +76,7 @@ pub(crate) async fn run(
     };
     let ends = tokio::select! {
         ends = processes => ends,
-        never = close_on_failover(&external, &servers) => match never {},
+        never = close_on_failover(primaries.watch(), &servers) => match never {},
     };
     recoveries.abort();
     drop(endpoints);
@@ -175,7 +172,7 @@ async fn client_addresses(
         }
         let mut urls = Vec::new();
         for group in 0..groups {
-            let endpoint = PrimaryEndpoint::start(ports.clone(), primaries.watch(group))
+            let endpoint = PrimaryEndpoint::start(ports.clone(), primaries.watch(), group)
                 .await
                 .map_err(RunError::Listen)?;
             urls.push(endpoint.addr());
@@ -199,31 +196,28 @@ async fn client_addresses(
 
 /// Closes the waiting connections (subscribers, blocked commands) of each primary that
 /// fails over, as its death would: they send no command for the old node to refuse, and
-/// would wait on a node nobody writes to. Looks every 2 ms, for as long as it is polled.
-async fn close_on_failover(external: &ExternalRun, servers: &[Server]) -> Infallible {
-    let mut last = external.primaries();
-    if last.is_empty() {
-        return std::future::pending().await;
-    }
+/// would wait on a node nobody writes to. For as long as it is polled.
+async fn close_on_failover(mut primaries: PrimaryWatch, servers: &[Server]) -> Infallible {
     loop {
-        tokio::time::sleep(Duration::from_millis(2)).await;
-        let now = external.primaries();
-        for (before, after) in last.iter().zip(&now) {
-            if before != after
-                && let Some(server) = before.and_then(|old| servers.get(old))
+        let before = primaries.borrow_and_update().clone();
+        if primaries.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+        let now = primaries.borrow().clone();
+        for (old, new) in before.iter().zip(&now) {
+            if old != new
+                && let Some(server) = old.and_then(|old| servers.get(old))
             {
                 server.disconnect_waiting();
             }
         }
-        last = now;
     }
 }
 
 /// Ends each timed node fault when it is due, until aborted.
-async fn recover(external: Arc<ExternalRun>, primaries: Arc<Primaries>) {
+async fn recover(external: Arc<ExternalRun>) {
     loop {
         let wait = external.recover_due().unwrap_or(Duration::from_millis(5));
-        primaries.publish(&external);
         tokio::time::sleep(wait.clamp(Duration::from_micros(100), Duration::from_millis(5))).await;
     }
 }

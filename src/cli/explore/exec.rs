@@ -10,10 +10,6 @@ use super::ExploreArgs;
 
 pub(super) fn run(command: &str, args: &ExploreArgs) -> ExitCode {
     let topology = super::topology(args);
-    if !nxlock::wire_explore::supports(topology) {
-        eprintln!("nxlock explore --exec cannot serve {topology}");
-        return ExitCode::from(2);
-    }
     let faults: Vec<_> = match &args.faults {
         Some(faults) => {
             let unsupported: Vec<_> = faults

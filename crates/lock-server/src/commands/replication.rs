@@ -18,14 +18,17 @@ pub(crate) struct Wait {
     pub(crate) aof: bool,
     /// Milliseconds; 0 waits for ever.
     pub(crate) timeout_ms: u64,
-    /// Whether it waits at all: some replica's acknowledgement was asked for.
-    pub(crate) needs_replicas: bool,
     /// Its reply, at once or when the timeout ends: no replica and no local fsync
     /// acknowledged.
     pub(crate) reply: Value,
 }
 
 impl Wait {
+    /// Whether it waits at all: some replica's acknowledgement was asked for.
+    pub(crate) fn needs_replicas(&self) -> bool {
+        self.replicas > 0
+    }
+
     /// Its reply when `acknowledged` replicas have the connection's writes: WAIT's
     /// count, or WAITAOF's pair (no local fsync: `appendonly` is off).
     pub(crate) fn reply_with(&self, acknowledged: i64) -> Value {
@@ -85,7 +88,6 @@ fn parse_wait(args: &[&[u8]], now_ms: i64, version: RedisVersion) -> Result<Wait
         replicas,
         aof: false,
         timeout_ms,
-        needs_replicas: replicas > 0,
         reply: Value::Int(0),
     })
 }
@@ -110,7 +112,6 @@ fn parse_waitaof(args: &[&[u8]], now_ms: i64, version: RedisVersion) -> Result<W
         replicas,
         aof: true,
         timeout_ms,
-        needs_replicas: replicas > 0,
         reply: Value::Array(vec![Value::Int(0), Value::Int(0)]),
     })
 }
@@ -179,9 +180,9 @@ mod tests {
         );
         let newest = RedisVersion::V7_4;
         let wait = waiting("wait", &args("WAIT -1 0"), 0, newest).unwrap();
-        assert!(!wait.needs_replicas);
+        assert!(!wait.needs_replicas());
         let wait = waiting("waitaof", &args("waitaof 0 1 250"), 0, newest).unwrap();
-        assert!(wait.needs_replicas && wait.timeout_ms == 250);
+        assert!(wait.needs_replicas() && wait.timeout_ms == 250);
         assert!(waiting("get", &args("GET k"), 0, newest).is_none());
         assert!(is_wait("waitaof") && !is_wait("blpop"));
         // Redis 7.0 overflows the deadline instead, which then never comes.

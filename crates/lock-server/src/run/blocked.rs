@@ -55,7 +55,7 @@ pub(crate) fn found_nothing(reply: &Value) -> bool {
 /// (no replica ever gives one here).
 pub(crate) fn waits(request: &Request, reply: &Value, now_ms: i64, version: RedisVersion) -> bool {
     match replication_wait(request, now_ms, version) {
-        Some(wait) => wait.needs_replicas && !matches!(reply, Value::Error(_)),
+        Some(wait) => wait.needs_replicas() && !matches!(reply, Value::Error(_)),
         None => found_nothing(reply),
     }
 }
