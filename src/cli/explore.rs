@@ -1,4 +1,6 @@
-//! `nxlock explore`: the explorer on nxlock's own algorithms.
+//! `nxlock explore`: the explorer on nxlock's own algorithms, or (`--exec`) on lock code
+//! in any language run as processes. One explorer makes both searches; only the runner
+//! differs.
 
 mod exec;
 
@@ -9,7 +11,10 @@ use std::time::Duration;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use nxlock::explore::{Algorithm, FaultKind, Fencing, Report, ShardReport, Topology};
+use nxlock::explore::{
+    Algorithm, Confirmation, EXIT_FOUND, EXIT_NOTHING_CHECKED, Explorer, FaultKind, Fencing,
+    ReplayFile, Report, ShardReport, Topology,
+};
 
 #[derive(Debug, Args)]
 pub struct ExploreArgs {
@@ -48,7 +53,7 @@ pub struct ExploreArgs {
     #[arg(long, value_parser = parse_shard)]
     shard: Option<(u64, u64)>,
     /// Merge these shard reports (written by --shard K/N --json) and print the result.
-    #[arg(long, num_args = 1.., conflicts_with_all = ["replay", "shard", "runs", "time"])]
+    #[arg(long, num_args = 1.., conflicts_with_all = ["replay", "shard", "runs", "time", "exec"])]
     merge: Option<Vec<PathBuf>>,
     /// Clients running the algorithm at once.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
@@ -64,16 +69,33 @@ pub struct ExploreArgs {
     /// against a fresh nxlock serve, each told NXLOCK_CLIENT, REDIS_URL (NXLOCK_NODES
     /// on Redlock and a cluster), NXLOCK_CYCLES, NXLOCK_TTL_MS and NXLOCK_REPLICAS (see
     /// docs/EXPLORE.md, "Lock code in any language"). Every topology is served.
-    #[arg(long, conflicts_with_all = ["merge", "shard", "algorithm", "wait_replicas"])]
+    #[arg(long, conflicts_with_all = ["merge", "algorithm", "wait_replicas"])]
     exec: Option<String>,
     /// With --exec: start each client's process once and let it serve run after run,
     /// told on stdin where each run is (NXLOCK_LONG_LIVED=1; see docs/EXPLORE.md).
     #[arg(long, requires = "exec")]
     long_lived: bool,
-    /// With --exec: how many times a finding is replayed (it is reported with how many
-    /// of them reproduced it).
+    /// With --exec: how many times a finding is replayed to confirm it, and its shrunk
+    /// schedule to say how often it reproduces.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     replays: u32,
+    /// With --exec: how many of the --replays must reproduce a finding for it to count
+    /// as the lock's own (default 5 of 10, or half the replays); fewer, and it is listed
+    /// as unconfirmed, never failing the search.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    confirm: Option<u32>,
+    /// Keys starting with this prefix may outlive a run without a TTL (a fence counter,
+    /// data kept by design); repeatable. Lock code can say it too (NXLOCK.PERMANENT).
+    #[arg(long = "permanent-keys", value_name = "PREFIX")]
+    permanent_keys: Vec<String>,
+    /// A counter kept in a Redis key, as COUNTER=KEY: the checker reads the key at the
+    /// end; repeatable. Lock code can say it too (NXLOCK.COUNTER).
+    #[arg(long = "counter-key", value_name = "COUNTER=KEY", value_parser = parse_counter_key)]
+    counter_keys: Vec<(String, String)>,
+    /// Let connection set-up (HELLO, AUTH, CLIENT …, the ready checks INFO and PING)
+    /// anchor faults; by default it does not.
+    #[arg(long)]
+    anchor_setup: bool,
     /// At most this many fault steps per schedule.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(0..=64))]
     max_steps: u64,
@@ -103,6 +125,7 @@ pub struct ExploreArgs {
     #[arg(long)]
     save: Option<PathBuf>,
     /// Replay this file instead of searching; exits 1 if its violation happens again.
+    /// A file saved from --exec replays its command, or the one --exec gives.
     #[arg(long, conflicts_with_all = ["runs", "time", "seed"])]
     replay: Option<PathBuf>,
     /// Run the whole budget instead of stopping at the first violation, and count the
@@ -124,6 +147,15 @@ fn topology(args: &ExploreArgs) -> Topology {
     }
 }
 
+fn parse_counter_key(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((counter, key)) if !counter.is_empty() && !key.is_empty() => {
+            Ok((counter.to_owned(), key.to_owned()))
+        }
+        _ => Err(format!("{text:?} is not COUNTER=KEY")),
+    }
+}
+
 fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     let parsed = text
         .split_once('/')
@@ -142,42 +174,95 @@ enum FencingArg {
 }
 
 pub fn run(args: ExploreArgs) -> ExitCode {
-    if let Some(command) = &args.exec {
-        return exec::run(command, &args);
-    }
-    if let Some(path) = &args.replay {
-        return replay(path, args.json);
-    }
     if let Some(paths) = &args.merge {
         return merge(paths, args.json);
     }
-    let topology = topology(&args);
-    let faults = args
-        .faults
-        .clone()
-        .unwrap_or_else(|| FaultKind::defaults(&topology));
-    let mut explorer = args
-        .algorithm
+    if let Some(path) = &args.replay {
+        return replay(&args, path);
+    }
+    let explorer = match &args.exec {
+        Some(command) => exec::explorer(command, &args),
+        None => algorithm_explorer(&args),
+    };
+    let explorer = match configured(explorer, &args) {
+        Ok(explorer) => explorer,
+        Err(code) => return code,
+    };
+    let bar = progress(args.runs, args.quiet || args.json);
+    let explorer = match &bar {
+        Some(bar) => {
+            let bar = bar.clone();
+            explorer.on_progress(move |runs| bar.set_position(runs))
+        }
+        None => explorer,
+    };
+    let report = explorer.explore();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = match report {
+        Ok(report) => report,
+        Err(error) => {
+            eprintln!("nxlock explore: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    finish(&args, &report)
+}
+
+/// The explorer of `--algorithm` on the double.
+fn algorithm_explorer(args: &ExploreArgs) -> Explorer {
+    args.algorithm
         .explorer_waiting(
-            topology,
+            topology(args),
             Duration::from_millis(args.ttl_ms.unwrap_or(1_000)),
             args.wait_replicas,
         )
-        .clients(args.clients as usize)
-        .cycles(args.cycles)
-        .max_steps(args.max_steps as usize)
-        .faults(&faults)
         .fencing(match args.fencing {
             FencingArg::Strict => Fencing::Strict,
             FencingArg::Lenient => Fencing::Lenient,
             FencingArg::None => Fencing::None,
         })
+}
+
+/// What every search takes from the command line, whichever runner makes its runs.
+fn configured(mut explorer: Explorer, args: &ExploreArgs) -> Result<Explorer, ExitCode> {
+    explorer = explorer
+        .topology(topology(args))
+        .clients(args.clients as usize)
+        .cycles(args.cycles)
+        .max_steps(args.max_steps as usize)
         .seed(args.seed)
-        .keep_going(args.keep_going);
+        .keep_going(args.keep_going)
+        .anchor_setup(args.anchor_setup);
+    if let Some(faults) = &args.faults {
+        explorer = explorer.faults(faults);
+    }
+    if let Some(ms) = args.ttl_ms {
+        explorer = explorer.ttl(Duration::from_millis(ms));
+    }
+    for prefix in &args.permanent_keys {
+        explorer = explorer.permanent_keys(prefix.clone());
+    }
+    for (counter, key) in &args.counter_keys {
+        explorer = explorer.counter_in_key(counter.clone(), key.clone());
+    }
+    let needed = args.confirm.unwrap_or(args.replays.div_ceil(2));
+    if needed > args.replays {
+        eprintln!(
+            "nxlock explore: --confirm {needed} asks for more reproductions than the {} --replays make",
+            args.replays
+        );
+        return Err(ExitCode::from(2));
+    }
+    explorer = explorer.confirm(Confirmation {
+        replays: args.replays,
+        needed,
+    });
     if let Some(time) = args.time {
         if !(time.is_finite() && time > 0.0) {
             eprintln!("nxlock explore: --time must be a positive number of seconds");
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
         explorer = explorer.time(Duration::from_secs_f64(time));
     }
@@ -196,23 +281,7 @@ pub fn run(args: ExploreArgs) -> ExitCode {
     if let Some((k, n)) = args.shard {
         explorer = explorer.shard(k, n);
     }
-    let bar = progress(args.runs, args.quiet || args.json);
-    if let Some(bar) = &bar {
-        let bar = bar.clone();
-        explorer = explorer.on_progress(move |runs| bar.set_position(runs));
-    }
-    let report = explorer.explore();
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let report = match report {
-        Ok(report) => report,
-        Err(error) => {
-            eprintln!("nxlock explore: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    finish(&args, &report)
+    Ok(explorer)
 }
 
 fn progress(runs: Option<u64>, quiet: bool) -> Option<ProgressBar> {
@@ -233,18 +302,11 @@ fn progress(runs: Option<u64>, quiet: bool) -> Option<ProgressBar> {
 }
 
 fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
-    let rate = report.runs_per_second();
-    let counts = |map: &std::collections::BTreeMap<nxlock::explore::ViolationKind, u64>| {
-        map.iter()
-            .map(|(kind, n)| (kind.name().to_owned(), serde_json::Value::from(*n)))
-            .collect::<serde_json::Map<String, serde_json::Value>>()
-    };
     // Runs the reference algorithm once: only where the verdict is shown.
     let blame = || {
-        report
-            .counterexample
-            .as_ref()
-            .map(|found| args.algorithm.blame(found))
+        let found = report.counterexample.as_ref()?;
+        found.workload.as_ref()?;
+        Some(args.algorithm.blame(found))
     };
     if let Some(found) = report
         .counterexample
@@ -271,29 +333,11 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
             serde_json::to_string_pretty(&shard).unwrap_or_default()
         );
     } else if args.json {
-        let mut json = match &report.counterexample {
-            Some(found) => {
-                let mut json: serde_json::Value =
-                    serde_json::from_str(&found.to_json()).unwrap_or(serde_json::Value::Null);
-                json["found_by_run"] = found.run.into();
-                json["shrink_runs"] = found.shrink_runs.into();
-                json["identical_replays"] = found.identical_replays.into();
-                json["blame"] = blame().as_ref().map(ToString::to_string).into();
-                json
-            }
-            None => serde_json::json!({ "algorithm": args.algorithm.name(), "violation": null }),
-        };
-        json["seed"] = report.seed.into();
-        json["runs"] = report.runs.into();
-        json["seconds"] = report.elapsed.as_secs_f64().into();
-        json["runs_per_second"] = rate.into();
-        json["violations"] = counts(&report.violations).into();
-        json["inherent"] = counts(&report.inherent).into();
-        json["inherent_finding"] = report
-            .inherent_finding
-            .as_ref()
-            .map(|f| serde_json::json!({ "violation": f.violation.kind.name(), "detail": f.violation.detail, "reason": f.violation.inherent }))
-            .into();
+        let mut json = report.to_json();
+        if args.exec.is_none() {
+            json["algorithm"] = args.algorithm.name().into();
+            json["blame"] = blame().as_ref().map(ToString::to_string).into();
+        }
         say!("{json:#}");
     } else {
         if args.keep_going {
@@ -315,12 +359,18 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
         if let Some(blame) = blame() {
             say!("blame: {blame}");
         }
+        let found = report
+            .counterexample
+            .as_ref()
+            .or(report.inherent_finding.as_ref());
+        if let (Some(path), Some(_)) = (&args.html, found) {
+            say!("timeline written to {}", path.display());
+        }
+        if let (Some(path), Some(_)) = (&args.save, found) {
+            say!("saved to {}", path.display());
+        }
     }
-    if report.counterexample.is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    ExitCode::from(report.exit_code())
 }
 
 /// `--merge`: shard reports combined into the one a single machine would have made.
@@ -377,43 +427,82 @@ fn merge(paths: &[PathBuf], json: bool) -> ExitCode {
     }
 }
 
-fn replay(path: &std::path::Path, json: bool) -> ExitCode {
-    match nxlock::explore::replay(path) {
-        Ok(replayed) => {
-            let reproduced = replayed.reproduced();
-            if json {
-                let found = replayed.violation.as_ref();
-                let unplaced: Vec<String> =
-                    replayed.unplaced.iter().map(ToString::to_string).collect();
-                let value = serde_json::json!({
-                    "expected": replayed.expected.name(),
-                    "violation": found.map(|v| v.kind.name()),
-                    "detail": found.map(|v| v.detail.clone()),
-                    "reproduced": reproduced,
-                    "unplaced": unplaced,
-                });
-                say!("{value:#}");
-            } else {
-                match &replayed.violation {
-                    Some(violation) => say!("{violation}"),
-                    None => say!(
-                        "no violation: the recorded {} did not happen",
-                        replayed.expected
-                    ),
-                }
-                for step in &replayed.unplaced {
-                    say!("could not place: {step} (the operation it is anchored to never came)");
-                }
-            }
-            if reproduced {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
+/// `--replay FILE`: the file's schedule again, on the code it names (a built-in
+/// algorithm, the command it was found with) or on `--exec`'s. Exits 1 when the
+/// recorded violation happens again.
+fn replay(args: &ExploreArgs, path: &std::path::Path) -> ExitCode {
+    let file = match ReplayFile::load(path) {
+        Ok(file) => file,
         Err(error) => {
             eprintln!("nxlock explore: {error}");
-            ExitCode::from(2)
+            return ExitCode::from(2);
         }
+    };
+    let replayed = match (&args.exec, &file.command) {
+        (Some(command), _) | (None, Some(command)) => {
+            match configured(exec::explorer(command, args), args) {
+                Ok(explorer) => explorer.replay_file(&file),
+                Err(code) => return code,
+            }
+        }
+        (None, None) => nxlock::explore::replay(path),
+    };
+    let replayed = match replayed {
+        Ok(replayed) => replayed,
+        Err(error) => {
+            eprintln!("nxlock explore: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let reproduced = replayed.reproduced();
+    if args.json {
+        let found = replayed.violation.as_ref();
+        let unplaced: Vec<String> = replayed.unplaced.iter().map(ToString::to_string).collect();
+        let value = serde_json::json!({
+            "expected": replayed.expected.name(),
+            "violation": found.map(|v| v.kind.name()),
+            "detail": found.map(|v| v.detail.clone()),
+            "reproduced": reproduced,
+            "reproductions": replayed.reproduced,
+            "replays": replayed.replays,
+            "unplaced": unplaced,
+            "nothing_checked": (!replayed.unchecked.is_empty() && !reproduced)
+                .then_some(&replayed.unchecked),
+        });
+        say!("{value:#}");
+    } else if !reproduced && !replayed.unchecked.is_empty() {
+        let who: Vec<String> = replayed.unchecked.iter().map(ToString::to_string).collect();
+        say!("found before: {}: {}", file.violation, file.detail);
+        say!(
+            "NOTHING WAS CHECKED: client {} sent no checking marker in the replay, so it proves nothing",
+            who.join(", ")
+        );
+    } else {
+        say!("found before: {}: {}", file.violation, file.detail);
+        match (&replayed.violation, reproduced) {
+            (Some(violation), true) => {
+                say!("VIOLATION {violation}");
+                say!(
+                    "reproduced in {} of {} replays",
+                    replayed.reproduced,
+                    replayed.replays
+                );
+            }
+            _ => say!(
+                "no violation: the recorded {} did not happen in {} replays",
+                replayed.expected,
+                replayed.replays
+            ),
+        }
+        for step in &replayed.unplaced {
+            say!("could not place: {step} (the operation it is anchored to never came)");
+        }
+    }
+    if reproduced {
+        ExitCode::from(EXIT_FOUND)
+    } else if !replayed.unchecked.is_empty() {
+        ExitCode::from(EXIT_NOTHING_CHECKED)
+    } else {
+        ExitCode::SUCCESS
     }
 }

@@ -241,9 +241,31 @@ fn exec_refuses_what_serve_cannot_serve_with_exit_2() {
     ]);
     assert_eq!(restart.status.code(), Some(2));
     assert!(
-        text(&restart).contains("cannot apply restart on replicated")
-            && text(&restart).contains("failover"),
+        text(&restart).contains("'restart' does not apply to the replicated topology"),
         "{}",
         text(&restart)
+    );
+    // What the topology has but serve cannot do is refused too, never dropped.
+    let clock = nxlock(&[
+        "explore",
+        "--exec",
+        "true",
+        "--faults",
+        "pause,client-clock",
+    ]);
+    assert_eq!(clock.status.code(), Some(2));
+    assert!(
+        text(&clock).contains("'client-clock' cannot be applied through serve")
+            && text(&clock).contains("it applies pause"),
+        "{}",
+        text(&clock)
+    );
+    // No silent clamping: no clients, no runs.
+    let nobody = nxlock(&["explore", "--exec", "true", "--runs", "0"]);
+    assert_eq!(nobody.status.code(), Some(2), "{}", text(&nobody));
+    assert!(
+        text(&nobody).contains("at least 1 run"),
+        "{}",
+        text(&nobody)
     );
 }

@@ -9,10 +9,17 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use nxlock::explore::{Event, Fault, Step, Topology, Trace, ViolationKind, What, When};
+use nxlock::explore::{
+    Confirmation, Event, Explorer, Fault, Step, Topology, Trace, ViolationKind, What, When,
+};
 use nxlock::server::{Server, ServerOptions};
 use nxlock::testing::RedisTarget;
-use nxlock::wire_explore::WireExplorer;
+use nxlock::wire_explore::{WireRunner, explorer, wire};
+
+/// An explorer of `command` with long-lived processes.
+fn long_lived(command: String) -> Explorer {
+    wire(WireRunner::new(command).long_lived(true))
+}
 
 use crate::clients::installed;
 
@@ -113,7 +120,7 @@ fn a_forced_release_of_another_clients_lock_is_lost_ownership_named_after_the_de
     if !python_with_redis() {
         return;
     }
-    let explorer = WireExplorer::new(script("tests/clients/exec/forced_lost_ownership.py"))
+    let explorer = explorer(script("tests/clients/exec/forced_lost_ownership.py"))
         .clients(2)
         .cycles(1);
     let outcome = explorer.run_steps(&[]).unwrap();
@@ -132,7 +139,7 @@ fn the_correct_python_token_lock_stays_clean_and_its_markers_reach_the_checkers(
     if !python_with_redis() {
         return;
     }
-    let explorer = WireExplorer::new(script("examples/python/token_lock.py"))
+    let explorer = explorer(script("examples/python/token_lock.py"))
         .clients(2)
         .cycles(2)
         .runs(4)
@@ -146,7 +153,7 @@ fn the_correct_python_token_lock_stays_clean_and_its_markers_reach_the_checkers(
     }
     let report = explorer.explore().unwrap();
     assert_eq!(report.runs, 4);
-    assert!(report.finding.is_none(), "{report}");
+    assert!(report.counterexample.is_none(), "{report}");
     assert!(report.client_failure.is_none(), "{report}");
 }
 
@@ -184,7 +191,7 @@ async fn the_python_examples_run_unchanged_against_plain_serve_and_redis() {
 
 #[test]
 fn a_command_that_fails_on_every_client_is_refused_before_any_search() {
-    let error = WireExplorer::new("echo 'no such lock' >&2; exit 3")
+    let error = explorer("echo 'no such lock' >&2; exit 3")
         .clients(2)
         .cycles(1)
         .runs(50)
@@ -239,13 +246,24 @@ fn the_command_line_saves_a_finding_and_replays_it() {
     assert!(text.contains("reproduced in 3 of 3 replays"), "{text}");
 
     let fixed = Command::new(nxlock)
-        .args(["explore", "--exec", "true", "--replays", "2", "--replay"])
+        .args(["explore", "--exec", &format!("FIXED=1 {forced}")])
+        .args(["--replays", "2", "--replay"])
         .arg(&saved)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&fixed.stdout);
     assert_eq!(fixed.status.code(), Some(0), "{text}");
-    assert!(text.contains("not reproduced in any replay"), "{text}");
+    assert!(text.contains("did not happen in 2 replays"), "{text}");
+
+    // A command that sends no marker proves nothing, and is never called fixed.
+    let silent = Command::new(nxlock)
+        .args(["explore", "--exec", "true", "--replays", "2", "--replay"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&silent.stdout);
+    assert_eq!(silent.status.code(), Some(3), "{text}");
+    assert!(text.contains("NOTHING WAS CHECKED"), "{text}");
 }
 
 #[test]
@@ -253,7 +271,7 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
     if !node_with_ioredis() {
         return;
     }
-    let explorer = WireExplorer::new(node("examples/node/token_lock.js"))
+    let explorer = explorer(node("examples/node/token_lock.js"))
         .clients(2)
         .cycles(2)
         .runs(3)
@@ -262,7 +280,7 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
     let entered = count(&baseline.trace, |e| matches!(e.what, What::Enter { .. }));
     assert_eq!(entered, 4, "two clients, two cycles each");
     let report = explorer.explore().unwrap();
-    assert!(report.finding.is_none(), "{report}");
+    assert!(report.counterexample.is_none(), "{report}");
     assert!(report.client_failure.is_none(), "{report}");
 
     // As plain programs: against a serve that explores nothing (markers accepted and
@@ -298,32 +316,36 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
 }
 
 /// Long-lived processes serve run after run: a command that breaks the lock only from
-/// the second run each process serves is found at the search's second run, and its
-/// report has a timeline.
+/// the second run each process serves is found at the search's first run (after the
+/// fault-free one), and its report has a timeline.
 #[test]
 fn long_lived_processes_serve_several_runs_and_a_finding_has_a_timeline() {
     if !python_with_redis() {
         return;
     }
-    let report = WireExplorer::new(script("tests/clients/exec/breaks_from_its_second_run.py"))
+    let report = long_lived(script("tests/clients/exec/breaks_from_its_second_run.py"))
         .clients(2)
         .cycles(1)
         .faults(&[])
         .runs(5)
-        .replays(2)
-        .parallel(1)
-        .long_lived(true)
+        .confirm(Confirmation {
+            replays: 2,
+            needed: 2,
+        })
+        .threads(1)
         .explore()
         .unwrap();
-    let found = report.finding.as_ref().expect("found");
-    assert_eq!(found.run, 1, "{report}");
+    let Some(found) = report.counterexample.as_ref() else {
+        panic!("not found: {report}");
+    };
+    assert_eq!(found.run, Some(0), "{report}");
     assert_eq!(
         found.violation.kind,
         ViolationKind::LostOwnership,
         "{report}"
     );
     assert_eq!(found.reproduced, 2, "{report}");
-    let page = report.timeline_html().expect("a timeline");
+    let page = found.timeline_html();
     assert!(page.contains("<svg") && page.contains("lost-ownership"));
     assert!(page.contains("client 1") && page.contains("client 0"));
 }
@@ -336,7 +358,7 @@ fn a_python_redlock_outlives_a_dead_node_and_a_black_holed_one() {
     if !python_with_redis() {
         return;
     }
-    let explorer = WireExplorer::new(script("examples/python/redlock.py"))
+    let explorer = explorer(script("examples/python/redlock.py"))
         .topology(Topology::Redlock { nodes: 3 })
         .clients(2)
         .cycles(2);
@@ -390,7 +412,7 @@ fn a_failover_loses_the_token_locks_key_and_not_the_lock_that_waits_for_its_repl
         },
     ];
     let explorer = |example: &str| {
-        WireExplorer::new(script(example))
+        explorer(script(example))
             .topology(Topology::Replicated { replicas: 2 })
             .clients(2)
             .cycles(2)
@@ -441,14 +463,13 @@ fn redis_pys_own_lock_has_no_violation_of_its_own_under_the_default_faults() {
     if !python_with_redis() {
         return;
     }
-    let report = WireExplorer::new(script("examples/python/redis_py_lock.py"))
+    let report = long_lived(script("examples/python/redis_py_lock.py"))
         .runs(12)
         .seed(1)
-        .long_lived(true)
         .explore()
         .unwrap();
     assert_eq!(report.runs, 12);
-    assert!(report.finding.is_none(), "{report}");
+    assert!(report.counterexample.is_none(), "{report}");
 }
 
 /// The `redlock` package, version 5, over 3 nodes that die, restart and stop answering:
@@ -461,15 +482,14 @@ fn node_redlock_v5_has_no_violation_of_its_own_on_three_nodes() {
     if !node_with_redlock_v5() {
         return;
     }
-    let report = WireExplorer::new(node("examples/node/node_redlock.js"))
+    let report = long_lived(node("examples/node/node_redlock.js"))
         .topology(Topology::Redlock { nodes: 3 })
         .runs(12)
         .seed(1)
-        .long_lived(true)
         .explore()
         .unwrap();
     assert_eq!(report.runs, 12);
-    assert!(report.finding.is_none(), "{report}");
+    assert!(report.counterexample.is_none(), "{report}");
 }
 
 /// A client's command runs in a process group of its own, killed with its run: what it
@@ -479,10 +499,7 @@ fn what_a_client_leaves_running_ends_with_its_run() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
     let command = format!("sleep 300 & echo $! > {}", pidfile.display());
-    let outcome = WireExplorer::new(command)
-        .clients(1)
-        .run_steps(&[])
-        .unwrap();
+    let outcome = explorer(command).clients(1).run_steps(&[]).unwrap();
     assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
     let pid = std::fs::read_to_string(&pidfile).unwrap();
     let stat = PathBuf::from(format!("/proc/{}/stat", pid.trim()));
@@ -516,7 +533,7 @@ fn a_subscriber_on_a_primary_that_fails_over_subscribes_again_on_the_new_one() {
         when: after_nth(0, "SUBSCRIBE", 0),
         fault: Fault::Failover,
     };
-    let outcome = WireExplorer::new(script("tests/clients/exec/subscriber_on_failover.py"))
+    let outcome = explorer(script("tests/clients/exec/subscriber_on_failover.py"))
         .topology(Topology::Replicated { replicas: 2 })
         .clients(1)
         .cycles(1)
@@ -554,7 +571,7 @@ fn a_cluster_clients_lock_follows_its_slot_across_a_migration_and_a_failover() {
             fault: Fault::Failover,
         },
     ];
-    let outcome = WireExplorer::new(script("examples/python/cluster_lock.py"))
+    let outcome = explorer(script("examples/python/cluster_lock.py"))
         .topology(Topology::Cluster { shards: 3 })
         .clients(2)
         .cycles(2)
@@ -583,7 +600,7 @@ fn the_node_cluster_lock_runs_its_cycles_on_the_shard_of_its_slot() {
     if !node_with_ioredis() {
         return;
     }
-    let outcome = WireExplorer::new(node("examples/node/cluster_lock.js"))
+    let outcome = explorer(node("examples/node/cluster_lock.js"))
         .topology(Topology::Cluster { shards: 3 })
         .clients(2)
         .cycles(2)
@@ -601,11 +618,11 @@ fn the_node_cluster_lock_runs_its_cycles_on_the_shard_of_its_slot() {
         .iter()
         .filter_map(|e| match &e.what {
             What::Command { command, node, .. } if command.starts_with("SET lock:resource") => {
-                Some(*node)
+                Some(node)
             }
             _ => None,
         })
         .collect();
     assert!(!sets.is_empty());
-    assert!(sets.iter().all(|n| *n == Some(2 * shard)), "{sets:?}");
+    assert!(sets.iter().all(|n| **n == Some(2 * shard)), "{sets:?}");
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use lock_core::Clock;
 
 use crate::client::ClientView;
-use crate::monitor::{Monitor, StaleWrite};
+use crate::monitor::{Monitor, StaleWrite, Validity};
 
 /// One client's cycle's handle on the run.
 ///
@@ -63,15 +63,13 @@ impl Context {
         self.monitor.client_clock(self.client)
     }
 
-    /// A generator seeded by the run's seed, this client and this cycle: randomness
-    /// (tokens, jitter) that replays exactly. To seed a generator of your own (`rand`'s
-    /// `StdRng::seed_from_u64`, for example), take its seed from here:
-    /// `ctx.rng().u64(..)`.
+    /// A generator seeded by the run's seed, this client, this cycle and how many this
+    /// cycle asked for before: randomness (tokens, jitter) that replays exactly, and a
+    /// stream of its own on every call, so two tokens drawn from two calls differ. To
+    /// seed a generator of your own (`rand`'s `StdRng::seed_from_u64`, for example),
+    /// take its seed from here: `ctx.rng().u64(..)`.
     pub fn rng(&self) -> fastrand::Rng {
-        let seed = self.monitor.seed
-            ^ (self.client as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ u64::from(self.cycle).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        fastrand::Rng::with_seed(seed)
+        fastrand::Rng::with_seed(self.monitor.rng_seed(self.client, self.cycle))
     }
 
     /// Lets `duration` of virtual time pass: work the client does. An operation, like
@@ -108,8 +106,12 @@ impl Context {
     /// so, and never the end of a search.
     pub async fn enter_until(&self, resource: &str, valid_until_ms: i64) {
         self.marker().await;
-        self.monitor
-            .enter(self.client, resource, None, Some(valid_until_ms));
+        self.monitor.enter(
+            self.client,
+            resource,
+            None,
+            Some(Validity::UntilMs(valid_until_ms)),
+        );
         self.monitor.finish_marker(self.client, "ENTER");
     }
 
@@ -126,15 +128,30 @@ impl Context {
     /// [`Context::holds`] is checked (lost ownership) while it lasts.
     pub async fn enter_fenced_until(&self, resource: &str, fence: i64, valid_until_ms: i64) {
         self.marker().await;
-        self.monitor
-            .enter(self.client, resource, Some(fence), Some(valid_until_ms));
+        self.monitor.enter(
+            self.client,
+            resource,
+            Some(fence),
+            Some(Validity::UntilMs(valid_until_ms)),
+        );
         self.monitor.finish_marker(self.client, "ENTER");
     }
 
     /// The client's lock on `resource` was extended: it is alone until `valid_until_ms`
-    /// now. A declaration, not an operation.
+    /// now. A declaration, not an operation. Another client inside the resource
+    /// meanwhile is judged as if this one had entered now: within both validities, a
+    /// mutual-exclusion violation (an extend of a lock the client had lost).
     pub fn extended_until(&self, resource: &str, valid_until_ms: i64) {
-        self.monitor.extend(self.client, resource, valid_until_ms);
+        self.monitor
+            .extend(self.client, resource, Validity::UntilMs(valid_until_ms));
+    }
+
+    /// Keys starting with `prefix` may outlive the run without a TTL (a fence counter,
+    /// data the lock keeps by design): the same as
+    /// [`Explorer::permanent_keys`](crate::Explorer::permanent_keys), said by the lock
+    /// code itself. A declaration, not an operation.
+    pub fn permanent(&self, prefix: &str) {
+        self.monitor.permanent(prefix);
     }
 
     /// The client holds lock `key` with `token`, until it leaves its sections (or its

@@ -1,26 +1,23 @@
-//! [`Counterexample`]: a shrunk schedule that breaks a property, readable and saved as a
-//! replay file.
+//! [`Counterexample`]: a shrunk schedule that breaks a property, readable, drawn as a
+//! timeline, and saved as a replay file.
 
 use std::fmt;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::options::Options;
+use crate::replay::{REPLAY_FORMAT, ReplayError, ReplayFile};
 use crate::schedule::Schedule;
 use crate::step::Step;
 use crate::trace::{Trace, What};
 use crate::violation::{Violation, ViolationKind};
-
-/// The replay file's format version. Format 1 files (steps anchored to operation
-/// indices only) are still read.
-pub const REPLAY_FORMAT: u32 = 2;
 
 /// A violation, the smallest schedule found that causes it, and the run that shows it.
 #[derive(Clone, Debug)]
 pub struct Counterexample {
     /// The built-in workload's name (`nxlock explore --algorithm`), if it is one.
     pub workload: Option<String>,
+    /// The command line each client ran, for lock code run as processes.
+    pub command: Option<String>,
     /// The options the run used.
     pub options: Options,
     /// The exploration's seed.
@@ -37,94 +34,20 @@ pub struct Counterexample {
     pub violation: Violation,
     /// The shrunk run's trace, up to the violation.
     pub trace: Trace,
-    /// How many replays of the shrunk schedule gave an identical trace.
+    /// How many replays of the shrunk schedule gave an identical trace (in process).
     pub identical_replays: u32,
+    /// How many replays showed the violation again, of [`Counterexample::replays`].
+    pub reproduced: u32,
+    /// How many replays were made.
+    pub replays: u32,
+    /// Whether its runs were deterministic (in process): its replays were identical,
+    /// rather than counted.
+    pub deterministic: bool,
     /// The shrunk steps anchored to an operation's name and time rather than its index
     /// (see [`When::AfterNext`](crate::When::AfterNext)): what the replay file saves.
     pub anchored: Vec<Step>,
     /// The shard of the budget whose search found it, if sharded.
     pub shard: Option<(u64, u64)>,
-}
-
-/// What a replay file holds: enough to run the schedule again on the same workload.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReplayFile {
-    /// [`REPLAY_FORMAT`].
-    pub format: u32,
-    /// The built-in workload's name, if it is one.
-    pub workload: Option<String>,
-    /// The violation it showed.
-    pub violation: ViolationKind,
-    /// The violation in a sentence.
-    pub detail: String,
-    /// The options the run used.
-    pub options: Options,
-    /// Clients.
-    pub clients: usize,
-    /// Cycles per client.
-    pub cycles: u32,
-    /// The lock tokens' seed.
-    pub token_seed: u64,
-    /// The fault steps.
-    pub steps: Vec<Step>,
-}
-
-/// A replay file that could not be read or written.
-#[derive(Debug, thiserror::Error)]
-pub enum ReplayError {
-    /// The file could not be read or written.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// What failed.
-        source: std::io::Error,
-    },
-    /// The file is not a replay file of this format.
-    #[error("{path}: not an nxlock explore replay file: {reason}")]
-    Invalid {
-        /// The file.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-}
-
-impl ReplayFile {
-    /// The schedule it holds.
-    pub fn schedule(&self) -> Schedule {
-        Schedule {
-            clients: self.clients,
-            cycles: self.cycles,
-            token_seed: self.token_seed,
-            steps: self.steps.clone(),
-        }
-    }
-
-    /// Reads `path`.
-    pub fn load(path: impl AsRef<Path>) -> Result<Self, ReplayError> {
-        let path = path.as_ref();
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ReplayError::Io {
-            path: shown.clone(),
-            source,
-        })?;
-        let file: ReplayFile =
-            serde_json::from_str(&text).map_err(|error| ReplayError::Invalid {
-                path: shown.clone(),
-                reason: error.to_string(),
-            })?;
-        if !(1..=REPLAY_FORMAT).contains(&file.format) {
-            return Err(ReplayError::Invalid {
-                path: shown,
-                reason: format!(
-                    "format {} (this nxlock reads format {REPLAY_FORMAT})",
-                    file.format
-                ),
-            });
-        }
-        Ok(file)
-    }
 }
 
 impl Counterexample {
@@ -138,6 +61,7 @@ impl Counterexample {
         ReplayFile {
             format: REPLAY_FORMAT,
             workload: self.workload.clone(),
+            command: self.command.clone(),
             violation: self.violation.kind,
             detail: self.violation.detail.clone(),
             options: self.options.clone(),
@@ -198,7 +122,16 @@ impl fmt::Display for Counterexample {
         if let Some(workload) = &self.workload {
             write!(f, "workload {workload}; ")?;
         }
-        if v.kind == ViolationKind::Nondeterminism {
+        if let Some(command) = &self.command {
+            write!(f, "command {command:?}; ")?;
+        }
+        if !self.deterministic {
+            writeln!(
+                f,
+                "topology {}; ttl {} ms; reproduced in {} of {} replays",
+                self.options.topology, self.options.ttl_ms, self.reproduced, self.replays
+            )?;
+        } else if v.kind == ViolationKind::Nondeterminism {
             writeln!(
                 f,
                 "topology {}; ttl {} ms; two runs of the same schedule differ",
@@ -220,7 +153,7 @@ impl fmt::Display for Counterexample {
         }
         writeln!(f, "\nTrace:")?;
         for event in &self.trace {
-            if matches!(event.what, What::CycleEnd) {
+            if matches!(event.what, What::CycleEnd | What::KeyHeld { .. }) {
                 continue;
             }
             writeln!(f, "  {event}")?;

@@ -1,37 +1,37 @@
-//! [`Explorer`]: seeded search over fault schedules, on all cores, then shrinking and a
-//! determinism check of what it found.
+//! [`Explorer`]: the builder of a search. It holds what the user asked for, and
+//! validates it once, when the search starts, into a [`Plan`] the search runs: faults
+//! resolved against the topology and the runner, nothing clamped in silence, the same
+//! errors whichever runner makes the runs.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use lock_memory::ScriptRunner;
-use parking_lot::Mutex;
 
-use crate::counterexample::{Counterexample, ReplayError, ReplayFile};
-use crate::generate::{Baseline, schedule};
+use crate::in_process::InProcess;
 use crate::options::{Fencing, Options};
-use crate::run::{Outcome, Subject, Trace as Record, run};
+use crate::replay::{ReplayError, ReplayFile, Replayed};
+use crate::report::Report;
+use crate::runner::{Confirmation, Recording, Runner, RunnerError};
 use crate::schedule::Schedule;
-use crate::shrink::shrink;
-use crate::step::{FaultKind, Step, When};
+use crate::step::FaultKind;
 use crate::topology::Topology;
 use crate::trace::Trace;
-use crate::violation::{Violation, ViolationKind};
+use crate::violation::Violation;
 use crate::workload::Workload;
 
 /// The budget of a search given neither [`Explorer::runs`] nor [`Explorer::time`].
 pub const DEFAULT_RUNS: u64 = 10_000;
 
-/// How many times a counterexample is replayed to show it is deterministic.
+/// How many times a counterexample is replayed: in process, to show it is
+/// deterministic; with processes, to say how often it reproduces.
 pub const REPLAYS: u32 = 10;
 
 /// An exploration that cannot start, or a replay that cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum ExploreError {
-    /// The options ask for something the double cannot do.
+    /// The options ask for something the runner cannot do.
     #[error("{0}")]
     Unsupported(String),
     /// The options are inconsistent.
@@ -40,115 +40,21 @@ pub enum ExploreError {
     /// A replay file could not be used.
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// The runner could not make a run.
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+    /// Every client of the fault-free run failed: the code under test does not work,
+    /// and no search would mean anything.
+    #[error("every client of the fault-free run failed; the first said: {0}")]
+    ClientsFailed(String),
+    /// The fault-free run proved nothing: a harness error, or the machine stalled it.
+    #[error("the fault-free run proved nothing: {0}")]
+    Harness(String),
 }
 
-/// What an exploration found.
-#[derive(Clone, Debug)]
-pub struct Report {
-    /// The seed it started from.
-    pub seed: u64,
-    /// Runs made in the search (shrinking and replays not counted).
-    pub runs: u64,
-    /// How many runs broke each property of the lock's own ([`Explorer::keep_going`]
-    /// counts them all; otherwise the search stops at the first).
-    pub violations: BTreeMap<ViolationKind, u64>,
-    /// How many runs gave each finding inherent to TTL locks (a holder past its
-    /// validity, or a violation that needs an inherent fault). They never stop a search.
-    pub inherent: BTreeMap<ViolationKind, u64>,
-    /// The shard of the budget this search ran ([`Explorer::shard`]): `(k, n)`.
-    pub shard: Option<(u64, u64)>,
-    /// Wall-clock time the search took (shrinking and replays not counted).
-    pub elapsed: Duration,
-    /// The first violation of the lock's own, shrunk; `None` when no run had one.
-    pub counterexample: Option<Counterexample>,
-    /// When no run broke the lock itself: the first finding inherent to TTL locks,
-    /// shrunk and labelled with its reason and remedy.
-    pub inherent_finding: Option<Counterexample>,
-}
+pub(crate) type Progress = Arc<dyn Fn(u64) + Send + Sync>;
 
-impl Report {
-    /// Runs per second of the search.
-    pub fn runs_per_second(&self) -> f64 {
-        self.runs as f64 / self.elapsed.as_secs_f64().max(1e-9)
-    }
-}
-
-impl std::fmt::Display for Report {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let rate = self.runs_per_second();
-        let seconds = self.elapsed.as_secs_f64();
-        let shard = match self.shard {
-            Some((k, n)) => format!(", shard {k}/{n}"),
-            None => String::new(),
-        };
-        if let Some(found) = &self.counterexample {
-            writeln!(f, "{found}")?;
-            write!(
-                f,
-                "{} runs ({seconds:.1} s, {rate:.0} runs/s) before the violation; seed {}{shard}",
-                self.runs, self.seed
-            )?;
-        } else {
-            write!(
-                f,
-                "no violation of the lock's own in {} runs ({seconds:.1} s, {rate:.0} runs/s), seed {}{shard}",
-                self.runs, self.seed
-            )?;
-        }
-        if !self.inherent.is_empty() {
-            let listed: Vec<String> = self
-                .inherent
-                .iter()
-                .map(|(kind, n)| format!("{kind} {n}"))
-                .collect();
-            write!(
-                f,
-                "\nfindings inherent to TTL locks (not the lock's bugs): {}",
-                listed.join(", ")
-            )?;
-        }
-        if let Some(finding) = &self.inherent_finding {
-            write!(f, "\n\nThe first inherent finding:\n{finding}")?;
-        }
-        Ok(())
-    }
-}
-
-/// What replaying a schedule gave.
-#[derive(Clone, Debug)]
-pub struct Replayed {
-    /// The violation the file recorded.
-    pub expected: ViolationKind,
-    /// The violation this run found, if any.
-    pub violation: Option<Violation>,
-    /// This run's trace.
-    pub trace: Trace,
-    /// Steps that could not be placed: the operation they are anchored to never came
-    /// (the lock changed). A replay with unplaced steps proves little about a fix.
-    pub unplaced: Vec<Step>,
-}
-
-impl Replayed {
-    /// Whether the recorded violation happened again.
-    pub fn reproduced(&self) -> bool {
-        self.violation.as_ref().map(|v| v.kind) == Some(self.expected)
-    }
-}
-
-type Progress = Arc<dyn Fn(u64) + Send + Sync>;
-
-/// What the search made.
-struct Searched {
-    runs: u64,
-    violations: BTreeMap<ViolationKind, u64>,
-    inherent: BTreeMap<ViolationKind, u64>,
-    /// The first violation of the lock's own in run order, with its schedule.
-    found: Option<(u64, Schedule, Outcome)>,
-    /// The first inherent finding in run order.
-    inherent_found: Option<(u64, Schedule, Outcome)>,
-}
-
-/// Searches fault schedules for runs of a [`Workload`] that break a property.
+/// Searches fault schedules for runs of lock code that break a property.
 ///
 /// ```
 /// use lock_explore::{Explorer, FaultKind};
@@ -171,25 +77,29 @@ struct Searched {
 /// ```
 #[derive(Clone)]
 pub struct Explorer {
-    subject: Subject,
+    runner: Arc<dyn Runner>,
+    /// The in-process runner, when that is the one: [`Explorer::script_runner`] builds on it.
+    in_process: Option<InProcess>,
     name: Option<String>,
     options: Options,
+    /// The fault kinds asked for; `None`: the defaults of the topology and runner.
+    faults: Option<Vec<FaultKind>>,
     seed: u64,
     runs: Option<u64>,
     time: Option<Duration>,
-    threads: usize,
+    threads: Option<usize>,
     determinism_runs: u64,
-    shrink_budget: u64,
+    shrink_budget: Option<u64>,
     keep_going: bool,
     progress: Option<Progress>,
-    /// Whether the faults were chosen, or follow the topology's default.
-    faults_chosen: bool,
     shard: Option<(u64, u64)>,
+    confirmation: Confirmation,
 }
 
 impl std::fmt::Debug for Explorer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Explorer")
+            .field("runner", &self.runner.describe())
             .field("name", &self.name)
             .field("options", &self.options)
             .field("seed", &self.seed)
@@ -200,41 +110,88 @@ impl std::fmt::Debug for Explorer {
     }
 }
 
+/// A validated search: what [`Explorer::explore`] runs.
+pub(crate) struct Plan {
+    pub(crate) runner: Arc<dyn Runner>,
+    pub(crate) name: Option<String>,
+    pub(crate) options: Options,
+    pub(crate) seed: u64,
+    /// Runs of the budget (`u64::MAX` with a time alone).
+    pub(crate) limit: u64,
+    pub(crate) time: Option<Duration>,
+    pub(crate) threads: usize,
+    pub(crate) determinism_runs: u64,
+    pub(crate) shrink_budget: u64,
+    pub(crate) keep_going: bool,
+    pub(crate) progress: Option<Progress>,
+    pub(crate) shard: Option<(u64, u64)>,
+    pub(crate) confirmation: Confirmation,
+}
+
+impl Plan {
+    /// Whether the runner's runs are deterministic.
+    pub(crate) fn deterministic(&self) -> bool {
+        self.runner.deterministic()
+    }
+
+    /// Runs `schedule` under the plan's options.
+    pub(crate) fn run(
+        &self,
+        schedule: &Schedule,
+        recording: Recording,
+    ) -> Result<crate::runner::Outcome, RunnerError> {
+        self.runner.run(&self.options, schedule, recording)
+    }
+}
+
 impl Explorer {
-    /// An explorer of `workload` with the default [`Options`], seed 0, [`DEFAULT_RUNS`]
-    /// runs, on every core.
+    /// An explorer of `workload` run in process, with the default [`Options`], seed 0,
+    /// [`DEFAULT_RUNS`] runs, on every core.
     pub fn new(workload: impl Workload + 'static) -> Self {
         Self::from_arc(Arc::new(workload))
     }
 
-    /// An explorer of a shared workload.
+    /// An explorer of a shared workload, run in process.
     pub fn from_arc(workload: Arc<dyn Workload>) -> Self {
+        let in_process = InProcess::new(workload);
+        let mut explorer = Self::with_runner(Arc::new(in_process.clone()));
+        explorer.in_process = Some(in_process);
+        explorer
+    }
+
+    /// An explorer whose runs `runner` makes: lock code as processes
+    /// (`lock-wire-explore`), or anything else that turns a schedule into an outcome.
+    pub fn with_runner(runner: Arc<dyn Runner>) -> Self {
         Explorer {
-            subject: Subject {
-                workload,
-                scripts: None,
-            },
+            runner,
+            in_process: None,
             name: None,
             options: Options::default(),
+            faults: None,
             seed: 0,
             runs: None,
             time: None,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: None,
             determinism_runs: 3,
-            shrink_budget: 2_000,
+            shrink_budget: None,
             keep_going: false,
             progress: None,
-            faults_chosen: false,
             shard: None,
+            confirmation: Confirmation::DEFAULT,
         }
     }
 
     /// Every node runs the scripts that have no native body with `runner`: the
     /// workload's own Lua, exactly as a server runs it (`nxlock::memory::LuaScripts`,
     /// feature `lua`). Without one, such a script fails with
-    /// [`ErrorKind::Unsupported`](lock_core::ErrorKind::Unsupported).
+    /// [`ErrorKind::Unsupported`](lock_core::ErrorKind::Unsupported). Only an in-process
+    /// explorer runs scripts on the double; on any other it does nothing.
     pub fn script_runner(mut self, runner: Arc<dyn ScriptRunner>) -> Self {
-        self.subject.scripts = Some(runner);
+        if let Some(in_process) = self.in_process.take() {
+            let in_process = in_process.script_runner(runner);
+            self.runner = Arc::new(in_process.clone());
+            self.in_process = Some(in_process);
+        }
         self
     }
 
@@ -244,14 +201,15 @@ impl Explorer {
         self
     }
 
-    /// Replaces every option at once.
+    /// Replaces every option at once (its faults count as chosen).
     pub fn options(mut self, options: Options) -> Self {
+        self.faults = Some(options.faults.clone());
         self.options = options;
-        self.faults_chosen = true;
         self
     }
 
-    /// The options in force.
+    /// The options as set so far (the faults as asked for; the defaults are resolved
+    /// when a search starts).
     pub fn current_options(&self) -> &Options {
         &self.options
     }
@@ -259,9 +217,6 @@ impl Explorer {
     /// What the clients talk to.
     pub fn topology(mut self, topology: Topology) -> Self {
         self.options.topology = topology;
-        if !self.faults_chosen {
-            self.options.faults = FaultKind::defaults(&topology);
-        }
         self
     }
 
@@ -284,11 +239,11 @@ impl Explorer {
     }
 
     /// The fault families in play. The default is [`FaultKind::defaults`] of the
-    /// topology: every kind it supports that is not inherent. Inherent kinds
-    /// ([`FaultKind::is_inherent`]) are opt-in.
+    /// topology (every kind it supports that is not inherent), less those the runner
+    /// cannot apply. Inherent kinds ([`FaultKind::is_inherent`]) are opt-in. A kind the
+    /// topology or the runner cannot apply is refused when the search starts.
     pub fn faults(mut self, faults: &[FaultKind]) -> Self {
-        self.options.faults = faults.to_vec();
-        self.faults_chosen = true;
+        self.faults = Some(faults.to_vec());
         self
     }
 
@@ -345,7 +300,14 @@ impl Explorer {
         self
     }
 
-    /// The seed: the same seed gives the same runs.
+    /// Whether connection set-up (HELLO, AUTH, CLIENT …, the ready checks) may anchor a
+    /// fault ([`Options::anchor_setup`]); off by default.
+    pub fn anchor_setup(mut self, anchor: bool) -> Self {
+        self.options.anchor_setup = anchor;
+        self
+    }
+
+    /// The seed: the same seed gives the same schedules (and, in process, the same runs).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
@@ -364,18 +326,35 @@ impl Explorer {
         self
     }
 
-    /// Worker threads (default: every core). The first violation in run order is
-    /// reported whatever the count, so a seed finds the same counterexample on any
-    /// machine once its budget is in runs.
+    /// Runs made at once: worker threads in process (default: every core), runs in
+    /// flight with processes (default: the runner's). In process, the first violation
+    /// in run order is reported whatever the count, so a seed finds the same
+    /// counterexample on any machine once its budget is in runs.
     pub fn threads(mut self, threads: usize) -> Self {
-        self.threads = threads.max(1);
+        self.threads = Some(threads);
         self
     }
 
     /// How many of the first runs are made twice to check that the workload is
-    /// deterministic (default 3; the fault-free baseline always is).
+    /// deterministic (default 3; the fault-free baseline always is). Runners whose runs
+    /// are not deterministic skip the check.
     pub fn determinism_runs(mut self, runs: u64) -> Self {
         self.determinism_runs = runs;
+        self
+    }
+
+    /// At most this many runs spent shrinking a finding (default: 2,000 in process, 60
+    /// with processes, whose runs take real time).
+    pub fn shrink_budget(mut self, runs: u64) -> Self {
+        self.shrink_budget = Some(runs);
+        self
+    }
+
+    /// How a finding of a runner whose runs are not deterministic is confirmed
+    /// (default [`Confirmation::DEFAULT`]: 5 of 10 replays). The replays of a shrunk
+    /// counterexample are as many.
+    pub fn confirm(mut self, confirmation: Confirmation) -> Self {
+        self.confirmation = confirmation;
         self
     }
 
@@ -394,8 +373,33 @@ impl Explorer {
         self
     }
 
-    fn validate(&self) -> Result<(), ExploreError> {
-        let o = &self.options;
+    /// The runner that makes the runs.
+    pub fn runner(&self) -> &Arc<dyn Runner> {
+        &self.runner
+    }
+
+    /// The fault kinds a search would use: as asked, or the defaults of the topology
+    /// that the runner can apply.
+    pub fn resolved_faults(&self) -> Vec<FaultKind> {
+        match &self.faults {
+            Some(faults) => faults.clone(),
+            None => FaultKind::defaults(&self.options.topology)
+                .into_iter()
+                .filter(|k| self.runner.applies(*k))
+                .collect(),
+        }
+    }
+
+    /// The options with their faults resolved, checked once: what every run of a
+    /// search or a replay is made with.
+    pub fn validated_options(&self) -> Result<Options, ExploreError> {
+        let mut options = self.options.clone();
+        options.faults = self.resolved_faults();
+        validate(&options, self.runner.as_ref())?;
+        Ok(options)
+    }
+
+    pub(crate) fn plan(&self) -> Result<Plan, ExploreError> {
         if let Some((k, n)) = self.shard
             && (n == 0 || k >= n)
         {
@@ -403,430 +407,158 @@ impl Explorer {
                 "shard {k}/{n}: a shard is K/N with 0 <= K < N"
             )));
         }
-        if let Some(kind) = o.faults.iter().find(|k| !o.topology.supports(**k)) {
-            return Err(ExploreError::Unsupported(format!(
-                "the fault '{kind}' does not apply to the {} topology",
-                o.topology.name()
+        if self.runs == Some(0) {
+            return Err(ExploreError::Invalid(
+                "a search needs at least 1 run".to_owned(),
+            ));
+        }
+        if self.threads == Some(0) {
+            return Err(ExploreError::Invalid(
+                "a search needs at least 1 thread".to_owned(),
+            ));
+        }
+        let c = self.confirmation;
+        if c.needed == 0 || c.needed > c.replays {
+            return Err(ExploreError::Invalid(format!(
+                "a finding confirmed by {} of {} replays: the count must be between 1 and the replays",
+                c.needed, c.replays
             )));
         }
-        if o.clients == 0 || o.cycles == 0 {
-            return Err(ExploreError::Invalid(
-                "an exploration needs at least 1 client and 1 cycle".to_owned(),
-            ));
-        }
-        if o.ttl_ms == 0 {
-            return Err(ExploreError::Invalid(
-                "the TTL must be at least 1 ms".to_owned(),
-            ));
-        }
-        if let Topology::Redlock { nodes: 0 }
-        | Topology::Replicated { replicas: 0 }
-        | Topology::Cluster { shards: 0 } = o.topology
-        {
-            return Err(ExploreError::Invalid(
-                "a redlock topology needs a node, a replicated one a replica, a cluster a shard"
-                    .to_owned(),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Runs `schedule` once: its trace and violation, if any.
-    pub fn run_schedule(&self, schedule: &Schedule) -> (Trace, Option<Violation>) {
-        let outcome = run(&self.subject, &self.options, schedule, Record::Kept);
-        (outcome.trace, outcome.violation)
-    }
-
-    /// Replays the file at `path` on this explorer's workload, with the file's options.
-    pub fn replay(&self, path: impl AsRef<Path>) -> Result<Replayed, ExploreError> {
-        let file = ReplayFile::load(path)?;
-        let outcome = run(&self.subject, &file.options, &file.schedule(), Record::Kept);
-        Ok(Replayed {
-            expected: file.violation,
-            violation: outcome.violation,
-            trace: outcome.trace,
-            unplaced: outcome.unplaced,
+        let options = self.validated_options()?;
+        let deterministic = self.runner.deterministic();
+        Ok(Plan {
+            runner: self.runner.clone(),
+            name: self.name.clone(),
+            options,
+            seed: self.seed,
+            limit: match (self.runs, self.time) {
+                (Some(runs), _) => runs,
+                (None, Some(_)) => u64::MAX,
+                (None, None) => DEFAULT_RUNS,
+            },
+            time: self.time,
+            threads: self.threads.unwrap_or_else(|| self.runner.parallelism()),
+            determinism_runs: if deterministic {
+                self.determinism_runs
+            } else {
+                0
+            },
+            shrink_budget: self
+                .shrink_budget
+                .unwrap_or(if deterministic { 2_000 } else { 60 }),
+            keep_going: self.keep_going,
+            progress: self.progress.clone(),
+            shard: self.shard,
+            confirmation: self.confirmation,
         })
     }
 
-    /// Searches until the budget is spent or a violation is found, then shrinks it and
-    /// replays it [`REPLAYS`] times.
-    pub fn explore(&self) -> Result<Report, ExploreError> {
-        self.validate()?;
-        let started = Instant::now();
-        let empty = Schedule {
+    /// Runs `schedule` once: its trace and violation, if any. A runner that cannot make
+    /// the run gives an empty trace and no violation; [`Explorer::try_run_schedule`]
+    /// says why.
+    pub fn run_schedule(&self, schedule: &Schedule) -> (Trace, Option<Violation>) {
+        match self.try_run_schedule(schedule) {
+            Ok(outcome) => (outcome.trace, outcome.violation),
+            Err(_) => (Vec::new(), None),
+        }
+    }
+
+    /// Runs `schedule` once under the validated options: the whole outcome.
+    pub fn try_run_schedule(
+        &self,
+        schedule: &Schedule,
+    ) -> Result<crate::runner::Outcome, ExploreError> {
+        let options = self.validated_options()?;
+        Ok(self.runner.run(&options, schedule, Recording::Kept)?)
+    }
+
+    /// Runs `steps` once with the options' clients and cycles: the whole outcome.
+    pub fn run_steps(
+        &self,
+        steps: &[crate::step::Step],
+    ) -> Result<crate::runner::Outcome, ExploreError> {
+        self.try_run_schedule(&Schedule {
             clients: self.options.clients,
             cycles: self.options.cycles,
-            token_seed: run_seed(self.seed, u64::MAX),
-            steps: Vec::new(),
-        };
-        let first = run(&self.subject, &self.options, &empty, Record::Kept);
-        if let Some(found) = self.diverges(&empty, &first) {
-            return Ok(self.report(started, 1, Searched::new(), Some(found), None));
-        }
-        // A fault-free run that breaks the lock is the counterexample; one with only an
-        // inherent finding goes on to the search.
-        if let Some(violation) = &first.violation
-            && !violation.is_inherent()
-        {
-            let kind = violation.kind;
-            let found = self.conclude(empty.clone(), first.clone(), kind, false, u64::MAX);
-            return Ok(self.report(started, 1, Searched::new(), Some(found), None));
-        }
-        let baseline = Baseline {
-            ops: first.ops.clone(),
-            duration_ms: u64::try_from(first.main_us / 1000).unwrap_or(0),
-        };
-        let mut searched = self.search(&baseline, started);
-        // The search's time, without shrinking: what runs per second are measured by.
-        let elapsed = started.elapsed();
-        let found = searched
-            .found
-            .take()
-            .and_then(|(index, schedule, outcome)| {
-                let violation = outcome.violation.clone()?;
-                Some(if violation.kind == ViolationKind::Nondeterminism {
-                    self.counterexample(schedule.clone(), schedule, 0, violation, outcome.trace, 0)
-                } else {
-                    self.conclude(schedule, outcome, violation.kind, false, index)
-                })
-            });
-        // Shrunk only when the lock showed no bug of its own: then it is the news.
-        let finding = match &found {
-            Some(_) => None,
-            None => searched
-                .inherent_found
-                .take()
-                .and_then(|(index, schedule, outcome)| {
-                    let kind = outcome.violation.as_ref()?.kind;
-                    Some(self.conclude(schedule, outcome, kind, true, index))
-                }),
-        };
-        let mut report = self.report(started, searched.runs, searched, found, finding);
-        report.elapsed = elapsed;
-        Ok(report)
-    }
-
-    /// Labels a violation of `outcome` that needs one of the schedule's inherent faults
-    /// (a server clock jump, a pause inside a section): without those steps, the same
-    /// kind of violation no longer happens.
-    fn classify(&self, schedule: &Schedule, verdict: &mut Option<Violation>) {
-        let Some(violation) = verdict.as_ref() else {
-            return;
-        };
-        if violation.is_inherent() || violation.kind == ViolationKind::Nondeterminism {
-            return;
-        }
-        let kinds = Step::inherent_kinds(&schedule.steps);
-        if kinds.is_empty() {
-            return;
-        }
-        let mut without = schedule.clone();
-        without.steps.retain(|s| !s.fault.kind().is_inherent());
-        let again = run(&self.subject, &self.options, &without, Record::Dropped);
-        if again
-            .violation
-            .is_some_and(|v| v.kind == violation.kind && !v.is_inherent())
-        {
-            return;
-        }
-        if let Some(violation) = verdict {
-            violation.needs_inherent(&kinds);
-        }
-    }
-
-    fn report(
-        &self,
-        started: Instant,
-        runs: u64,
-        searched: Searched,
-        found: Option<Counterexample>,
-        finding: Option<Counterexample>,
-    ) -> Report {
-        Report {
-            seed: self.seed,
-            runs,
-            violations: searched.violations,
-            inherent: searched.inherent,
-            shard: self.shard,
-            elapsed: started.elapsed(),
-            counterexample: found,
-            inherent_finding: finding,
-        }
-    }
-
-    /// The search proper: runs in index order across threads; the lowest index that
-    /// breaks a property wins.
-    fn search(&self, baseline: &Baseline, started: Instant) -> Searched {
-        let next = AtomicU64::new(0);
-        let counts: Mutex<Searched> = Mutex::new(Searched::new());
-        let done = AtomicU64::new(0);
-        let lowest = AtomicU64::new(u64::MAX);
-        let limit = match (self.runs, self.time) {
-            (Some(runs), _) => runs,
-            (None, Some(_)) => u64::MAX,
-            (None, None) => DEFAULT_RUNS,
-        };
-        let (first, stride) = self.shard.unwrap_or((0, 1));
-        let worker = || {
-            loop {
-                let taken = next.fetch_add(1, Ordering::Relaxed);
-                let index = taken.saturating_mul(stride).saturating_add(first);
-                if index >= limit || (!self.keep_going && index > lowest.load(Ordering::Acquire)) {
-                    return;
-                }
-                if self.time.is_some_and(|t| started.elapsed() >= t) {
-                    return;
-                }
-                let schedule = schedule(run_seed(self.seed, index), &self.options, baseline);
-                let checked = index < self.determinism_runs;
-                let record = if checked {
-                    Record::Kept
-                } else {
-                    Record::Dropped
-                };
-                let mut outcome = run(&self.subject, &self.options, &schedule, record);
-                if outcome.violation.is_none() && checked {
-                    let again = run(&self.subject, &self.options, &schedule, Record::Kept);
-                    outcome.violation = divergence(&outcome.trace, &again.trace);
-                }
-                self.classify(&schedule, &mut outcome.violation);
-                let total = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if let Some(progress) = &self.progress
-                    && total.is_multiple_of(64)
-                {
-                    progress(total);
-                }
-                let Some(violation) = &outcome.violation else {
-                    continue;
-                };
-                let mut guard = counts.lock();
-                let searched = &mut *guard;
-                let inherent = violation.is_inherent();
-                let (map, slot) = if inherent {
-                    (&mut searched.inherent, &mut searched.inherent_found)
-                } else {
-                    (&mut searched.violations, &mut searched.found)
-                };
-                *map.entry(violation.kind).or_default() += 1;
-                if slot.as_ref().is_none_or(|(i, _, _)| index < *i) {
-                    *slot = Some((index, schedule, outcome));
-                    if !inherent {
-                        lowest.fetch_min(index, Ordering::AcqRel);
-                    }
-                }
-            }
-        };
-        if self.threads <= 1 {
-            worker();
-        } else {
-            std::thread::scope(|scope| {
-                for _ in 0..self.threads {
-                    scope.spawn(worker);
-                }
-            });
-        }
-        let runs = done.load(Ordering::Relaxed);
-        if let Some(progress) = &self.progress {
-            progress(runs);
-        }
-        let mut searched = counts.into_inner();
-        searched.runs = runs;
-        // An inherent finding after the first violation in run order depends on how far
-        // the other threads got: it is dropped, so that the report is the same on any
-        // machine.
-        let cut = searched.found.as_ref().map(|(i, _, _)| *i);
-        if let (Some(cut), false) = (cut, self.keep_going)
-            && searched
-                .inherent_found
-                .as_ref()
-                .is_some_and(|(i, _, _)| *i > cut)
-        {
-            searched.inherent_found = None;
-        }
-        searched
-    }
-
-    /// A second run of `schedule` that differs from `outcome`: the counterexample
-    /// saying the workload is nondeterministic.
-    fn diverges(&self, schedule: &Schedule, outcome: &Outcome) -> Option<Counterexample> {
-        let again = run(&self.subject, &self.options, schedule, Record::Kept);
-        let violation = divergence(&outcome.trace, &again.trace)?;
-        let mut trace = outcome.trace.clone();
-        trace.retain(|e| e.at_us <= violation.at_us);
-        Some(self.counterexample(schedule.clone(), schedule.clone(), 0, violation, trace, 0))
-    }
-
-    /// Shrinks what run `index` found (a violation of `kind`, inherent or the lock's
-    /// own), and replays the result.
-    fn conclude(
-        &self,
-        schedule: Schedule,
-        outcome: Outcome,
-        kind: ViolationKind,
-        inherent: bool,
-        index: u64,
-    ) -> Counterexample {
-        let original = schedule.clone();
-        let keeps = |candidate: &Schedule, outcome: &Outcome| {
-            let mut verdict = outcome.violation.clone();
-            self.classify(candidate, &mut verdict);
-            verdict.is_some_and(|v| v.kind == kind && v.is_inherent() == inherent)
-        };
-        let (shrunk, outcome, shrink_runs) = shrink(
-            &self.subject,
-            &self.options,
-            schedule,
-            outcome,
-            &keeps,
-            self.shrink_budget,
-        );
-        // The search and the shrinking kept no trace: the first replay is the reference.
-        let mut reference = run(&self.subject, &self.options, &shrunk, Record::Kept);
-        self.classify(&shrunk, &mut reference.violation);
-        let outcome = Outcome {
-            violation: reference.violation.clone().or(outcome.violation),
-            ..reference
-        };
-        if let Some(nondeterministic) = self.diverges(&shrunk, &outcome) {
-            return nondeterministic;
-        }
-        let mut identical = 2;
-        for _ in 2..REPLAYS {
-            if run(&self.subject, &self.options, &shrunk, Record::Kept).trace == outcome.trace {
-                identical += 1;
-            }
-        }
-        let violation = outcome.violation.clone().unwrap_or_else(|| Violation {
-            kind,
-            detail: "the violation did not persist".to_owned(),
-            at_us: 0,
-            clients: Vec::new(),
-            dumps: Vec::new(),
-            inherent: None,
-        });
-        let anchored = anchor(&shrunk.steps, &outcome.op_logs);
-        let mut found = self.counterexample(
-            original,
-            shrunk,
-            shrink_runs,
-            violation,
-            outcome.trace,
-            identical,
-        );
-        found.anchored = anchored;
-        found.run = (index != u64::MAX).then_some(index);
-        found
-    }
-
-    fn counterexample(
-        &self,
-        original: Schedule,
-        schedule: Schedule,
-        shrink_runs: u64,
-        violation: Violation,
-        trace: Trace,
-        identical_replays: u32,
-    ) -> Counterexample {
-        Counterexample {
-            workload: self.name.clone(),
-            options: self.options.clone(),
-            seed: self.seed,
-            run: None,
-            original,
-            schedule,
-            shrink_runs,
-            violation,
-            trace,
-            identical_replays,
-            anchored: Vec::new(),
-            shard: self.shard,
-        }
-    }
-}
-
-impl Searched {
-    fn new() -> Self {
-        Searched {
-            runs: 0,
-            violations: BTreeMap::new(),
-            inherent: BTreeMap::new(),
-            found: None,
-            inherent_found: None,
-        }
-    }
-}
-
-/// `steps` with each step placed after an operation anchored to that operation's name
-/// and time instead of its index, from the operations of the run that showed them: a
-/// replay on a lock that now sends one command more or fewer still aims at the same
-/// moment.
-fn anchor(steps: &[Step], logs: &[Vec<(String, i64)>]) -> Vec<Step> {
-    steps
-        .iter()
-        .map(|step| {
-            let When::After { client, op } = step.when else {
-                return step.clone();
-            };
-            let Some(log) = logs.get(client) else {
-                return step.clone();
-            };
-            let Some((kind, at_us)) = log.get(op as usize) else {
-                return step.clone();
-            };
-            // Operations of the same name finishing at the same instant before it.
-            let nth = log[..op as usize]
-                .iter()
-                .filter(|(k, t)| k == kind && t == at_us)
-                .count();
-            Step {
-                when: When::AfterNext {
-                    client,
-                    kind: kind.clone(),
-                    from_us: *at_us,
-                    nth: u32::try_from(nth).unwrap_or(u32::MAX),
-                },
-                fault: step.fault,
-            }
+            token_seed: 0,
+            steps: steps.to_vec(),
         })
-        .collect()
-}
-
-/// The nondeterminism violation two traces of one schedule show, if they differ.
-fn divergence(first: &Trace, second: &Trace) -> Option<Violation> {
-    if first == second {
-        return None;
     }
-    let at = first
-        .iter()
-        .zip(second)
-        .position(|(x, y)| x != y)
-        .unwrap_or(first.len().min(second.len()));
-    let show = |trace: &Trace| {
-        trace.get(at).map_or_else(
-            || "(the run ended)".to_owned(),
-            |e| e.to_string().trim().to_owned(),
-        )
-    };
-    Some(Violation {
-        kind: ViolationKind::Nondeterminism,
-        detail: format!(
-            "two runs of one schedule first differ at event {at}: first `{}`, then `{}`; the workload uses time, randomness or I/O that does not come from its context (use ctx.rng() and ctx.clock())",
-            show(first),
-            show(second)
-        ),
-        at_us: first.get(at).or(second.get(at)).map_or(0, |e| e.at_us),
-        clients: Vec::new(),
-        dumps: Vec::new(),
-        inherent: None,
-    })
+
+    /// Replays the file at `path` on this explorer's code under test, with the file's
+    /// options: once in process, [`REPLAYS`] times (the confirmation's replays) with
+    /// processes.
+    pub fn replay(&self, path: impl AsRef<Path>) -> Result<Replayed, ExploreError> {
+        let file = ReplayFile::load(path)?;
+        self.replay_file(&file)
+    }
+
+    /// Replays `file` as [`Explorer::replay`] does.
+    pub fn replay_file(&self, file: &ReplayFile) -> Result<Replayed, ExploreError> {
+        validate(&file.options, self.runner.as_ref())?;
+        let times = if self.runner.deterministic() {
+            1
+        } else {
+            self.confirmation.replays
+        };
+        crate::replay::replay(self.runner.as_ref(), file, times)
+    }
+
+    /// Searches until the budget is spent or a violation of the lock's own is found
+    /// (and, with processes, confirmed), then shrinks it and replays it.
+    pub fn explore(&self) -> Result<Report, ExploreError> {
+        let plan = self.plan()?;
+        crate::search::explore(&plan)
+    }
 }
 
-/// Run `index`'s seed: SplitMix64 of the exploration's seed and the index, so that
-/// neighbouring runs are unrelated.
-fn run_seed(seed: u64, index: u64) -> u64 {
-    let mut z = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// Checks `options` against their topology and `runner`.
+pub(crate) fn validate(options: &Options, runner: &dyn Runner) -> Result<(), ExploreError> {
+    let o = options;
+    if let Some(kind) = o.faults.iter().find(|k| !o.topology.supports(**k)) {
+        return Err(ExploreError::Unsupported(format!(
+            "the fault '{kind}' does not apply to the {} topology",
+            o.topology.name()
+        )));
+    }
+    let cannot: Vec<String> = o
+        .faults
+        .iter()
+        .filter(|k| !runner.applies(**k))
+        .map(ToString::to_string)
+        .collect();
+    if !cannot.is_empty() {
+        let applies: Vec<String> = FaultKind::ALL
+            .into_iter()
+            .filter(|k| runner.applies(*k) && o.topology.supports(*k))
+            .map(|k| k.to_string())
+            .collect();
+        return Err(ExploreError::Unsupported(format!(
+            "the fault '{}' cannot be applied {}; on the {} topology it applies {}",
+            cannot.join("', '"),
+            runner.place(),
+            o.topology.name(),
+            applies.join(", ")
+        )));
+    }
+    if o.clients == 0 || o.cycles == 0 {
+        return Err(ExploreError::Invalid(
+            "an exploration needs at least 1 client and 1 cycle".to_owned(),
+        ));
+    }
+    if o.ttl_ms == 0 {
+        return Err(ExploreError::Invalid(
+            "the TTL must be at least 1 ms".to_owned(),
+        ));
+    }
+    if let Topology::Redlock { nodes: 0 }
+    | Topology::Replicated { replicas: 0 }
+    | Topology::Cluster { shards: 0 } = o.topology
+    {
+        return Err(ExploreError::Invalid(
+            "a redlock topology needs a node, a replicated one a replica, a cluster a shard"
+                .to_owned(),
+        ));
+    }
+    Ok(())
 }

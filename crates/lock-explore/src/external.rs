@@ -10,8 +10,9 @@ use lock_core::Clock;
 use lock_memory::{MemoryBackend, MemoryReplicaSet};
 use parking_lot::Mutex;
 
-use crate::monitor::{Monitor, StaleWrite};
+use crate::monitor::{Monitor, StaleWrite, Validity};
 use crate::options::Options;
+use crate::schedule::Schedule;
 use crate::step::{Step, When};
 use crate::topology::{Deployment, Recovery, cluster_sets};
 use crate::trace::{Trace, What};
@@ -49,7 +50,6 @@ pub struct ReplyFate {
 #[derive(Debug)]
 pub struct ExternalRun {
     monitor: Arc<Monitor>,
-    options: Options,
     /// Each client's increment in flight (`NXLOCK.INCR` until `DONE` or `FAILED`).
     increments: Mutex<Vec<Option<String>>>,
     /// The replicated sets whose nodes stand behind one address per client: the
@@ -78,8 +78,9 @@ impl ExternalRun {
     /// server; Redlock's nodes, each on its own; a replicated set, each node served and
     /// the clients reaching the primary through one address each; a cluster, each
     /// shard's nodes likewise, behind one address per client and shard.
-    pub fn new(options: &Options, steps: &[Step], clock: Clock) -> Self {
-        let steps: Vec<Step> = steps
+    pub fn new(options: &Options, schedule: &Schedule, clock: Clock) -> Self {
+        let steps: Vec<Step> = schedule
+            .steps
             .iter()
             .filter(|s| !matches!(s.when, When::At { .. }))
             .cloned()
@@ -102,16 +103,15 @@ impl ExternalRun {
         let monitor = Monitor::new(
             clock,
             deployment,
-            options.clients,
+            schedule.clients,
             &steps,
-            options.fencing,
+            options,
             true,
-            0,
+            schedule.token_seed,
         );
         Self {
             monitor: Arc::new(monitor),
-            options: options.clone(),
-            increments: Mutex::new(vec![None; options.clients]),
+            increments: Mutex::new(vec![None; schedule.clients]),
             groups,
         }
     }
@@ -255,14 +255,39 @@ impl ExternalRun {
         self.monitor.finish_op(client, &name, wrote, Some(what));
     }
 
-    /// `client` enters `resource`, its lock valid for `valid_for` more (unknown: `None`).
-    pub fn enter(&self, client: usize, resource: &str, valid_for: Option<Duration>) {
-        let until = valid_for.map(|v| {
-            let now = self.monitor.client_clock(client).now_ms();
-            now.saturating_add(i64::try_from(v.as_millis()).unwrap_or(i64::MAX))
-        });
-        self.monitor.enter(client, resource, None, until);
+    /// `client` enters `resource` (with `fence`, for a fenced section), its lock valid
+    /// for `valid_for_us` more µs (unknown: `None`; 0 or less: it has run out). A client
+    /// already inside `resource` re-states its section: one exit leaves it.
+    pub fn enter(
+        &self,
+        client: usize,
+        resource: &str,
+        fence: Option<i64>,
+        valid_for_us: Option<i64>,
+    ) {
+        let validity = valid_for_us.map(Validity::ForUs);
+        self.monitor.enter(client, resource, fence, validity);
         self.monitor.finish_marker(client, "ENTER");
+    }
+
+    /// `client`'s lock on `resource` was extended: it is alone for `valid_for_us` more µs.
+    pub fn extend(&self, client: usize, resource: &str, valid_for_us: i64) {
+        self.monitor
+            .extend(client, resource, Validity::ForUs(valid_for_us));
+        self.monitor.finish_marker(client, "EXTEND");
+    }
+
+    /// Keys starting with `prefix` may outlive the run without a TTL (a fence counter,
+    /// data the lock keeps by design).
+    pub fn permanent(&self, client: usize, prefix: &str) {
+        self.monitor.permanent(prefix);
+        self.monitor.finish_marker(client, "PERMANENT");
+    }
+
+    /// The counter `counter` lives in the key `key`: the checker reads it there at the end.
+    pub fn counter_key(&self, client: usize, counter: &str, key: &str) {
+        self.monitor.counter_key(counter, key);
+        self.monitor.finish_marker(client, "COUNTER");
     }
 
     /// `client` leaves `resource`.
@@ -305,12 +330,8 @@ impl ExternalRun {
 
     /// Each client's operations so far, by name (a command's first word in capitals, or
     /// a marker's: `ENTER`, `HOLDS`, ...), in order: where steps may be anchored.
-    pub fn op_names(&self) -> Vec<Vec<String>> {
-        self.monitor
-            .op_logs()
-            .into_iter()
-            .map(|log| log.into_iter().map(|(name, _)| name).collect())
-            .collect()
+    pub fn op_logs(&self) -> Vec<Vec<(String, i64)>> {
+        self.monitor.op_logs()
     }
 
     /// How many operations (commands and markers) each client made so far.
@@ -335,6 +356,17 @@ impl ExternalRun {
         );
     }
 
+    /// Per client, whether it sent a checking marker (entered, wrote a fenced
+    /// resource, counted an increment).
+    pub fn checked(&self) -> Vec<bool> {
+        self.monitor.checked()
+    }
+
+    /// The steps whose anchor never came.
+    pub fn unplaced(&self) -> Vec<Step> {
+        self.monitor.unplaced()
+    }
+
     /// Every client has ended: the end-of-run checks (counters, keys left without a
     /// TTL), then the verdict and the trace.
     pub fn finish(&self) -> (Option<Violation>, Trace) {
@@ -344,9 +376,8 @@ impl ExternalRun {
             }
         }
         if !self.monitor.has_violation() {
-            crate::run::check_end(&self.monitor, &self.options);
+            self.monitor.check_end();
         }
-        self.monitor.forget_views();
         (self.monitor.violation(), self.monitor.take_trace())
     }
 }
@@ -414,7 +445,13 @@ mod tests {
             clients: 1,
             ..Options::default()
         };
-        ExternalRun::new(&options, steps, Clock::tokio())
+        let schedule = Schedule {
+            clients: 1,
+            cycles: 1,
+            token_seed: 0,
+            steps: steps.to_vec(),
+        };
+        ExternalRun::new(&options, &schedule, Clock::tokio())
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,19 +1,59 @@
 //! Seeded schedules: which faults, aimed where, and when. Most steps are anchored to a
 //! client's operation (right after its acquire, its write, its release), where lock bugs
 //! hide; the rest fall at random times of a fault-free run's length.
+//!
+//! A deterministic runner's steps are anchored by an operation's index, which names
+//! one moment exactly. Where runs are not deterministic, a client that retried makes
+//! more or fewer operations from run to run, so steps are anchored by name instead (the
+//! 3rd `GET`), and a name is drawn before one of its operations: a client that retried
+//! SET fifty times is not fifty times likelier to pause there than after its one GET.
+//! Connection set-up is no anchor unless the options say so.
 
 use fastrand::Rng;
 
-use crate::options::Options;
+use crate::options::{Options, is_setup_command};
+use crate::runner::Outcome;
 use crate::schedule::Schedule;
 use crate::step::{Fault, FaultKind, Step, When};
 
-/// What a fault-free run showed: how many operations each client ran, and how long the
-/// planned cycles took.
+/// What a fault-free run showed: how many operations each client ran, their names,
+/// and how long the planned cycles took.
 #[derive(Clone, Debug)]
 pub(crate) struct Baseline {
     pub(crate) ops: Vec<u32>,
+    /// Per client, the names of its operations that may anchor a step, in order.
+    pub(crate) names: Vec<Vec<String>>,
     pub(crate) duration_ms: u64,
+}
+
+impl Baseline {
+    pub(crate) fn of(outcome: &Outcome, options: &Options) -> Self {
+        let names = outcome
+            .op_logs
+            .iter()
+            .map(|log| {
+                log.iter()
+                    .map(|(name, _)| name)
+                    .filter(|name| options.anchor_setup || !is_setup_command(name))
+                    .cloned()
+                    .collect()
+            })
+            .collect();
+        Baseline {
+            ops: outcome.ops.clone(),
+            names,
+            duration_ms: u64::try_from(outcome.main_us / 1000).unwrap_or(0),
+        }
+    }
+}
+
+/// How steps are placed next to operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Anchoring {
+    /// After an operation's index, or at a time: exact, for deterministic runs.
+    ByIndex,
+    /// After the `nth` operation of a name: for runs that are not.
+    ByName,
 }
 
 /// The fault kinds the search may draw on this topology.
@@ -30,7 +70,12 @@ pub(crate) fn usable(options: &Options) -> Vec<FaultKind> {
 }
 
 /// The schedule of run `seed`.
-pub(crate) fn schedule(seed: u64, options: &Options, baseline: &Baseline) -> Schedule {
+pub(crate) fn schedule(
+    seed: u64,
+    options: &Options,
+    baseline: &Baseline,
+    anchoring: Anchoring,
+) -> Schedule {
     let mut rng = Rng::with_seed(seed);
     let kinds = usable(options);
     let count = if kinds.is_empty() {
@@ -39,11 +84,22 @@ pub(crate) fn schedule(seed: u64, options: &Options, baseline: &Baseline) -> Sch
         rng.usize(1..=options.max_steps.max(1))
     };
     let steps = (0..count)
-        .map(|_| {
-            let kind = kinds[rng.usize(..kinds.len())];
-            Step {
-                when: when(&mut rng, options, baseline),
-                fault: fault(&mut rng, kind, options),
+        .map(|_| match anchoring {
+            Anchoring::ByIndex => {
+                let kind = kinds[rng.usize(..kinds.len())];
+                Step {
+                    when: when(&mut rng, options, baseline),
+                    fault: fault(&mut rng, kind, options),
+                }
+            }
+            Anchoring::ByName => {
+                let client = rng.usize(..options.clients.max(1));
+                let when = when_by_name(&mut rng, client, baseline);
+                let kind = kinds[rng.usize(..kinds.len())];
+                Step {
+                    when,
+                    fault: random_fault(&mut rng, kind, options, client),
+                }
             }
         })
         .collect();
@@ -67,6 +123,26 @@ fn when(rng: &mut Rng, options: &Options, baseline: &Baseline) -> When {
         When::At {
             ms: rng.u64(..=baseline.duration_ms.max(1)),
         }
+    }
+}
+
+/// After the `nth` operation of a name `client` made in the baseline: a name first,
+/// then one of its operations. A client with no such operation is anchored at its first.
+fn when_by_name(rng: &mut Rng, client: usize, baseline: &Baseline) -> When {
+    let Some(names) = baseline.names.get(client).filter(|n| !n.is_empty()) else {
+        return When::After { client, op: 0 };
+    };
+    let mut kinds: Vec<&String> = names.iter().collect();
+    kinds.sort();
+    kinds.dedup();
+    let kind = kinds[rng.usize(..kinds.len())].clone();
+    let count = names.iter().filter(|n| **n == kind).count();
+    let nth = rng.usize(..count);
+    When::AfterNext {
+        client,
+        kind,
+        from_us: 0,
+        nth: u32::try_from(nth).unwrap_or(u32::MAX),
     }
 }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::schedule::Schedule;
 use crate::step::FaultKind;
 use crate::topology::Topology;
 
@@ -58,6 +59,12 @@ pub struct Options {
     /// Counters kept in a Redis key rather than in the explorer: (counter, key). The
     /// checker reads the key at the end.
     pub counter_keys: Vec<(String, String)>,
+    /// Whether a client's connection set-up (HELLO, AUTH, SELECT, CLIENT …, READONLY, and
+    /// the ready checks and discovery INFO, PING, COMMAND and CLUSTER) may anchor a
+    /// fault. Off by default: a step anchored there lands before or after the lock's
+    /// first command depending on how the client connects, and replays poorly.
+    #[serde(default)]
+    pub anchor_setup: bool,
 }
 
 impl Default for Options {
@@ -75,6 +82,7 @@ impl Default for Options {
             fencing: Fencing::Strict,
             permanent_keys: Vec::new(),
             counter_keys: Vec::new(),
+            anchor_setup: false,
         }
     }
 }
@@ -84,4 +92,42 @@ impl Options {
     pub fn ttl(&self) -> Duration {
         Duration::from_millis(self.ttl_ms)
     }
+
+    /// How long a client may go without progress once faults stop: `liveness_ttls`
+    /// TTLs (8 when the check is off, as the horizon's unit).
+    pub fn liveness_bound(&self) -> Duration {
+        let ttls = u32::try_from(self.liveness_ttls.unwrap_or(8)).unwrap_or(u32::MAX);
+        self.ttl().saturating_mul(ttls)
+    }
+
+    /// How long a client's planned cycles may take, counted from its first command,
+    /// before it is a liveness violation: long enough for every fault of `schedule` to
+    /// have ended and for every cycle (and one more) to have had the liveness bound.
+    pub fn horizon(&self, schedule: &Schedule) -> Duration {
+        let faults_ms: u64 = schedule.steps.iter().map(|s| s.span_ms()).sum();
+        Duration::from_millis(faults_ms)
+            .saturating_add(self.liveness_bound().saturating_mul(schedule.cycles + 1))
+    }
+}
+
+/// Whether a command named `name` (a first word, in capitals) is part of a client's
+/// connection set-up rather than of its lock: the handshake (HELLO, AUTH, SELECT,
+/// CLIENT …, READONLY, READWRITE, QUIT, RESET) and the ready checks and discovery that
+/// client libraries send by themselves (INFO, PING, COMMAND, CLUSTER).
+pub fn is_setup_command(name: &str) -> bool {
+    matches!(
+        name,
+        "HELLO"
+            | "AUTH"
+            | "SELECT"
+            | "CLIENT"
+            | "READONLY"
+            | "READWRITE"
+            | "QUIT"
+            | "RESET"
+            | "INFO"
+            | "PING"
+            | "COMMAND"
+            | "CLUSTER"
+    )
 }

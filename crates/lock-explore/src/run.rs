@@ -1,6 +1,6 @@
-//! One run: a fresh deployment on a fresh single-threaded runtime with paused time, the
-//! clients' cycles, the schedule's steps, then (faults stopped) the liveness probe and
-//! the end-of-run checks.
+//! One in-process run: a fresh deployment on a fresh single-threaded runtime with paused
+//! time, the clients' cycles, the schedule's steps, then (faults stopped) the liveness
+//! probe and the end-of-run checks.
 
 use std::sync::Arc;
 use std::task::Poll;
@@ -10,35 +10,22 @@ use lock_core::{Clock, SeededRandom};
 use lock_memory::ScriptRunner;
 use tokio::task::{JoinHandle, LocalSet};
 
+use crate::client::ClientView;
 use crate::context::Context;
 use crate::monitor::Monitor;
 use crate::options::Options;
+use crate::runner::{Outcome, Recording};
 use crate::schedule::Schedule;
 use crate::step::{Step, When};
 use crate::topology::Deployment;
 use crate::trace::What;
-use crate::violation::{Violation, ViolationKind};
+use crate::violation::ViolationKind;
 use crate::when_woken::WhenWoken;
 use crate::workload::Workload;
 
 /// Where every run's clock starts: 2026-01-01T00:00:00Z, so that two runs read the
 /// same times.
 const START_UNIX_MS: i64 = 1_767_225_600_000;
-
-/// What one run gave.
-#[derive(Clone, Debug)]
-pub(crate) struct Outcome {
-    pub(crate) trace: crate::trace::Trace,
-    pub(crate) violation: Option<Violation>,
-    /// Operations each client ran.
-    pub(crate) ops: Vec<u32>,
-    /// Virtual microseconds the planned cycles took.
-    pub(crate) main_us: i64,
-    /// Steps that found no place (their anchor never came).
-    pub(crate) unplaced: Vec<Step>,
-    /// Each client's operations, name and finish time (kept runs only).
-    pub(crate) op_logs: Vec<Vec<(String, i64)>>,
-}
 
 /// The code under test: the workload, and what runs its Lua scripts on the double.
 #[derive(Clone)]
@@ -47,21 +34,12 @@ pub(crate) struct Subject {
     pub(crate) scripts: Option<Arc<dyn ScriptRunner>>,
 }
 
-/// Whether a run keeps its trace: the search's runs do not (only their verdict counts,
-/// and formatting every command is a large part of a run); runs whose trace is compared
-/// or shown do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Trace {
-    Kept,
-    Dropped,
-}
-
 /// Runs `schedule` once.
 pub(crate) fn run(
     subject: &Subject,
     options: &Options,
     schedule: &Schedule,
-    trace: Trace,
+    recording: Recording,
 ) -> Outcome {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -76,7 +54,7 @@ pub(crate) fn run(
             subject.clone(),
             options,
             schedule,
-            trace == Trace::Kept,
+            recording == Recording::Kept,
         )),
     );
     drop(local);
@@ -101,12 +79,16 @@ async fn run_local(
         deployment,
         schedule.clients,
         &schedule.steps,
-        options.fencing,
+        options,
         record,
         schedule.token_seed,
     ));
-    let ttl = options.ttl();
-    let bound = ttl * u32::try_from(options.liveness_ttls.unwrap_or(8)).unwrap_or(u32::MAX);
+    let bound = options.liveness_bound();
+    // The run owns its clients' connections: one per Redlock node, else one, made once
+    // and shared by the client's cycles.
+    let views: Vec<Arc<[ClientView]>> = (0..schedule.clients)
+        .map(|client| views_of(&monitor, client))
+        .collect();
 
     let driver = tokio::task::spawn_local(drive(monitor.clone(), timed(&schedule.steps)));
     let clients: Vec<_> = (0..schedule.clients)
@@ -114,6 +96,7 @@ async fn run_local(
             tokio::task::spawn_local(cycles(
                 workload.clone(),
                 monitor.clone(),
+                views[client].clone(),
                 client,
                 0..schedule.cycles,
             ))
@@ -122,8 +105,7 @@ async fn run_local(
 
     // The planned cycles run until done, a violation, or a horizon long enough for
     // every fault to have ended and every cycle to have had its bound.
-    let faults_ms: u64 = schedule.steps.iter().map(step_span_ms).sum();
-    let horizon = Duration::from_millis(faults_ms) + bound * (schedule.cycles + 1);
+    let horizon = options.horizon(schedule);
     let finished = wait_all(&monitor, &clock, clients, horizon).await;
     let main_us = monitor.now_us();
     if let Err(unfinished) = finished {
@@ -140,12 +122,14 @@ async fn run_local(
     driver.abort();
 
     if !monitor.has_violation() && options.liveness_ttls.is_some() {
-        probe(&workload, &monitor, &clock, schedule, options, bound).await;
+        probe(
+            &workload, &monitor, &views, &clock, schedule, options, bound,
+        )
+        .await;
     }
     if !monitor.has_violation() {
-        check_end(&monitor, options);
+        monitor.check_end();
     }
-    monitor.forget_views();
     Outcome {
         violation: monitor.violation(),
         ops: monitor.ops(),
@@ -153,25 +137,23 @@ async fn run_local(
         main_us,
         unplaced: monitor.unplaced(),
         op_logs: monitor.op_logs(),
+        checked: monitor.checked(),
+        failures: Vec::new(),
+        void: None,
     }
 }
 
-/// How much virtual time a step may add to a run.
-fn step_span_ms(step: &Step) -> u64 {
-    use crate::step::Fault::*;
-    let at = match step.when {
-        When::At { ms } => ms,
-        When::After { .. } => 0,
-        When::AfterNext { from_us, .. } => u64::try_from(from_us / 1000).unwrap_or(0),
-    };
-    at + match step.fault {
-        Pause { ms, .. } | SectionPause { ms, .. } | Latency { ms, .. } | LateReply { ms, .. } => {
-            ms
-        }
-        NodeDrift { ms, .. } => ms,
-        StallReplication { ms } | Restart { ms, .. } | Blackhole { ms, .. } => ms,
-        _ => 0,
-    }
+/// `client`'s connections: one per Redlock node, else one.
+fn views_of(monitor: &Arc<Monitor>, client: usize) -> Arc<[ClientView]> {
+    let backends = monitor.deployment.client_backends();
+    let several = backends.len() > 1;
+    backends
+        .into_iter()
+        .enumerate()
+        .map(|(node, backend)| {
+            ClientView::new(backend, monitor.clone(), client, several.then_some(node))
+        })
+        .collect()
 }
 
 /// The steps placed at times, sorted.
@@ -225,11 +207,12 @@ async fn drive(monitor: Arc<Monitor>, steps: Vec<(u64, Step)>) {
 async fn cycles(
     workload: Arc<dyn Workload>,
     monitor: Arc<Monitor>,
+    views: Arc<[ClientView]>,
     client: usize,
     range: std::ops::Range<u32>,
 ) {
     for cycle in range {
-        if !one_cycle(&workload, &monitor, client, cycle).await {
+        if !one_cycle(&workload, &monitor, &views, client, cycle).await {
             return;
         }
     }
@@ -239,6 +222,7 @@ async fn cycles(
 async fn one_cycle(
     workload: &Arc<dyn Workload>,
     monitor: &Arc<Monitor>,
+    views: &Arc<[ClientView]>,
     client: usize,
     cycle: u32,
 ) -> bool {
@@ -247,15 +231,21 @@ async fn one_cycle(
     }
     monitor.record(Some(client), What::CycleStart { cycle });
     monitor.cycle_started(client);
-    let views = monitor.views(client);
-    let context = Context::new(monitor.clone(), client, cycle, views);
+    let context = Context::new(monitor.clone(), client, cycle, views.clone());
     let mut body = workload.cycle(context);
     // A cancellation is requested by the client's own operation, inside this poll of its
     // body, which then stays pending for good: the request is read as each poll returns.
-    let finished = std::future::poll_fn(|cx| match body.as_mut().poll(cx) {
-        Poll::Ready(()) => Poll::Ready(true),
-        Poll::Pending if monitor.take_cancel_request(client) => Poll::Ready(false),
-        Poll::Pending => Poll::Pending,
+    // While it is polled, the monitor knows whose cycle runs, so that a lock's background
+    // task (polled apart) never takes the cancellation meant for the cycle.
+    let finished = std::future::poll_fn(|cx| {
+        monitor.polling(Some(client));
+        let polled = body.as_mut().poll(cx);
+        monitor.polling(None);
+        match polled {
+            Poll::Ready(()) => Poll::Ready(true),
+            Poll::Pending if monitor.take_cancel_request(client) => Poll::Ready(false),
+            Poll::Pending => Poll::Pending,
+        }
     })
     .await;
     drop(body);
@@ -315,6 +305,7 @@ fn panic_text(error: tokio::task::JoinError) -> String {
 async fn probe(
     workload: &Arc<dyn Workload>,
     monitor: &Arc<Monitor>,
+    views: &[Arc<[ClientView]>],
     clock: &Clock,
     schedule: &Schedule,
     options: &Options,
@@ -325,12 +316,13 @@ async fn probe(
         .map(|client| {
             let workload = workload.clone();
             let monitor = monitor.clone();
+            let views = views[client].clone();
             let first = schedule.cycles;
             tokio::task::spawn_local(async move {
                 let mut cycle = first;
                 while !monitor.progressed(client) {
                     let started = monitor.now_us();
-                    if !one_cycle(&workload, &monitor, client, cycle).await {
+                    if !one_cycle(&workload, &monitor, &views, client, cycle).await {
                         return;
                     }
                     // A cycle that gives up at once (no retry, no backoff) would spin
@@ -346,7 +338,7 @@ async fn probe(
     if let Err(client) = wait_all(monitor, clock, probes, bound).await
         && !monitor.has_violation()
     {
-        let stuck = keys_without_ttl(monitor, options);
+        let stuck = monitor.keys_without_ttl();
         let hint = if stuck.is_empty() {
             String::new()
         } else {
@@ -362,74 +354,4 @@ async fn probe(
             vec![client],
         );
     }
-}
-
-/// The keys, on the nodes clients use, left without a TTL that the options do not allow.
-fn keys_without_ttl(monitor: &Monitor, options: &Options) -> Vec<String> {
-    let mut found = Vec::new();
-    for dump in monitor.deployment.serving_dumps() {
-        for key in dump.keys.iter().filter(|k| k.pttl < 0) {
-            let name = String::from_utf8_lossy(&key.key).into_owned();
-            let permanent = options
-                .permanent_keys
-                .iter()
-                .any(|p| name.starts_with(p.as_str()))
-                || options.counter_keys.iter().any(|(_, k)| *k == name);
-            if !permanent && !found.contains(&name) {
-                found.push(name);
-            }
-        }
-    }
-    found
-}
-
-/// Counters, and keys left without a TTL.
-pub(crate) fn check_end(monitor: &Monitor, options: &Options) {
-    for (name, model, sure, unsure) in monitor.counters() {
-        let value = match options.counter_keys.iter().find(|(c, _)| *c == name) {
-            Some((_, key)) => monitor
-                .deployment
-                .read(key.as_bytes())
-                .and_then(|v| counter_value(&v))
-                .unwrap_or(0),
-            None => model,
-        };
-        let (sure, unsure) = (sure as i64, unsure as i64);
-        if value < sure {
-            monitor.report(
-                ViolationKind::LostUpdate,
-                format!("{name:?} ends at {value}, but {sure} increments were acknowledged"),
-                Vec::new(),
-            );
-            return;
-        }
-        if value > sure + unsure {
-            monitor.report(
-                ViolationKind::AppliedTwice,
-                format!(
-                    "{name:?} ends at {value}, but only {sure} increments were acknowledged and {unsure} were of unknown outcome"
-                ),
-                Vec::new(),
-            );
-            return;
-        }
-    }
-    if let Some(name) = keys_without_ttl(monitor, options).first() {
-        monitor.report(
-            ViolationKind::KeyWithoutTtl,
-            format!("{name:?} has no TTL once every client is done"),
-            Vec::new(),
-        );
-    }
-}
-
-/// A counter kept in a key: a decimal integer, or a [`Versioned`](lock_core::Versioned)
-/// value (`<version>:<payload>`) whose payload is one.
-fn counter_value(stored: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(stored).ok()?;
-    let payload = match text.split_once(':') {
-        Some((version, payload)) if version.bytes().all(|b| b.is_ascii_digit()) => payload,
-        _ => text,
-    };
-    payload.parse().ok()
 }

@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::counterexample::{Counterexample, ReplayFile};
-use crate::explorer::Report;
+use crate::counterexample::Counterexample;
+use crate::replay::ReplayFile;
+use crate::report::Report;
 use crate::violation::ViolationKind;
 
 /// One shard's findings, or several shards' merged.

@@ -1,41 +1,52 @@
 //! Shrinking: fewer steps, fewer clients and cycles, earlier anchors, then the smallest
 //! length of each fault that still breaks, for as long as the same finding persists.
+//!
+//! Where runs are deterministic, one run says whether a candidate keeps the finding.
+//! Where they are not, a candidate must reproduce it in 2 of 3 tries, so that shrinking
+//! never trades a finding that reproduces for one that rarely does; lengths are then
+//! bisected only down to the slack a validity allows, below which a real process cannot
+//! tell them apart.
 
-use crate::options::Options;
-use crate::run::{Outcome, Subject, Trace, run};
+use crate::explorer::Plan;
+use crate::runner::{Outcome, Recording, RunnerError};
 use crate::schedule::Schedule;
 use crate::step::{Fault, Step, When};
+use crate::verdict::{reproduce, shows};
+use crate::violation::ViolationKind;
 
-/// Whether a candidate's outcome still shows the finding being shrunk.
-pub(crate) type Keeps<'a> = dyn Fn(&Schedule, &Outcome) -> bool + 'a;
-
-/// The smallest schedule found that `keeps` accepts, its outcome, and the runs spent.
+/// The smallest schedule found that still shows a finding of `kind` (of the lock's own,
+/// or `inherent`), its outcome, and the runs spent.
 pub(crate) fn shrink(
-    subject: &Subject,
-    options: &Options,
+    plan: &Plan,
     schedule: Schedule,
     outcome: Outcome,
-    keeps: &Keeps<'_>,
-    budget: u64,
-) -> (Schedule, Outcome, u64) {
+    kind: ViolationKind,
+    inherent: bool,
+) -> Result<(Schedule, Outcome, u64), RunnerError> {
+    let budget = plan.shrink_budget;
     let mut best = (schedule, outcome);
     let mut runs = 0u64;
-    let attempt = |candidate: &Schedule, runs: &mut u64| -> Option<Outcome> {
+    let attempt = |candidate: &Schedule, runs: &mut u64| -> Result<Option<Outcome>, RunnerError> {
         if *runs >= budget {
-            return None;
+            return Ok(None);
         }
-        *runs += 1;
-        let outcome = run(subject, options, candidate, Trace::Dropped);
-        keeps(candidate, &outcome).then_some(outcome)
+        if plan.deterministic() {
+            *runs += 1;
+            let outcome = plan.run(candidate, Recording::Dropped)?;
+            return Ok(shows(plan, candidate, &outcome, kind, inherent)?.then_some(outcome));
+        }
+        let again = reproduce(plan, candidate, kind, inherent, 3, Some(2))?;
+        *runs += u64::from(again.made);
+        Ok((again.reproduced >= 2).then_some(again.first).flatten())
     };
     // Structure first, most aggressive first: keep any change that still breaks.
     loop {
         let mut improved = false;
         for candidate in candidates(&best.0) {
             if runs >= budget {
-                return (best.0, best.1, runs);
+                return Ok((best.0, best.1, runs));
             }
-            if let Some(outcome) = attempt(&candidate, &mut runs) {
+            if let Some(outcome) = attempt(&candidate, &mut runs)? {
                 best = (candidate, outcome);
                 improved = true;
                 break;
@@ -47,16 +58,21 @@ pub(crate) fn shrink(
     }
     // Then each length: the smallest that still breaks, by bisection (a 1,469 ms clock
     // jump that breaks as 1,001 ms is shown as 1,001 ms).
+    let grain = if plan.deterministic() {
+        1
+    } else {
+        (plan.options.ttl_ms / 20).max(5)
+    };
     for i in 0..best.0.steps.len() {
         let Some(length) = best.0.steps[i].fault.length() else {
             continue;
         };
         let (mut lo, mut hi) = (1u64, length);
-        while lo < hi && runs < budget {
+        while lo + grain <= hi && runs < budget {
             let mid = lo + (hi - lo) / 2;
             let mut candidate = best.0.clone();
             candidate.steps[i].fault = candidate.steps[i].fault.with_length(mid);
-            match attempt(&candidate, &mut runs) {
+            match attempt(&candidate, &mut runs)? {
                 Some(outcome) => {
                     hi = mid;
                     best = (candidate, outcome);
@@ -65,7 +81,7 @@ pub(crate) fn shrink(
             }
         }
     }
-    (best.0, best.1, runs)
+    Ok((best.0, best.1, runs))
 }
 
 /// Smaller schedules than `s`, most aggressive first.
@@ -132,16 +148,36 @@ fn smaller_steps(step: &Step) -> Vec<Step> {
             ms,
         }));
     }
-    match step.when {
-        When::At { ms } if ms > 0 => out.push(Step {
-            when: When::At { ms: ms / 2 },
-            fault: step.fault,
-        }),
-        When::After { client, op } if op > 0 => out.push(Step {
-            when: When::After { client, op: op - 1 },
-            fault: step.fault,
-        }),
+    let at = |when: When| Step {
+        when,
+        fault: step.fault,
+    };
+    match &step.when {
+        When::At { ms } if *ms > 0 => out.push(at(When::At { ms: ms / 2 })),
+        When::After { client, op } if *op > 0 => out.push(at(When::After {
+            client: *client,
+            op: op - 1,
+        })),
+        // An earlier one of the same name: after a client's 1st GET rather than its 3rd,
+        // where the other clients are surely still contending, so the finding
+        // reproduces whoever wins the first acquires.
+        When::AfterNext {
+            client,
+            kind,
+            from_us,
+            nth,
+        } if *nth > 0 => {
+            for earlier in [nth / 2, nth - 1] {
+                out.push(at(When::AfterNext {
+                    client: *client,
+                    kind: kind.clone(),
+                    from_us: *from_us,
+                    nth: earlier,
+                }));
+            }
+        }
         _ => {}
     }
+    out.dedup();
     out
 }

@@ -182,6 +182,21 @@ pub struct Step {
 }
 
 impl Step {
+    /// How much time this step may add to a run: when it falls, and how long its fault
+    /// lasts.
+    pub fn span_ms(&self) -> u64 {
+        let at = match self.when {
+            When::At { ms } => ms,
+            When::After { .. } => 0,
+            When::AfterNext { from_us, .. } => u64::try_from(from_us / 1000).unwrap_or(0),
+        };
+        let lasts = match self.fault {
+            Fault::ClientClock { .. } | Fault::NodeClock { .. } => 0,
+            fault => fault.length().unwrap_or(0),
+        };
+        at.saturating_add(lasts)
+    }
+
     /// The inherent fault kinds among `steps`, each once, in order: what a violation
     /// needs when the same schedule without them breaks nothing.
     pub fn inherent_kinds(steps: &[Step]) -> Vec<FaultKind> {

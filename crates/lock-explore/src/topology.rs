@@ -70,6 +70,18 @@ impl Topology {
         }
     }
 
+    /// How many servers the deployment has: one, a replicated set's nodes, Redlock's
+    /// nodes, or every cluster shard's primary and replica (the timeline's node lanes,
+    /// in the order of the violation's dumps).
+    pub fn servers(&self) -> usize {
+        match *self {
+            Topology::Single => 1,
+            Topology::Replicated { replicas } => 1 + replicas,
+            Topology::Redlock { nodes } => nodes,
+            Topology::Cluster { shards } => shards * (1 + self.replicas()),
+        }
+    }
+
     /// How many replicas each primary has: a replicated set's, one on each cluster
     /// shard, none elsewhere.
     pub fn replicas(&self) -> usize {
@@ -278,6 +290,45 @@ impl Deployment {
             )),
             None => Err("is gone".to_owned()),
         }
+    }
+
+    /// Every node's database as it is (nothing delivered to look), in the order of
+    /// [`Deployment::dumps`].
+    pub(crate) fn node_backends(&self) -> Vec<MemoryBackend> {
+        match self {
+            Deployment::Single { backend, .. } => vec![backend.clone()],
+            Deployment::Replicated(set) => (0..set.len()).map(|i| set.node_as_is(i)).collect(),
+            Deployment::Redlock(nodes) => nodes.nodes(),
+            Deployment::Cluster(cluster) => cluster_sets(cluster)
+                .flat_map(|set| (0..set.len()).map(|i| set.node_as_is(i)))
+                .collect(),
+        }
+    }
+
+    /// How many µs `key` keeps holding `token` where clients read it (`i64::MAX`: no
+    /// TTL); on Redlock's nodes, until fewer than a majority hold it. `None` when it
+    /// does not hold it now.
+    pub(crate) fn holding_us(&self, key: &[u8], token: &[u8]) -> Option<i64> {
+        let node = match self {
+            Deployment::Redlock(nodes) => {
+                let all = nodes.nodes();
+                let mut live: Vec<i64> = all
+                    .iter()
+                    .filter_map(|n| n.string_live_us(key, token))
+                    .collect();
+                let majority = all.len() / 2 + 1;
+                if live.len() < majority {
+                    return None;
+                }
+                // The majority lasts as long as its shortest-lived member.
+                live.sort_unstable_by(|a, b| b.cmp(a));
+                return Some(live[majority - 1]);
+            }
+            Deployment::Single { backend, .. } => Some(backend.clone()),
+            Deployment::Replicated(set) => set.primary_as_is(),
+            Deployment::Cluster(cluster) => cluster.primary_for(key),
+        };
+        node?.string_live_us(key, token)
     }
 
     /// The node a script fault aims at.

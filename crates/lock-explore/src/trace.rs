@@ -118,6 +118,18 @@ pub enum What {
     },
     /// Faults stop: everything heals, and every client must get the lock again.
     Healed,
+    /// What a lock key a client declared (`holds`) holds on one node, now that it
+    /// changed: the timeline draws who held it, and until when.
+    KeyHeld {
+        /// The node, in the order of the violation's dumps.
+        node: usize,
+        /// The key.
+        key: String,
+        /// Its value (a holder's token), or `None` once it is gone.
+        value: Option<String>,
+        /// µs into the run at which its TTL ends it, if it has one.
+        expires_us: Option<i64>,
+    },
 }
 
 /// Every event of one run.
@@ -192,6 +204,21 @@ impl fmt::Display for What {
             What::Fault { fault } => write!(f, "FAULT {fault}"),
             What::Recovered { what, .. } => write!(f, "RECOVERED {what}"),
             What::Healed => f.write_str("faults stop; everything heals"),
+            What::KeyHeld {
+                node,
+                key,
+                value,
+                expires_us,
+            } => {
+                match value {
+                    Some(value) => write!(f, "node {node}: {key} = {value:?}")?,
+                    None => write!(f, "node {node}: {key} is gone")?,
+                }
+                match expires_us {
+                    Some(us) => write!(f, " (expires at {:.3} ms)", *us as f64 / 1000.0),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

@@ -108,6 +108,10 @@ pub struct Violation {
     /// Why the finding is inherent to TTL locks (and the remedy); `None` when it is the
     /// lock's own violation.
     pub inherent: Option<String>,
+    /// For a violation judged against a validity (an overlap, a lost key): how much of
+    /// that validity was left when it happened, µs. A verdict with a small margin is one
+    /// a late clock reading could have moved.
+    pub margin_us: Option<i64>,
 }
 
 impl Violation {

@@ -40,6 +40,6 @@ pub use double::LuaScripts;
 pub use lock_core::RedisVersion;
 pub use server::Server;
 pub use state::cluster_layout::ClusterLayout;
-pub use state::observer::{After, Before, Marker, Observer};
+pub use state::observer::{After, Before, Marker, Observer, Validity};
 pub use state::options::{DATABASES, ServerOptions};
 pub use table::FAST_FORWARD;

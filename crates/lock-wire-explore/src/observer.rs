@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lock_explore::ExternalRun;
-use lock_server::{After, Before, Marker, Observer};
+use lock_server::{After, Before, Marker, Observer, Validity};
 use parking_lot::Mutex;
 
 use crate::primary_endpoint::Primaries;
+use crate::starts::Starts;
 
 /// One node's observer: client `n` is the process behind `Server::listen_as(n)`.
 #[derive(Debug)]
@@ -16,9 +17,12 @@ pub(crate) struct WireObserver {
     run: Arc<ExternalRun>,
     /// The node served (`None`: the run's only server).
     node: Option<usize>,
-    /// Taken off every validity a client states: the time its marker may have spent
-    /// between the client and the server, which makes the server's count start late.
+    /// Taken off every validity a client states as `PX`: the time its marker may have
+    /// spent between the client and the server, which makes the server's count start
+    /// late. A `MONOTONIC` deadline needs none.
     slack: Duration,
+    /// When each client sent its first command.
+    starts: Arc<Starts>,
     /// When each client's command in flight left the hold, µs into the run.
     sent_us: Mutex<Vec<i64>>,
     /// Where the primaries are published after every operation (a step it anchors may
@@ -32,13 +36,27 @@ impl WireObserver {
         node: Option<usize>,
         clients: usize,
         slack: Duration,
+        starts: Arc<Starts>,
     ) -> Self {
         Self {
             run,
             node,
             slack,
+            starts,
             sent_us: Mutex::new(vec![0; clients]),
             primaries: None,
+        }
+    }
+
+    /// µs the lock is valid for from now, as `validity` states it.
+    fn valid_for_us(&self, validity: Validity) -> i64 {
+        match validity {
+            Validity::Px(ms) => {
+                self.starts.relative_validity();
+                let slack = i64::try_from(self.slack.as_micros()).unwrap_or(i64::MAX);
+                ms.saturating_mul(1000).saturating_sub(slack)
+            }
+            Validity::MonotonicUs(deadline) => deadline.saturating_sub(monotonic_us()),
         }
     }
 
@@ -81,6 +99,7 @@ impl Observer for WireObserver {
             };
             *slot = self.run.now_us();
         }
+        self.starts.sent(client);
         if is_marker(args) {
             let fate = self.run.before_marker(client);
             return if fate.hold > Duration::ZERO {
@@ -144,13 +163,18 @@ impl Observer for WireObserver {
         match marker {
             Marker::Enter {
                 resource,
-                valid_for_ms,
+                validity,
+                fence,
             } => {
-                let valid_for = valid_for_ms.map(|ms| {
-                    Duration::from_millis(u64::try_from(ms).unwrap_or(0)).saturating_sub(self.slack)
-                });
-                self.run.enter(client, &resource, valid_for);
+                let valid_for = validity.map(|v| self.valid_for_us(v));
+                self.run.enter(client, &resource, fence, valid_for);
             }
+            Marker::Extend { resource, validity } => {
+                let valid_for = self.valid_for_us(validity);
+                self.run.extend(client, &resource, valid_for);
+            }
+            Marker::Permanent { prefix } => self.run.permanent(client, &prefix),
+            Marker::Counter { counter, key } => self.run.counter_key(client, &counter, &key),
             Marker::Exit { resource } => self.run.exit(client, &resource),
             Marker::Holds { key, token } => self.run.holds(client, &key, &token),
             Marker::Write { resource, fence } => {
@@ -166,6 +190,19 @@ impl Observer for WireObserver {
         self.publish();
         answer
     }
+}
+
+/// The host's monotonic clock (`CLOCK_MONOTONIC`), µs: what a `MONOTONIC` deadline is
+/// read against.
+pub(crate) fn monotonic_us() -> i64 {
+    #[cfg(unix)]
+    {
+        if let Ok(now) = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC) {
+            return now.tv_sec() * 1_000_000 + now.tv_nsec() / 1000;
+        }
+    }
+    // Without a monotonic clock to share, a deadline reads as none left: conservative.
+    i64::MAX
 }
 
 /// A reply as the trace shows it: RESP's first line, without its type byte's noise.
@@ -195,6 +232,19 @@ mod tests {
         assert_eq!(brief(b"$3\r\nabc\r\n"), "\"abc\"");
         assert_eq!(brief(b":1\r\n"), "(integer) 1");
         assert_eq!(brief(b"-ERR no\r\n"), "(error) ERR no");
+    }
+
+    #[test]
+    fn the_monotonic_clock_moves_with_real_time() {
+        let (before, started) = (monotonic_us(), std::time::Instant::now());
+        std::thread::sleep(Duration::from_millis(20));
+        let (after, elapsed) = (monotonic_us(), started.elapsed());
+        let moved = Duration::from_micros(u64::try_from(after - before).unwrap());
+        assert!(moved >= Duration::from_millis(20), "{moved:?}");
+        assert!(
+            moved <= elapsed + Duration::from_millis(1),
+            "{moved:?} {elapsed:?}"
+        );
     }
 
     #[test]

@@ -2,23 +2,27 @@
 //! started once per client for many runs and told on its stdin when each begins.
 //!
 //! The long-lived protocol, for any language: the process is started with
-//! `NXLOCK_LONG_LIVED=1` (and its client's `NXLOCK_CLIENT`, `NXLOCK_CYCLES`, ...). For
-//! each run it reads one line on stdin, `REDIS_URL=<url> NXLOCK_NODES=<url>,<url>...`,
-//! connects there, runs its cycles, closes its connections and writes the line `ended`
-//! on stdout (other stdout lines are ignored). At the end of stdin it exits. A process
-//! that exits, or does not end a run within the liveness bound, is replaced by a fresh
-//! one for the next run.
+//! `NXLOCK_LONG_LIVED=1` (and its client's `NXLOCK_CLIENT`, `NXLOCK_TTL_MS`, ...). For
+//! each run it reads one line on stdin, `REDIS_URL=<url> NXLOCK_NODES=<url>,<url>...
+//! NXLOCK_CYCLES=<n>`, connects there, runs its cycles, closes its connections and
+//! writes the line `ended` on stdout (other stdout lines are ignored). At the end of
+//! stdin it exits. A process that exits, or does not end a run within its bounds, is
+//! replaced by a fresh one for the next run.
+//!
+//! Each client has two bounds in a run: it must send its first command within the
+//! start-up bound (else the run is a harness error, not the lock's), and end within the
+//! liveness horizon counted from that first command.
 
 use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use lock_explore::Options;
+use lock_explore::RunnerError;
 use parking_lot::Mutex;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-use crate::run::RunError;
+use crate::starts::Starts;
 
 /// Where one client connects in one run.
 #[derive(Clone, Debug)]
@@ -36,8 +40,27 @@ pub(crate) enum End {
     Ok,
     /// It failed: the last lines it wrote to stderr.
     Failed(String),
-    /// It was still running at the liveness bound (and was killed).
+    /// It was still running at the liveness horizon (and was killed).
     Unfinished,
+    /// It sent no command within the start-up bound.
+    NotStarted,
+}
+
+/// What every client of a run is told, and held to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Terms {
+    /// `NXLOCK_CYCLES`.
+    pub(crate) cycles: u32,
+    /// `NXLOCK_CLIENTS`.
+    pub(crate) clients: usize,
+    /// `NXLOCK_TTL_MS`.
+    pub(crate) ttl_ms: u64,
+    /// `NXLOCK_REPLICAS`.
+    pub(crate) replicas: usize,
+    /// From being started (or told of the run) to the first command.
+    pub(crate) startup: Duration,
+    /// From the first command to the end of its part.
+    pub(crate) horizon: Duration,
 }
 
 /// A client's process: `sh -c` in a process group of its own, killed whole when dropped,
@@ -70,7 +93,7 @@ impl Drop for Spawned {
 }
 
 /// The environment every client process gets, whichever way it runs.
-fn command(line: &str, client: usize, options: &Options) -> Command {
+fn command(line: &str, client: usize, terms: &Terms) -> Command {
     let mut command = Command::new("sh");
     #[cfg(unix)]
     command.process_group(0);
@@ -78,65 +101,74 @@ fn command(line: &str, client: usize, options: &Options) -> Command {
         .arg("-c")
         .arg(line)
         .env("NXLOCK_CLIENT", client.to_string())
-        .env("NXLOCK_CLIENTS", options.clients.to_string())
-        .env("NXLOCK_CYCLES", options.cycles.to_string())
-        .env("NXLOCK_TTL_MS", options.ttl_ms.to_string())
+        .env("NXLOCK_CLIENTS", terms.clients.to_string())
+        .env("NXLOCK_CYCLES", terms.cycles.to_string())
+        .env("NXLOCK_TTL_MS", terms.ttl_ms.to_string())
         // How many replicas the primary behind REDIS_URL has, for a client's WAIT.
-        .env("NXLOCK_REPLICAS", options.topology.replicas().to_string())
+        .env("NXLOCK_REPLICAS", terms.replicas.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     command
 }
 
-fn spawn(mut command: Command, line: &str) -> Result<Spawned, RunError> {
-    let child = command.spawn().map_err(|error| RunError::Spawn {
-        command: line.to_owned(),
-        error,
-    })?;
+fn spawn(mut command: Command, line: &str) -> Result<Spawned, RunnerError> {
+    let child = command
+        .spawn()
+        .map_err(|error| RunnerError(format!("could not start {line:?}: {error}")))?;
     let group = child.id();
     Ok(Spawned { child, group })
 }
 
-/// Runs `line` once per client, each with its `addresses`, and waits for them all (at
-/// most `bound`; those still running then are killed).
+/// Runs `line` once per client, each with its `addresses`, and waits for each within
+/// its bounds (those still running then are killed).
 pub(crate) async fn one_shot(
     line: &str,
-    options: &Options,
+    terms: &Terms,
     addresses: &[Addresses],
-    bound: Duration,
-) -> Result<Vec<End>, RunError> {
+    starts: &Starts,
+) -> Result<Vec<End>, RunnerError> {
     let mut children = Vec::new();
     for (client, address) in addresses.iter().enumerate() {
-        let mut command = command(line, client, options);
+        let mut command = command(line, client, terms);
         command
             .env("REDIS_URL", &address.url)
             .env("NXLOCK_NODES", &address.nodes);
         let mut spawned = spawn(command, line)?;
-        let stderr = StderrTail::read(spawned.child.stderr.take());
-        children.push((spawned, stderr));
-    }
-    let waited = tokio::time::timeout(bound, async {
-        for (spawned, _) in children.iter_mut() {
-            let _ = spawned.child.wait().await;
+        if let Some(pid) = spawned.child.id() {
+            starts.meter().register(client, pid);
         }
-    })
-    .await;
+        let stderr = StderrTail::read(spawned.child.stderr.take());
+        children.push((spawned, stderr, Instant::now()));
+    }
     let mut ends = Vec::new();
-    for (mut spawned, stderr) in children {
-        let end = match spawned.child.try_wait().ok().flatten() {
-            Some(status) if status.success() => End::Ok,
-            Some(_) => End::Failed(stderr.finish().await),
-            None => {
-                debug_assert!(waited.is_err());
-                spawned.kill();
-                let _ = spawned.child.wait().await;
-                End::Unfinished
+    for (client, (mut spawned, stderr, spawned_at)) in children.into_iter().enumerate() {
+        // The first command, or the process's end, whichever comes first: a process
+        // that exits at once (with an error, or with nothing to do) is not waited on.
+        let first = tokio::select! {
+            first = starts.first(client, spawned_at + terms.startup) => first.ok_or(None),
+            status = spawned.child.wait() => Err(Some(status)),
+        };
+        let end = match first {
+            Err(None) => End::NotStarted,
+            Err(Some(Ok(status))) if status.success() => End::Ok,
+            Err(Some(_)) => End::Failed(stderr.finish().await),
+            Ok(first) => {
+                let waited =
+                    tokio::time::timeout_at((first + terms.horizon).into(), spawned.child.wait())
+                        .await;
+                match waited {
+                    Ok(Ok(status)) if status.success() => End::Ok,
+                    Ok(_) => End::Failed(stderr.finish().await),
+                    Err(_) => End::Unfinished,
+                }
             }
         };
+        starts.meter().ended(client);
+        spawned.kill();
+        let _ = spawned.child.wait().await;
         ends.push(end);
     }
-    // Whatever a client left running in its group ends with the run.
     Ok(ends)
 }
 
@@ -155,10 +187,10 @@ struct LongLived {
 }
 
 impl Lane {
-    fn spawn(line: &str, options: &Options) -> Result<Self, RunError> {
+    fn spawn(line: &str, terms: &Terms) -> Result<Self, RunnerError> {
         let mut processes = Vec::new();
-        for client in 0..options.clients {
-            let mut command = command(line, client, options);
+        for client in 0..terms.clients {
+            let mut command = command(line, client, terms);
             command
                 .env("NXLOCK_LONG_LIVED", "1")
                 .stdin(Stdio::piped())
@@ -179,35 +211,51 @@ impl Lane {
         Ok(Self { processes })
     }
 
-    /// Tells each process its run's `addresses` and waits (at most `bound`) for each
-    /// to say it ended. Whether the lane can serve another run comes back too.
-    async fn run(&mut self, addresses: &[Addresses], bound: Duration) -> (Vec<End>, bool) {
-        let mut ends = vec![None; self.processes.len()];
-        for (process, address) in self.processes.iter_mut().zip(addresses) {
-            let line = format!("REDIS_URL={} NXLOCK_NODES={}\n", address.url, address.nodes);
+    /// Tells each of the first `addresses.len()` processes its run, and waits for each
+    /// to say it ended, within its bounds. Whether the lane can serve another run comes
+    /// back too.
+    async fn run(
+        &mut self,
+        addresses: &[Addresses],
+        terms: &Terms,
+        starts: &Starts,
+    ) -> (Vec<End>, bool) {
+        let told = Instant::now();
+        for (client, (process, address)) in self.processes.iter_mut().zip(addresses).enumerate() {
+            if let Some(pid) = process.process.child.id() {
+                starts.meter().register(client, pid);
+            }
+            let line = format!(
+                "REDIS_URL={} NXLOCK_NODES={} NXLOCK_CYCLES={} NXLOCK_CLIENTS={}\n",
+                address.url, address.nodes, terms.cycles, terms.clients
+            );
             // A process that has exited cannot take it; reading its stdout then says so.
             let _ = process.stdin.write_all(line.as_bytes()).await;
             let _ = process.stdin.flush().await;
         }
-        let _ = tokio::time::timeout(bound, async {
-            for (process, end) in self.processes.iter_mut().zip(ends.iter_mut()) {
-                *end = Some(process.ended().await);
-            }
-        })
-        .await;
         let mut reusable = true;
         let mut result = Vec::new();
-        for (process, end) in self.processes.iter_mut().zip(ends) {
-            let end = match end {
-                Some(end) => end,
-                None => {
-                    // `next_line` is cancel-safe: a line that arrived at the bound is not lost.
-                    match tokio::time::timeout(Duration::from_millis(1), process.ended()).await {
+        for (client, process) in self.processes.iter_mut().take(addresses.len()).enumerate() {
+            let first = tokio::select! {
+                first = starts.first(client, told + terms.startup) => first.ok_or(None),
+                end = process.ended() => Err(Some(end)),
+            };
+            let end = match first {
+                Err(None) => End::NotStarted,
+                // It ended its part, or exited, without a command.
+                Err(Some(end)) => end,
+                Ok(first) => {
+                    match tokio::time::timeout_at((first + terms.horizon).into(), process.ended())
+                        .await
+                    {
                         Ok(end) => end,
+                        // `next_line` is cancel-safe: a line that arrived at the bound is
+                        // not lost, and one that did not means the process is still busy.
                         Err(_) => End::Unfinished,
                     }
                 }
             };
+            starts.meter().ended(client);
             if end != End::Ok {
                 reusable = false;
             }
@@ -242,31 +290,30 @@ impl LongLived {
 #[derive(Debug)]
 pub(crate) struct Lanes {
     line: String,
-    options: Options,
     idle: Mutex<Vec<Lane>>,
 }
 
 impl Lanes {
-    pub(crate) fn new(line: &str, options: &Options) -> Arc<Self> {
+    pub(crate) fn new(line: &str) -> Arc<Self> {
         Arc::new(Self {
             line: line.to_owned(),
-            options: options.clone(),
             idle: Mutex::new(Vec::new()),
         })
     }
 
-    /// Runs one run on an idle lane (or a new one).
+    /// Runs one run on an idle lane (or a new one) of processes started with `terms`.
     pub(crate) async fn run(
         &self,
         addresses: &[Addresses],
-        bound: Duration,
-    ) -> Result<Vec<End>, RunError> {
+        terms: &Terms,
+        starts: &Starts,
+    ) -> Result<Vec<End>, RunnerError> {
         let idle = self.idle.lock().pop();
         let mut lane = match idle {
             Some(lane) => lane,
-            None => Lane::spawn(&self.line, &self.options)?,
+            None => Lane::spawn(&self.line, terms)?,
         };
-        let (ends, reusable) = lane.run(addresses, bound).await;
+        let (ends, reusable) = lane.run(addresses, terms, starts).await;
         if reusable {
             self.idle.lock().push(lane);
         }
@@ -312,9 +359,10 @@ impl StderrTail {
         last_lines(&self.kept.lock())
     }
 
-    /// The last 5 lines once the process closed stderr.
+    /// The last 5 lines once the process closed stderr (or a moment later: what it
+    /// started may hold the pipe open).
     async fn finish(self) -> String {
-        let _ = self.reader.await;
+        let _ = tokio::time::timeout(Duration::from_millis(200), self.reader).await;
         last_lines(&self.kept.lock())
     }
 }

@@ -1,105 +1,131 @@
 //! One run: a fresh server on fresh loopback ports, the command started once per
-//! client with its environment, and the verdict once every process has exited (or the
-//! liveness bound has passed).
+//! client with its environment, and the verdict once every process has ended its part
+//! (or its bounds have passed). The machine is watched meanwhile: a run in which a
+//! process stalled longer than the slack a validity allows is voided.
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use lock_core::Clock;
-use lock_explore::{ExternalRun, Options, Step, Topology, Trace, Violation};
+use lock_explore::{ExternalRun, Options, Outcome, RunnerError, Schedule, Topology, Void};
 use lock_server::{ClusterLayout, Server, ServerOptions};
 
 use crate::observer::WireObserver;
 use crate::primary_endpoint::{Primaries, PrimaryEndpoint, PrimaryWatch};
-use crate::processes::{self, Addresses, End, Lanes};
+use crate::processes::{self, Addresses, End, Lanes, Terms};
 use crate::shard_layout::{ShardAddresses, ShardLayout};
+use crate::stalls::StallMeter;
+use crate::starts::Starts;
 
-/// What one run found.
-#[derive(Clone, Debug)]
-pub struct Outcome {
-    /// Its first violation (of the lock's own, or inherent), if any.
-    pub violation: Option<Violation>,
-    /// Every command and marker of every client, with the faults.
-    pub trace: Trace,
-    /// How many operations (commands and markers) each client made.
-    pub ops: Vec<u32>,
-    /// Each client's operations by name, in order: where steps may be anchored.
-    pub op_names: Vec<Vec<String>>,
-    /// What the clients wrote to stderr, when one exited with a failure.
-    pub failures: Vec<String>,
-}
+/// How long a client's process may take to send its first command: an interpreter
+/// and its imports, on a loaded machine. Beyond it the run is a harness error.
+pub(crate) const STARTUP: Duration = Duration::from_secs(10);
 
-/// Why a run could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The server could not listen.
-    #[error("the server could not listen: {0}")]
-    Listen(std::io::Error),
-    /// The command could not start.
-    #[error("could not start {command:?}: {error}")]
-    Spawn {
-        /// The command.
-        command: String,
-        /// Why.
-        error: std::io::Error,
-    },
-    /// Every client of the fault-free first run exited with a failure: the command
-    /// itself does not work, and no search would mean anything.
-    #[error("every client of the fault-free run failed; the first said: {0}")]
-    ClientsFailed(String),
-}
-
-/// Runs `command` (a shell command line) once per client under `steps`: started for
+/// Runs `command` (a shell command line) once per client of `schedule`: started for
 /// this run, or on a long-lived lane of `lanes`.
 pub(crate) async fn run(
     command: &str,
     options: &Options,
-    steps: &[Step],
+    schedule: &Schedule,
     lanes: Option<&Lanes>,
-) -> Result<Outcome, RunError> {
-    let external = Arc::new(ExternalRun::new(options, steps, Clock::system()));
+) -> Result<Outcome, RunnerError> {
+    let started = Instant::now();
+    let clients = schedule.clients;
+    let external = Arc::new(ExternalRun::new(options, schedule, Clock::system()));
+    let meter = StallMeter::default();
+    let starts = Arc::new(Starts::new(clients, meter.clone()));
     let primaries = Arc::new(Primaries::new(&external));
     let shard_addresses = ShardAddresses::default();
-    let servers = serve_nodes(&external, options, &primaries, &shard_addresses).await?;
+    let servers = serve_nodes(
+        &external,
+        options,
+        clients,
+        &primaries,
+        &shard_addresses,
+        &starts,
+    )
+    .await?;
     let (addresses, endpoints) =
-        client_addresses(&external, options, &servers, &primaries, &shard_addresses).await?;
+        client_addresses(&external, clients, &servers, &primaries, &shard_addresses).await?;
     // Timed node faults end in real time: a dead node restarts, a black hole heals,
     // replication flows again.
     let recoveries = tokio::spawn(recover(external.clone()));
-    let bound = liveness_bound(options);
+    let sampling = tokio::spawn(meter.clone().sample());
+    let horizon = options.horizon(schedule);
+    let terms = Terms {
+        cycles: schedule.cycles,
+        clients,
+        ttl_ms: options.ttl_ms,
+        replicas: options.topology.replicas(),
+        startup: STARTUP,
+        horizon,
+    };
     let processes = async {
         match lanes {
-            Some(lanes) => lanes.run(&addresses, bound).await,
-            None => processes::one_shot(command, options, &addresses, bound).await,
+            Some(lanes) => lanes.run(&addresses, &terms, &starts).await,
+            None => processes::one_shot(command, &terms, &addresses, &starts).await,
         }
     };
     let ends = tokio::select! {
         ends = processes => ends,
         never = close_on_failover(primaries.watch(), &servers) => match never {},
     };
+    sampling.abort();
     recoveries.abort();
     drop(endpoints);
     for server in servers {
         server.stop().await;
     }
     let mut failures = Vec::new();
+    let mut void = None;
     for (client, end) in ends?.into_iter().enumerate() {
         match end {
             End::Ok => {}
             End::Failed(text) => failures.push(format!("client {client}: {text}")),
-            End::Unfinished => external.unfinished(client, bound),
+            End::Unfinished => external.unfinished(client, horizon),
+            End::NotStarted => {
+                void.get_or_insert(Void::Startup {
+                    client,
+                    bound: STARTUP,
+                });
+            }
         }
     }
     let ops = external.ops();
-    let op_names = external.op_names();
+    let op_logs = external.op_logs();
+    let checked = external.checked();
+    let unplaced = external.unplaced();
     let (violation, trace) = external.finish();
+    // A stall acts like a pause of a client or the server, which a correct lock must
+    // survive anyway, but for one thing: a validity stated as PX counts from when the
+    // server reads the marker, and a stall between the client and the server makes it
+    // too long by as much. A finding judged against a validity, with less of it left
+    // than the worst stall past the slack taken off it, proves nothing: the run is
+    // voided. (A MONOTONIC deadline is not moved by stalls.)
+    let slack = validity_slack(options);
+    if void.is_none()
+        && starts.used_relative_validity()
+        && let Some(margin) = violation.as_ref().and_then(|v| v.margin_us)
+        && let Some((who, stalled)) = meter.worst()
+        && stalled > slack
+        && margin < i64::try_from(stalled.as_micros()).unwrap_or(i64::MAX)
+    {
+        void = Some(Void::Stall {
+            who,
+            ms: u64::try_from(stalled.as_millis()).unwrap_or(u64::MAX),
+        });
+    }
     Ok(Outcome {
         violation,
         trace,
         ops,
-        op_names,
+        op_logs,
+        main_us: i64::try_from(started.elapsed().as_micros()).unwrap_or(i64::MAX),
+        unplaced,
         failures,
+        void,
+        checked,
     })
 }
 
@@ -109,9 +135,11 @@ pub(crate) async fn run(
 async fn serve_nodes(
     external: &Arc<ExternalRun>,
     options: &Options,
+    clients: usize,
     primaries: &Arc<Primaries>,
     shard_addresses: &ShardAddresses,
-) -> Result<Vec<Server>, RunError> {
+    starts: &Arc<Starts>,
+) -> Result<Vec<Server>, RunnerError> {
     let nodes = external.nodes();
     let several = nodes.len() > 1;
     let groups = external.primary_groups();
@@ -121,8 +149,9 @@ async fn serve_nodes(
         let mut observer = WireObserver::new(
             external.clone(),
             several.then_some(node),
-            options.clients,
+            clients,
             validity_slack(options),
+            starts.clone(),
         );
         if !groups.is_empty() {
             observer = observer.publishing(primaries.clone());
@@ -144,7 +173,7 @@ async fn serve_nodes(
             ..ServerOptions::default()
         })
         .await
-        .map_err(RunError::Listen)?;
+        .map_err(listen)?;
         servers.push(server);
     }
     Ok(servers)
@@ -156,25 +185,25 @@ async fn serve_nodes(
 /// `shard_addresses`). The endpoints live as long as they are kept.
 async fn client_addresses(
     external: &ExternalRun,
-    options: &Options,
+    clients: usize,
     servers: &[Server],
     primaries: &Primaries,
     shard_addresses: &ShardAddresses,
-) -> Result<(Vec<Addresses>, Vec<PrimaryEndpoint>), RunError> {
+) -> Result<(Vec<Addresses>, Vec<PrimaryEndpoint>), RunnerError> {
     let groups = external.primary_groups().len();
     let mut addresses = Vec::new();
     let mut endpoints = Vec::new();
     let mut per_client = Vec::new();
-    for client in 0..options.clients {
+    for client in 0..clients {
         let mut ports = Vec::new();
         for server in servers {
-            ports.push(server.listen_as(client).await.map_err(RunError::Listen)?);
+            ports.push(server.listen_as(client).await.map_err(listen)?);
         }
         let mut urls = Vec::new();
         for group in 0..groups {
             let endpoint = PrimaryEndpoint::start(ports.clone(), primaries.watch(), group)
                 .await
-                .map_err(RunError::Listen)?;
+                .map_err(listen)?;
             urls.push(endpoint.addr());
             endpoints.push(endpoint);
         }
@@ -228,11 +257,6 @@ pub(crate) fn validity_slack(options: &Options) -> Duration {
     Duration::from_millis((options.ttl_ms / 20).max(5))
 }
 
-/// How long a run may take before a client still running is a liveness violation:
-/// each cycle may take its TTL many times over (a pause of three TTLs, retries), and
-/// a process needs time to start.
-pub(crate) fn liveness_bound(options: &Options) -> Duration {
-    let ttls = options.liveness_ttls.unwrap_or(8).max(8);
-    Duration::from_millis(options.ttl_ms * ttls * u64::from(options.cycles + 1))
-        + Duration::from_secs(5)
+fn listen(error: std::io::Error) -> RunnerError {
+    RunnerError(format!("the server could not listen: {error}"))
 }

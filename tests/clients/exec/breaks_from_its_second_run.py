@@ -1,6 +1,7 @@
 """Two long-lived clients (`--long-lived`) that force a lost ownership from the second
-run each process serves, whatever the timing, and leave the first clean: a search that
-finds it at its second run shows that the processes served more than one run."""
+run each process serves, whatever the timing, and leave the first clean (each enters a
+resource of its own): a search that finds it at its first run, after the fault-free
+one, shows that the processes served more than one run."""
 
 import os
 import sys
@@ -40,6 +41,7 @@ for line in sys.stdin:
     if served >= 2:
         forced_lost_ownership(r)
     else:
-        r.ping()
+        r.execute_command("NXLOCK.ENTER", f"resource-{client}")
+        r.execute_command("NXLOCK.EXIT", f"resource-{client}")
     r.close()
     print("ended", flush=True)

@@ -1,6 +1,7 @@
 """Two clients that force a lost ownership whatever the timing: client 1 holds the lock
 and stays inside its section until client 0, which releases without checking a token,
-has deleted the key. The explorer must name client 0's DEL."""
+has deleted the key. The explorer must name client 0's DEL. With FIXED=1, client 0
+deletes the key only if it holds its own token (it holds none), and nothing breaks."""
 
 import os
 import time
@@ -28,6 +29,11 @@ if client == 1:
     wait_for("released")
     mark("NXLOCK.EXIT", "resource")
 else:
+    mark("NXLOCK.ENTER", "outside")
+    mark("NXLOCK.EXIT", "outside")
     wait_for("entered")
-    r.delete("lock")
+    if os.environ.get("FIXED") == "1":
+        r.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, "lock", "t0")
+    else:
+        r.delete("lock")
     r.set("released", "1", px=10000)

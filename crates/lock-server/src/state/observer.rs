@@ -37,16 +37,41 @@ pub enum After {
     Lose,
 }
 
+/// How long a client's lock keeps it alone, as a marker states it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Validity {
+    /// `PX ms`: for this many milliseconds from when the client sent the marker. The
+    /// server reads it when the marker arrives, which on a busy machine is later.
+    Px(i64),
+    /// `MONOTONIC ms`: until this instant of the host's monotonic clock
+    /// (`CLOCK_MONOTONIC`, what Python's `time.monotonic()` and Node's
+    /// `process.hrtime` read), in milliseconds with up to three decimals, here in µs. A
+    /// marker that arrives late is not stale.
+    MonotonicUs(i64),
+}
+
 /// A marker command: what the client says it is doing, for the checkers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Marker {
-    /// `NXLOCK.ENTER resource [PX ms]`: it enters the resource's critical section,
-    /// believing its lock valid for `valid_for_ms` more (unknown without `PX`).
+    /// `NXLOCK.ENTER resource [PX ms | MONOTONIC ms] [FENCE n]`: it enters the
+    /// resource's critical section, believing its lock valid as stated (unknown without
+    /// a validity), holding `fence` for a fenced resource. Sent again before its EXIT,
+    /// it re-states the section (a new validity, a new fence); it never nests.
     Enter {
         /// The resource.
         resource: String,
-        /// How long the lock promised it is alone, from now.
-        valid_for_ms: Option<i64>,
+        /// How long the lock promised it is alone.
+        validity: Option<Validity>,
+        /// The fence its lock handed it.
+        fence: Option<i64>,
+    },
+    /// `NXLOCK.EXTEND resource (PX ms | MONOTONIC ms)`: its lock on the resource was
+    /// extended; it is alone as stated now.
+    Extend {
+        /// The resource.
+        resource: String,
+        /// How long the extended lock promised it is alone.
+        validity: Validity,
     },
     /// `NXLOCK.EXIT resource`: it leaves the section.
     Exit {
@@ -76,6 +101,20 @@ pub enum Marker {
     Done,
     /// `NXLOCK.FAILED`: the client's increment was not applied.
     Failed,
+    /// `NXLOCK.PERMANENT prefix`: keys starting with `prefix` are kept without a TTL by
+    /// design (a fence counter), and may outlive the run.
+    Permanent {
+        /// The key prefix.
+        prefix: String,
+    },
+    /// `NXLOCK.COUNTER counter key`: the counter lives in the key `key`, which the
+    /// checker reads at the end.
+    Counter {
+        /// The counter.
+        counter: String,
+        /// The key holding its value.
+        key: String,
+    },
 }
 
 /// Watches and steers the tagged connections of a server. Called on the connection's

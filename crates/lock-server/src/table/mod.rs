@@ -251,12 +251,15 @@ pub(crate) static TABLE: &[Command] = &[
     // What an explored client says it does; accepted and ignored by a server that
     // explores nothing.
     entry("nxlock.enter", -2, NS, Kind::Marker(M::Enter)),
+    entry("nxlock.extend", 4, NS, Kind::Marker(M::Extend)),
     entry("nxlock.exit", 2, NS, Kind::Marker(M::Exit)),
     entry("nxlock.holds", 3, NS, Kind::Marker(M::Holds)),
     entry("nxlock.write", 3, NS, Kind::Marker(M::Write)),
     entry("nxlock.incr", 2, NS, Kind::Marker(M::Increment)),
     entry("nxlock.done", 1, NS, Kind::Marker(M::Done)),
     entry("nxlock.failed", 1, NS, Kind::Marker(M::Failed)),
+    entry("nxlock.permanent", 2, NS, Kind::Marker(M::Permanent)),
+    entry("nxlock.counter", 3, NS, Kind::Marker(M::Counter)),
     // Replication: the server has no replicas and no AOF, so these answer at once or
     // when their timeout ends. Redis 7.0 refuses WAIT in scripts; 7.2 added WAITAOF, which
     // scripts may call from 7.4.

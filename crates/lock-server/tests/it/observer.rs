@@ -129,7 +129,7 @@ async fn a_clients_port_tags_its_connections_and_its_markers_reach_the_observer(
             "1 before SET",
             "1 after SET +OK",
             "1 before NXLOCK.ENTER",
-            "1 marker Enter { resource: \"r\", valid_for_ms: Some(150) }",
+            "1 marker Enter { resource: \"r\", validity: Some(Px(150)), fence: None }",
             "1 after NXLOCK.ENTER +OK",
             "1 before NXLOCK.WRITE",
             "1 marker Write { resource: \"r\", fence: 3 }",

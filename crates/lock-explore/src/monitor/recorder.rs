@@ -1,0 +1,60 @@
+//! The recorder of one run: the trace, and every client's operations (how many, and,
+//! when recording, their names and finish times: where steps are anchored).
+
+use crate::trace::{Event, Trace, What};
+
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    /// Whether events are kept.
+    pub(crate) recording: bool,
+    trace: Trace,
+    /// Operations each client made.
+    ops: Vec<u32>,
+    /// Every operation's name and finish time, per client, when recording.
+    op_logs: Vec<Vec<(String, i64)>>,
+}
+
+impl Recorder {
+    pub(crate) fn new(clients: usize, recording: bool) -> Self {
+        Recorder {
+            recording,
+            trace: Vec::with_capacity(if recording { 1024 } else { 0 }),
+            ops: vec![0; clients],
+            op_logs: vec![Vec::new(); clients],
+        }
+    }
+
+    /// Keeps `what`, when recording.
+    pub(crate) fn push(&mut self, at_us: i64, client: Option<usize>, what: What) {
+        if self.recording {
+            self.trace.push(Event {
+                at_us,
+                client,
+                what,
+            });
+        }
+    }
+
+    /// `client` finished an operation named `kind` at `at_us` (read only when
+    /// recording): its number, counted from 0.
+    pub(crate) fn count(&mut self, client: usize, kind: &str, at_us: impl FnOnce() -> i64) -> u32 {
+        let op = self.ops[client];
+        self.ops[client] += 1;
+        if self.recording {
+            self.op_logs[client].push((kind.to_owned(), at_us()));
+        }
+        op
+    }
+
+    pub(crate) fn ops(&self) -> Vec<u32> {
+        self.ops.clone()
+    }
+
+    pub(crate) fn take_op_logs(&mut self) -> Vec<Vec<(String, i64)>> {
+        std::mem::take(&mut self.op_logs)
+    }
+
+    pub(crate) fn take_trace(&mut self) -> Trace {
+        std::mem::take(&mut self.trace)
+    }
+}
