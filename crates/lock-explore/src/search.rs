@@ -83,6 +83,16 @@ pub(crate) fn explore(plan: &Plan) -> Result<Report, ExploreError> {
     let mut searched = Searched::default();
     let mut verdict = first.violation.clone();
     classify(plan, &empty, &mut verdict)?;
+    let unchecked = first.unchecked();
+    // A client that sent no checking marker cannot show progress: its liveness is not
+    // judged, and nothing of it was checked.
+    if !unchecked.is_empty()
+        && verdict
+            .as_ref()
+            .is_some_and(|v| v.kind == ViolationKind::Liveness)
+    {
+        verdict = None;
+    }
     let first_breaks = verdict.as_ref().is_some_and(|v| !v.is_inherent());
     if first_breaks {
         let outcome = Outcome {
@@ -99,7 +109,6 @@ pub(crate) fn explore(plan: &Plan) -> Result<Report, ExploreError> {
             return Ok(report);
         }
     }
-    let unchecked = first.unchecked();
     if !unchecked.is_empty() {
         report.runs = 1;
         report.nothing_checked = Some(unchecked);
