@@ -4,22 +4,15 @@
 // it three shards of a primary and a replica each.
 
 const Redis = require("ioredis");
-const { TTL_MS, run, runCycles, sleep } = require("./markers");
+const { acquire, cycles, hold, release, sleep } = require("./cycle");
 
-const RELEASE = `
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
-end
-return 0
-`;
-
-// A cluster client on NXLOCK_NODES. No offline queue and no resends of its own (see
-// markers.js); MOVED is still followed. Markers name no key: ioredis sends them to any
+// A cluster client on the run's nodes. No offline queue and no resends of its own (see
+// cycle.js); MOVED is still followed. Markers name no key: ioredis sends them to any
 // node, and every node of an exploring serve takes them. It reads the slots first,
 // which a fault may refuse: a few tries, as a service would make, each bounded by five
 // TTLs. (Without the bound, ioredis 5.4's connect() never settles once the reply to a
 // node's ready check, its INFO, is lost: the explorer reports that as liveness.)
-async function connect() {
+async function connect(run) {
   for (let attempt = 1; ; attempt++) {
     const nodes = run.nodes.map((url) => {
       const { hostname, port } = new URL(url);
@@ -34,7 +27,7 @@ async function connect() {
     cluster.on("error", () => {});
     let timer;
     const late = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error("connect timed out")), 5 * TTL_MS);
+      timer = setTimeout(() => reject(new Error("connect timed out")), 5 * run.ttlMs);
     });
     try {
       await Promise.race([cluster.connect(), late]);
@@ -49,4 +42,8 @@ async function connect() {
   }
 }
 
-runCycles("lock:resource", (r, key, token) => r.eval(RELEASE, 1, key, token), undefined, connect);
+cycles(async (r, marks, run) => {
+  const { token, deadline } = await acquire(r, run);
+  await hold(marks, run, token, deadline);
+  await release(r, token);
+}, connect);

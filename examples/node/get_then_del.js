@@ -2,9 +2,11 @@
 // expire and pass to another client, whose lock the DEL then deletes:
 // `nxlock explore --exec "node examples/node/get_then_del.js"` finds it.
 
-const { runCycles } = require("./markers");
+const { KEY, acquire, cycles, hold } = require("./cycle");
 
-runCycles("lock:resource", async (r, key, token) => {
+cycles(async (r, marks, run) => {
+  const { token, deadline } = await acquire(r, run);
+  await hold(marks, run, token, deadline);
   // The bug: check, then act, in two commands.
-  if ((await r.get(key)) === token) await r.del(key);
+  if ((await r.get(KEY)) === token) await r.del(KEY);
 });

@@ -7,35 +7,28 @@
 
 const crypto = require("node:crypto");
 const Redis = require("ioredis");
-const { CYCLES, TTL_MS, run, connect, close, criticalSection, outsideWork, sleep, eachRunOf } = require("./markers");
-
-const KEY = "lock:resource";
-const RELEASE = `
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
-end
-return 0
-`;
+const nxlock = require("nxlock");
+const { KEY, RELEASE, close, connect, sleep, work } = require("./cycle");
 
 // How many nodes answered `command(node)` with something true; a node's error (it is
 // down, or did not answer within a fifth of the TTL) counts as a no.
-async function onEach(nodes, command) {
+async function saidOk(nodes, command) {
   const answers = await Promise.allSettled(nodes.map(command));
   return answers.filter((a) => a.status === "fulfilled" && a.value).length;
 }
 
-const release = (nodes, token) => onEach(nodes, (node) => node.eval(RELEASE, 1, KEY, token));
+const release = (nodes, token) => saidOk(nodes, (node) => node.eval(RELEASE, 1, KEY, token));
 
-// The token, and until when the lock is valid (Date.now()), counted from before the
+// The token, and the lock's deadline on the monotonic clock, counted from before the
 // SETs, less a drift allowance.
-async function acquire(nodes) {
-  const drift = Math.floor(TTL_MS / 100) + 2;
+async function acquire(nodes, run) {
+  const drift = Math.floor(run.ttlMs / 100) + 2;
   for (;;) {
     const token = crypto.randomUUID();
-    const started = Date.now();
-    const saidOk = await onEach(nodes, (node) => node.set(KEY, token, "PX", TTL_MS, "NX"));
-    const validUntil = started + TTL_MS - drift;
-    if (saidOk > nodes.length / 2 && Date.now() < validUntil) return { token, validUntil };
+    const started = nxlock.monotonic();
+    const votes = await saidOk(nodes, (node) => node.set(KEY, token, "PX", run.ttlMs, "NX"));
+    const deadline = nxlock.deadline(run.ttlMs - drift, started);
+    if (votes > nodes.length / 2 && nxlock.monotonic() < deadline) return { token, deadline };
     await release(nodes, token);
     await sleep(2 + Math.random() * 6);
   }
@@ -44,30 +37,37 @@ async function acquire(nodes) {
 // A node's client: it gives up on a command after a fifth of the TTL, connects again
 // after a dropped connection (a node that died and restarted), and never sends a command
 // twice.
-function nodeClient(url) {
+function nodeClient(url, run) {
   return new Redis(url, {
-    commandTimeout: TTL_MS / 5,
+    commandTimeout: run.ttlMs / 5,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     retryStrategy: () => 5,
   }).on("error", () => {});
 }
 
-eachRunOf(async () => {
-  const nodes = run.nodes.map(nodeClient);
-  // Markers go to the first node on a connection of their own: a node that dies drops
-  // the lock's connections, never the markers'.
-  let markers = await connect();
-  for (let cycle = 0; cycle < CYCLES; cycle++) {
-    try {
-      const { token, validUntil } = await acquire(nodes);
-      await criticalSection(markers, KEY, token, validUntil);
-      await release(nodes, token);
-      await outsideWork();
-    } catch (error) {
-      close(markers);
-      markers = await connect();
+(async () => {
+  for await (const run of nxlock.runs()) {
+    const nodes = run.nodes.map((url) => nodeClient(url, run));
+    // Markers go to the first node on a connection of their own: a node that dies drops
+    // the lock's connections, never the markers'.
+    let markers = await connect(run.url);
+    for (let cycle = 0; cycle < run.cycles; cycle++) {
+      try {
+        const { token, deadline } = await acquire(nodes, run);
+        await nxlock
+          .markers(markers)
+          .section("resource", { deadline, holds: [KEY, token] }, () => work(run));
+        await release(nodes, token);
+        await work(run);
+      } catch (error) {
+        close(markers);
+        markers = await connect(run.url);
+      }
     }
+    for (const client of [...nodes, markers]) close(client);
   }
-  for (const client of [...nodes, markers]) close(client);
+})().catch((error) => {
+  console.error(error);
+  process.exit(1);
 });

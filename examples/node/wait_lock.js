@@ -5,31 +5,27 @@
 // --faults failover` finds nothing of its own.
 
 const crypto = require("node:crypto");
-const { REPLICAS, TTL_MS, runCycles, sleep } = require("./markers");
+const nxlock = require("nxlock");
+const { KEY, cycles, hold, release, sleep } = require("./cycle");
 
-const RELEASE = `
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
-end
-return 0
-`;
-
-const release = (r, key, token) => r.eval(RELEASE, 1, key, token);
-
-// SET NX PX with a fresh token, kept only once every replica has it: the token, and until
-// when the lock is valid (Date.now()), counted from before the SET.
-async function acquire(r, key) {
+// SET NX PX with a fresh token, kept only once every replica has it: the token, and the
+// deadline, counted from before the SET.
+async function acquire(r, run) {
   const token = crypto.randomUUID();
   for (;;) {
-    const started = Date.now();
-    if (await r.set(key, token, "PX", TTL_MS, "NX")) {
-      if ((await r.call("WAIT", REPLICAS, Math.floor(TTL_MS / 2))) >= REPLICAS) {
-        return { token, validUntil: started + TTL_MS };
+    const started = nxlock.monotonic();
+    if (await r.set(KEY, token, "PX", run.ttlMs, "NX")) {
+      if ((await r.call("WAIT", run.replicas, Math.floor(run.ttlMs / 2))) >= run.replicas) {
+        return { token, deadline: nxlock.deadline(run.ttlMs, started) };
       }
-      await release(r, key, token);
+      await release(r, token);
     }
     await sleep(5);
   }
 }
 
-runCycles("lock:resource", release, acquire);
+cycles(async (r, marks, run) => {
+  const { token, deadline } = await acquire(r, run);
+  await hold(marks, run, token, deadline);
+  await release(r, token);
+});

@@ -2,14 +2,16 @@
 expire and pass to another client, whose lock the DEL then deletes:
 `nxlock explore --exec "python3 examples/python/get_then_del.py"` finds it."""
 
-from nxlock_markers import run_cycles
+from cycle import KEY, acquire, cycles, hold
 
 
-def release(r, key, token):
+def cycle(r, marks, run):
+    token, deadline = acquire(r, run)
+    hold(marks, run, token, deadline)
     # The bug: check, then act, in two commands.
-    if r.get(key) == token.encode():
-        r.delete(key)
+    if r.get(KEY) == token.encode():
+        r.delete(KEY)
 
 
 if __name__ == "__main__":
-    run_cycles("lock:resource", release)
+    cycles(cycle)

@@ -1,33 +1,40 @@
 """redis-py's own `Lock`: SET NX PX with a random token, and a release that deletes the
-key only if it still holds the token (a Lua script). Validity is counted from before
-the acquire, as redis-py does not report it.
-`nxlock explore --exec "python3 examples/python/redis_py_lock.py"`."""
-
-import time
+key only if it still holds the token (a Lua script). redis-py does not say how long the
+lock is valid, so the validity is counted from before the acquire.
+`nxlock explore --exec "python3 examples/python/redis_py_lock.py"` finds nothing of its
+own."""
 
 import redis
 from redis.exceptions import LockError
 
-from nxlock_markers import CYCLES, TTL_MS, connect, critical_section, each_run, outside_work
-
-NAME = "lock:resource"
+import nxlock
+from cycle import connect, work
 
 
 def main():
-    for _ in each_run():
-        r = connect()
-        for _ in range(CYCLES):
+    for run in nxlock.runs():
+        r = connect(run.url)
+        marks = nxlock.Markers(r)
+        for _ in range(run.cycles):
             try:
-                lock = r.lock(NAME, timeout=TTL_MS / 1000, sleep=0.005, blocking_timeout=TTL_MS * 8 / 1000)
-                started = time.monotonic()
+                lock = r.lock(
+                    "lock:resource",
+                    timeout=run.ttl_ms / 1000,
+                    sleep=0.005,
+                    blocking_timeout=run.ttl_ms * 8 / 1000,
+                )
+                started = nxlock.monotonic()
                 if not lock.acquire():
                     continue
-                critical_section(r, NAME, lock.local.token, started + TTL_MS / 1000)
+                deadline = nxlock.deadline(run.ttl_ms, started)
+                with marks.section("resource", deadline, holds=("lock:resource", lock.local.token)):
+                    work(run)
                 lock.release()
-                outside_work()
+                work(run)
             except (redis.ConnectionError, LockError):
                 r.close()
-                r = connect()
+                r = connect(run.url)
+                marks = nxlock.Markers(r)
         r.close()
 
 

@@ -4,28 +4,31 @@ within half the TTL, since a failover would lose it. Where token_lock.py loses i
 to a failover, `nxlock explore --exec "python3 examples/python/wait_lock.py"
 --topology replicated --faults failover` finds nothing of its own."""
 
-import os
 import time
 import uuid
 
-from nxlock_markers import TTL_MS, run_cycles
-from token_lock import release
-
-REPLICAS = int(os.environ.get("NXLOCK_REPLICAS", "0"))
+import nxlock
+from cycle import cycles, hold, release
 
 
-def acquire(r, key):
+def acquire(r, run):
     """SET NX PX with a fresh token, kept only once every replica has it: the token, and
-    until when the lock is valid, counted from before the SET."""
+    the deadline, counted from before the SET."""
     token = uuid.uuid4().hex
     while True:
-        started = time.monotonic()
-        if r.set(key, token, nx=True, px=TTL_MS):
-            if r.execute_command("WAIT", REPLICAS, TTL_MS // 2) >= REPLICAS:
-                return token, started + TTL_MS / 1000
-            release(r, key, token)
+        started = nxlock.monotonic()
+        if r.set("lock:resource", token, nx=True, px=run.ttl_ms):
+            if r.execute_command("WAIT", run.replicas, run.ttl_ms // 2) >= run.replicas:
+                return token, nxlock.deadline(run.ttl_ms, started)
+            release(r, token)
         time.sleep(0.005)
 
 
+def cycle(r, marks, run):
+    token, deadline = acquire(r, run)
+    hold(marks, run, token, deadline)
+    release(r, token)
+
+
 if __name__ == "__main__":
-    run_cycles("lock:resource", release, acquire)
+    cycles(cycle)

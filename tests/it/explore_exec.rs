@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use nxlock::explore::{
-    Confirmation, Event, Explorer, Fault, Step, Topology, Trace, ViolationKind, What, When,
+    Confirmation, Event, Explorer, Fault, FaultKind, Step, Topology, Trace, ViolationKind, What,
+    When,
 };
 use nxlock::server::{Server, ServerOptions};
 use nxlock::testing::RedisTarget;
@@ -22,6 +23,8 @@ fn long_lived(command: String) -> Explorer {
 }
 
 use crate::clients::installed;
+use nxlock::explore::{Context, Schedule, Violation};
+use nxlock::{KvBackend, backend::SetOptions, backend::SetReply};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -81,8 +84,14 @@ fn after_nth(client: usize, kind: &str, nth: u32) -> When {
     }
 }
 
+/// A Python example (or test client) as a command line, with the checkout's helpers on
+/// the path.
 fn script(path: &str) -> String {
-    format!("python3 {}", root().join(path).display())
+    format!(
+        "PYTHONPATH={} python3 {}",
+        root().join("clients/python/src").display(),
+        root().join(path).display()
+    )
 }
 
 fn node(path: &str) -> String {
@@ -94,14 +103,17 @@ fn node(path: &str) -> String {
 }
 
 /// Runs `command` (a shell line) as a plain program against `url`, 3 cycles, with the
-/// markers on or off; panics with its stderr when it fails.
+/// markers on (the helpers turn them off themselves against a server that does not
+/// know them) or off; panics with its stderr when it fails.
 async fn run_example(command: String, url: &str, markers: bool) {
     let url = url.to_owned();
+    let shown = command.clone();
     let output = tokio::task::spawn_blocking(move || {
         Command::new("sh")
             .args(["-c", &command])
             .env("REDIS_URL", &url)
             .env("NXLOCK_CYCLES", "3")
+            .env("NXLOCK_TTL_MS", "1000")
             .env("NXLOCK_MARKERS", if markers { "1" } else { "0" })
             .output()
             .expect("run the example")
@@ -110,9 +122,35 @@ async fn run_example(command: String, url: &str, markers: bool) {
     .unwrap();
     assert!(
         output.status.success(),
-        "{}",
+        "{shown}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// Every Python example that runs on one server (Redlock's on one node: NXLOCK_NODES
+/// unset is REDIS_URL alone); python-redis-lock's where it is installed.
+fn python_examples() -> Vec<&'static str> {
+    let mut examples = vec![
+        "examples/python/token_lock.py",
+        "examples/python/fenced_lock.py",
+        "examples/python/async_token_lock.py",
+        "examples/python/get_then_del.py",
+        "examples/python/blind_del.py",
+        "examples/python/blind_extend.py",
+        "examples/python/setnx_expire.py",
+        "examples/python/split_fence.py",
+        "examples/python/late_watchdog.py",
+        "examples/python/redlock.py",
+        "examples/python/redlock_answered.py",
+        "examples/python/redlock_no_elapsed.py",
+        "examples/python/wait_lock.py",
+        "examples/python/redis_py_lock.py",
+    ];
+    let probe = works("python3", &["-c", "import redis_lock"]);
+    if installed("python-redis-lock", probe, "pip install python-redis-lock").is_some() {
+        examples.push("examples/python/python_redis_lock.py");
+    }
+    examples
 }
 
 #[test]
@@ -157,6 +195,97 @@ fn the_correct_python_token_lock_stays_clean_and_its_markers_reach_the_checkers(
     assert!(report.client_failure.is_none(), "{report}");
 }
 
+/// The fenced lock's markers: each section entered with its fence, its write judged,
+/// and the fence counter, declared permanent, is no key left without a TTL.
+#[test]
+fn the_fenced_locks_fences_and_permanent_counter_reach_the_checkers() {
+    if !python_with_redis() {
+        return;
+    }
+    let outcome = explorer(script("examples/python/fenced_lock.py"))
+        .clients(2)
+        .cycles(2)
+        .run_steps(&[])
+        .unwrap();
+    assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
+    let fences: Vec<i64> = outcome
+        .trace
+        .iter()
+        .filter_map(|e| match e.what {
+            What::Enter { fence, .. } => fence,
+            _ => None,
+        })
+        .collect();
+    let mut sorted = fences.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [1, 2, 3, 4], "{}", shown(&outcome.trace));
+    let accepted = count(&outcome.trace, |e| {
+        matches!(e.what, What::Write { accepted: true, .. })
+    });
+    assert_eq!(
+        accepted, 4,
+        "one write per section, each with a newer fence"
+    );
+}
+
+/// The validities a client's helper states, as the checkers read them (µs), in order:
+/// each ENTER's and EXTEND's.
+fn validities(trace: &Trace) -> Vec<i64> {
+    trace
+        .iter()
+        .filter_map(|e| match &e.what {
+            What::Enter { valid_for_us, .. } => *valid_for_us,
+            What::Extended { valid_for_us, .. } => Some(*valid_for_us),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A deadline on the monotonic clock (Python's time.monotonic, Node's process.hrtime)
+/// reaches the checkers as what is left of it when the marker arrives, however late;
+/// PX counts from the marker, less the slack; an extend states a new one.
+#[test]
+fn a_late_marker_with_a_monotonic_deadline_is_not_stale_in_python_or_node() {
+    let mut commands = Vec::new();
+    if python_with_redis() {
+        commands.push(script("tests/clients/exec/late_marker.py"));
+    }
+    if node_with_ioredis() {
+        commands.push(node("tests/clients/exec/late_marker.js"));
+    }
+    for command in commands {
+        let outcome = explorer(command.clone())
+            .clients(1)
+            .cycles(1)
+            .run_steps(&[])
+            .unwrap();
+        assert!(
+            outcome.failures.is_empty(),
+            "{command}: {:?}",
+            outcome.failures
+        );
+        let valid = validities(&outcome.trace);
+        assert_eq!(valid.len(), 3, "{command}: {}", shown(&outcome.trace));
+        // 200 ms ahead, entered 50 ms later: at most 150 ms left (and the clocks agree
+        // to well within the 50 ms).
+        assert!(
+            (100_000..=150_000).contains(&valid[0]),
+            "{command}: {valid:?}"
+        );
+        // PX 200, less the slack of a twentieth of the 200 ms TTL.
+        assert_eq!(valid[1], 190_000, "{command}: {valid:?}");
+        assert!(
+            (50_000..=100_000).contains(&valid[2]),
+            "{command}: {valid:?}"
+        );
+        assert!(
+            outcome.violation.is_none(),
+            "{command}: {:?}",
+            outcome.violation
+        );
+    }
+}
+
 /// The examples as plain programs: against a serve that explores nothing (markers
 /// accepted and ignored) and against redis-server with the markers off.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -164,23 +293,18 @@ async fn the_python_examples_run_unchanged_against_plain_serve_and_redis() {
     if !python_with_redis() {
         return;
     }
-    // Redlock's examples on one node: NXLOCK_NODES unset is REDIS_URL alone.
-    let examples = [
-        "examples/python/get_then_del.py",
-        "examples/python/token_lock.py",
-        "examples/python/redis_py_lock.py",
-        "examples/python/redlock.py",
-        "examples/python/wait_lock.py",
-    ];
+    let examples = python_examples();
     let server = Server::start(ServerOptions::default()).await.unwrap();
-    for example in examples {
+    for example in &examples {
         run_example(script(example), &server.url(), true).await;
     }
     server.stop().await;
     match RedisTarget::from_env() {
         Ok(target) => {
-            for example in examples {
-                run_example(script(example), &target.url(), false).await;
+            // Markers on: the helpers stop sending them at Redis's first "unknown
+            // command"; and off, as NXLOCK_MARKERS=0 says.
+            for (i, example) in examples.iter().enumerate() {
+                run_example(script(example), &target.url(), i % 2 == 0).await;
             }
         }
         Err(why) => {
@@ -204,9 +328,10 @@ fn a_command_that_fails_on_every_client_is_refused_before_any_search() {
     );
 }
 
-/// The command line finds the forced loss at once (the fault-free run), saves it, and a
-/// replay of the file breaks the lock again every time; a replay against a command that
-/// releases nobody's lock does not.
+/// The command line finds the forced loss at once (the fault-free run), as text or as
+/// JSON, with a timeline, and saves it; a replay of the file breaks the lock again every
+/// time, with the command the file names or the one given; a fixed command does not,
+/// and a command that marks nothing proves nothing.
 #[test]
 fn the_command_line_saves_a_finding_and_replays_it() {
     if !python_with_redis() {
@@ -214,36 +339,62 @@ fn the_command_line_saves_a_finding_and_replays_it() {
     }
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("found.json");
+    let html = dir.path().join("found.html");
     let forced = script("tests/clients/exec/forced_lost_ownership.py");
     let nxlock = env!("CARGO_BIN_EXE_nxlock");
-    let found = Command::new(nxlock)
-        .args([
-            "explore",
-            "--exec",
-            &forced,
-            "--clients",
-            "2",
-            "--cycles",
-            "1",
-        ])
-        .args(["--runs", "1", "--replays", "3", "--save"])
-        .arg(&saved)
-        .output()
-        .unwrap();
+    let explore = |extra: &[&str]| {
+        Command::new(nxlock)
+            .args([
+                "explore",
+                "--exec",
+                &forced,
+                "--clients",
+                "2",
+                "--cycles",
+                "1",
+            ])
+            .args(["--runs", "1", "--replays", "3"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let found = explore(&["--save", saved.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&found.stdout);
     assert_eq!(found.status.code(), Some(1), "{text}");
     assert!(text.contains("VIOLATION lost-ownership"), "{text}");
     assert!(text.contains("reproduced in 3 of 3 replays"), "{text}");
     assert!(text.contains("Keys when it happened:"), "{text}");
 
-    let again = Command::new(nxlock)
-        .args(["explore", "--exec", &forced, "--replays", "3", "--replay"])
-        .arg(&saved)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&again.stdout);
-    assert_eq!(again.status.code(), Some(1), "{text}");
-    assert!(text.contains("reproduced in 3 of 3 replays"), "{text}");
+    let json = explore(&["--json", "--html", html.to_str().unwrap()]);
+    assert_eq!(json.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
+    assert_eq!(json["violation"], "lost-ownership", "{json:#}");
+    assert_eq!(json["verdict"], "found");
+    assert_eq!(json["command"].as_str(), Some(forced.as_str()));
+    assert_eq!(json["reproduced"], 3);
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<svg"));
+
+    // The file names its command: --replay alone runs it again.
+    for with_exec in [true, false] {
+        let mut again = Command::new(nxlock);
+        again.arg("explore");
+        if with_exec {
+            again.args(["--exec", &forced]);
+        }
+        let again = again
+            .args(["--replays", "3", "--replay"])
+            .arg(&saved)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&again.stdout);
+        assert_eq!(
+            again.status.code(),
+            Some(1),
+            "{text}{}",
+            String::from_utf8_lossy(&again.stderr)
+        );
+        assert!(text.contains("reproduced in 3 of 3 replays"), "{text}");
+    }
 
     let fixed = Command::new(nxlock)
         .args(["explore", "--exec", &format!("FIXED=1 {forced}")])
@@ -266,6 +417,66 @@ fn the_command_line_saves_a_finding_and_replays_it() {
     assert!(text.contains("NOTHING WAS CHECKED"), "{text}");
 }
 
+/// A search of a command that marks nothing says so, with its own exit status; one that
+/// never sends a command is a harness error, not a finding.
+#[test]
+fn a_command_that_marks_nothing_is_never_clean_and_one_that_never_starts_is_a_harness_error() {
+    let nxlock = env!("CARGO_BIN_EXE_nxlock");
+    let silent = Command::new(nxlock)
+        .args(["explore", "--exec", "true", "--runs", "5"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&silent.stdout);
+    assert_eq!(silent.status.code(), Some(3), "{text}");
+    assert!(text.starts_with("NOTHING WAS CHECKED"), "{text}");
+    assert!(!text.contains("no violation"), "{text}");
+
+    let asleep = wire(WireRunner::new("sleep 30").startup(std::time::Duration::from_millis(300)))
+        .clients(1)
+        .runs(1)
+        .explore()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        asleep.contains("harness: client 0 sent no command within 300 ms of being started"),
+        "{asleep}"
+    );
+}
+
+/// A file saved by an older nxlock's --exec --save replays.
+#[test]
+fn a_replay_file_of_the_older_exec_format_still_replays() {
+    if !python_with_redis() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.json");
+    let forced = script("tests/clients/exec/forced_lost_ownership.py");
+    let file = serde_json::json!({
+        "format": "nxlock-wire-replay/1",
+        "command": forced,
+        "clients": 2,
+        "cycles": 1,
+        "ttl_ms": 200,
+        "steps": [],
+        "violation": "lost-ownership at 160.455 ms: client 1 holds \"lock\"",
+    });
+    std::fs::write(&old, file.to_string()).unwrap();
+    let replayed = Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args(["explore", "--replays", "2", "--replay"])
+        .arg(&old)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&replayed.stdout);
+    assert_eq!(
+        replayed.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    assert!(text.contains("reproduced in 2 of 2 replays"), "{text}");
+}
+
 #[test]
 fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_serve() {
     if !node_with_ioredis() {
@@ -284,11 +495,18 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
     assert!(report.client_failure.is_none(), "{report}");
 
     // As plain programs: against a serve that explores nothing (markers accepted and
-    // ignored) and against redis-server with the markers off. Redlock's examples on one
-    // node: NXLOCK_NODES unset is REDIS_URL alone.
+    // ignored) and against redis-server (the helpers turn the markers off, or
+    // NXLOCK_MARKERS=0 does). Redlock's examples on one node: NXLOCK_NODES unset is
+    // REDIS_URL alone.
     let mut examples = vec![
-        "examples/node/get_then_del.js",
         "examples/node/token_lock.js",
+        "examples/node/fenced_lock.js",
+        "examples/node/fire_and_forget.js",
+        "examples/node/node_redis_lock.js",
+        "examples/node/get_then_del.js",
+        "examples/node/blind_del.js",
+        "examples/node/blind_extend.js",
+        "examples/node/split_fence.js",
         "examples/node/redlock.js",
         "examples/node/wait_lock.js",
     ];
@@ -304,8 +522,8 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
         server.stop().await;
         match RedisTarget::from_env() {
             Ok(target) => {
-                for example in &examples {
-                    run_example(node(example), &target.url(), false).await;
+                for (i, example) in examples.iter().enumerate() {
+                    run_example(node(example), &target.url(), i % 2 == 0).await;
                 }
             }
             Err(why) => {
@@ -625,4 +843,134 @@ fn the_node_cluster_lock_runs_its_cycles_on_the_shard_of_its_slot() {
         .collect();
     assert!(!sets.is_empty());
     assert!(sets.iter().all(|n| **n == Some(2 * shard)), "{sets:?}");
+}
+
+/// examples/python/get_then_del.py in Rust, step for step: SET NX PX 200 every 5 ms, its
+/// validity from before the SET that won; holds, enters for 20 ms of work; GET, compare,
+/// DEL; 20 ms of work outside.
+fn get_then_del_in_rust() -> Explorer {
+    Explorer::new(|ctx: Context| async move {
+        let (backend, clock) = (ctx.backend(), ctx.clock());
+        let key = b"lock:resource";
+        let token = ctx.rng().u64(..).to_string();
+        let started = loop {
+            let started = clock.now_ms();
+            let set = backend.set(key, token.as_bytes(), SetOptions::new().nx().px(200));
+            if matches!(set.await, Ok(SetReply::Applied)) {
+                break started;
+            }
+            clock.sleep(std::time::Duration::from_millis(5)).await;
+        };
+        ctx.holds(key, token.as_bytes());
+        ctx.enter_until("resource", started + 200).await;
+        ctx.work(std::time::Duration::from_millis(20)).await;
+        ctx.exit("resource").await;
+        if backend.get(key).await.ok().flatten().as_deref() == Some(token.as_bytes()) {
+            let _ = backend.del(&[key]).await;
+        }
+        ctx.work(std::time::Duration::from_millis(20)).await;
+    })
+    .ttl(std::time::Duration::from_millis(200))
+}
+
+/// What a verdict is, for comparing runners: the lock's own violation by kind, or
+/// inherent (its kind may be named from either side of the classification), or none.
+fn class(verdict: &Option<Violation>) -> String {
+    match verdict {
+        None => "clean".to_owned(),
+        Some(v) if v.is_inherent() => "inherent".to_owned(),
+        Some(v) => v.kind.to_string(),
+    }
+}
+
+/// The same schedules, anchored by name, for the Rust lock in process and for its
+/// Python twin through serve: the same classification (over the wire, the one most of 3
+/// runs give, as a confirmation would have it).
+#[test]
+fn a_rust_lock_and_its_python_twin_get_the_same_classification() {
+    if !python_with_redis() {
+        return;
+    }
+    let pause_before_its_del = Step {
+        when: after_nth(0, "GET", 0),
+        fault: Fault::Pause { client: 0, ms: 300 },
+    };
+    let paused_inside = Step {
+        when: after_nth(0, "ENTER", 0),
+        fault: Fault::SectionPause { client: 0, ms: 400 },
+    };
+    let late_get = Step {
+        when: after_nth(0, "EXIT", 0),
+        fault: Fault::Latency { client: 0, ms: 50 },
+    };
+    let cases = [
+        (vec![], "clean"),
+        (vec![pause_before_its_del], "lost-ownership"),
+        (vec![paused_inside], "inherent"),
+        (vec![late_get], "clean"),
+    ];
+    let faults = [
+        FaultKind::Pause,
+        FaultKind::SectionPause,
+        FaultKind::Latency,
+    ];
+    let rust = get_then_del_in_rust().faults(&faults);
+    let python = explorer(script("examples/python/get_then_del.py")).faults(&faults);
+    for (steps, expected) in cases {
+        let schedule = Schedule {
+            clients: 3,
+            cycles: 4,
+            token_seed: 1,
+            steps,
+        };
+        let in_process = class(&rust.classify_schedule(&schedule).unwrap());
+        let mut over_the_wire: Vec<String> = (0..3)
+            .map(|_| class(&python.classify_schedule(&schedule).unwrap()))
+            .collect();
+        over_the_wire.sort();
+        let most = over_the_wire[1].clone();
+        assert_eq!(in_process, expected, "{:?}", schedule.steps);
+        assert_eq!(most, in_process, "{:?}: {over_the_wire:?}", schedule.steps);
+    }
+}
+
+/// Runs `program args…` in the checkout, with `envs`; panics with its output unless it
+/// exits 0.
+fn passes(program: &str, args: &[&str], envs: &[(&str, PathBuf)]) {
+    let output = Command::new(program)
+        .args(args)
+        .current_dir(root())
+        .envs(envs.iter().map(|(k, v)| (*k, v.as_os_str())))
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    assert!(
+        output.status.success(),
+        "{program} {args:?}:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The helpers' own tests: pytest for clients/python, node:test for clients/node.
+#[test]
+fn the_client_helpers_pass_their_own_tests() {
+    let pytest = works("python3", &["-c", "import pytest"]);
+    if installed("pytest", pytest, "pip install pytest").is_some() {
+        passes(
+            "python3",
+            &[
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "clients/python/tests",
+            ],
+            &[("PYTHONPATH", root().join("clients/python/src"))],
+        );
+    }
+    let node = works("node", &["--version"]);
+    if installed("node", node, "Debian's nodejs").is_some() {
+        passes("node", &["--test", "clients/node/test"], &[]);
+    }
 }

@@ -122,16 +122,25 @@ fn concluded_by_replays(
         Some(outcome) if again.reproduced >= c.needed || confirmed.is_none() => {
             (shrunk, outcome, again.reproduced, again.made)
         }
+        _ if shrunk == original => (
+            original.clone(),
+            shrunk_outcome,
+            again.reproduced,
+            again.made,
+        ),
         _ => {
-            let (reproduced, replays) = confirmed.unwrap_or((again.reproduced, again.made));
-            // The shrunk schedule's first run is the better picture when it is the
-            // same schedule.
-            let outcome = if shrunk == original {
-                shrunk_outcome
-            } else {
-                first
+            // Replayed as fully as the shrunk one was, so that the count says as much.
+            let full = reproduce(plan, &original, kind, inherent, c.replays, None)?;
+            let (reproduced, replays) = match confirmed {
+                Some(counted) if full.made == 0 => counted,
+                _ => (full.reproduced, full.made),
             };
-            (original.clone(), outcome, reproduced, replays)
+            (
+                original.clone(),
+                full.first.unwrap_or(first),
+                reproduced,
+                replays,
+            )
         }
     };
     let violation = outcome

@@ -472,6 +472,27 @@ impl Explorer {
         Ok(self.runner.run(&options, schedule, Recording::Kept)?)
     }
 
+    /// Runs `schedule` once and judges it as a search does: its violation, labelled
+    /// inherent when it needs one of the schedule's inherent faults (the schedule without
+    /// them is run again: once in process, up to 3 times with processes). A voided run is
+    /// made again, up to 3 times; `None` when it breaks nothing (or stays voided).
+    pub fn classify_schedule(
+        &self,
+        schedule: &Schedule,
+    ) -> Result<Option<Violation>, ExploreError> {
+        let plan = self.plan()?;
+        for _ in 0..4 {
+            let outcome = plan.run(schedule, Recording::Kept)?;
+            if outcome.void.is_some() {
+                continue;
+            }
+            let mut verdict = outcome.violation;
+            crate::verdict::classify(&plan, schedule, &mut verdict)?;
+            return Ok(verdict);
+        }
+        Ok(None)
+    }
+
     /// Runs `steps` once with the options' clients and cycles: the whole outcome.
     pub fn run_steps(
         &self,

@@ -232,8 +232,13 @@ impl ExternalRun {
     }
 
     /// `client`'s command `args` (not a marker) was sent at `sent_us` to `node` (`None`
-    /// on a single server) and answered `reply`: record it, check who still owns what,
-    /// count it, fire the steps it anchors.
+    /// on a single server) and answered `reply` (as the trace shows it): record it,
+    /// check who still owns what, count it, fire the steps it anchors.
+    ///
+    /// A command that took no effect is named apart where it anchors steps: `SET:nil`
+    /// (a SET NX that found the lock taken), `DEL:0`, `EVAL:0`, `SET:error`. A client
+    /// that retries makes a varying number of those, and exactly one that took effect,
+    /// so a step anchored after its 2nd `SET` aims at its 2nd acquire in every run.
     pub fn command(
         &self,
         client: usize,
@@ -246,13 +251,17 @@ impl ExternalRun {
         self.monitor.touched(client, key);
         let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
         let wrote = !is_read(&name);
+        let kind = match no_effect(&reply) {
+            Some(suffix) => format!("{name}:{suffix}"),
+            None => name.clone(),
+        };
         let what = What::Command {
             sent_us,
             node,
             command: describe(&name, args),
             reply,
         };
-        self.monitor.finish_op(client, &name, wrote, Some(what));
+        self.monitor.finish_op(client, &kind, wrote, Some(what));
     }
 
     /// `client` enters `resource` (with `fence`, for a fenced section), its lock valid
@@ -402,6 +411,19 @@ fn first_key(args: &[Vec<u8>]) -> Option<&[u8]> {
     args.get(1).map(Vec::as_slice)
 }
 
+/// What a reply (as the trace shows it) says of a command that took no effect.
+fn no_effect(reply: &str) -> Option<&'static str> {
+    if reply == "(nil)" {
+        Some("nil")
+    } else if reply == "(integer) 0" {
+        Some("0")
+    } else if reply.starts_with("(error)") {
+        Some("error")
+    } else {
+        None
+    }
+}
+
 /// Commands that never write: a holder's key needs no new look after them.
 fn is_read(name: &str) -> bool {
     matches!(
@@ -492,6 +514,21 @@ mod tests {
         assert_eq!(replicated.primary_groups(), vec![vec![0, 1, 2]]);
         assert_eq!(Topology::Replicated { replicas: 2 }.replicas(), 2);
         assert_eq!(replicated.slot_owner(0), None);
+    }
+
+    #[test]
+    fn a_command_that_took_no_effect_anchors_under_a_name_of_its_own() {
+        let run = run_on(Topology::Single, &[]);
+        for (reply, _) in [
+            ("(nil)", ()),
+            ("OK", ()),
+            ("(integer) 0", ()),
+            ("(error) ERR x", ()),
+        ] {
+            run.command(0, None, &args(&["SET", "k", "v", "NX"]), 0, reply.into());
+        }
+        let names: Vec<String> = run.op_logs()[0].iter().map(|(n, _)| n.clone()).collect();
+        assert_eq!(names, ["SET:nil", "SET", "SET:0", "SET:error"]);
     }
 
     #[test]

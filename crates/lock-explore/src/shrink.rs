@@ -2,10 +2,12 @@
 //! length of each fault that still breaks, for as long as the same finding persists.
 //!
 //! Where runs are deterministic, one run says whether a candidate keeps the finding.
-//! Where they are not, a candidate must reproduce it in 2 of 3 tries, so that shrinking
-//! never trades a finding that reproduces for one that rarely does; lengths are then
-//! bisected only down to the slack a validity allows, below which a real process cannot
-//! tell them apart.
+//! Where they are not, a smaller structure (a step fewer, an earlier anchor, fewer
+//! clients or cycles) must reproduce it in 2 of 3 tries, and a shorter fault in 3 of 3:
+//! a fault cut down to the edge of the window in which it breaks the lock breaks it only
+//! half the time, and a counterexample that rarely reproduces proves little. Lengths
+//! are bisected only down to the slack a validity allows, below which a real process
+//! cannot tell them apart.
 
 use crate::explorer::Plan;
 use crate::runner::{Outcome, Recording, RunnerError};
@@ -26,7 +28,10 @@ pub(crate) fn shrink(
     let budget = plan.shrink_budget;
     let mut best = (schedule, outcome);
     let mut runs = 0u64;
-    let attempt = |candidate: &Schedule, runs: &mut u64| -> Result<Option<Outcome>, RunnerError> {
+    let attempt = |candidate: &Schedule,
+                   runs: &mut u64,
+                   needed: u32|
+     -> Result<Option<Outcome>, RunnerError> {
         if *runs >= budget {
             return Ok(None);
         }
@@ -35,18 +40,21 @@ pub(crate) fn shrink(
             let outcome = plan.run(candidate, Recording::Dropped)?;
             return Ok(shows(plan, candidate, &outcome, kind, inherent)?.then_some(outcome));
         }
-        let again = reproduce(plan, candidate, kind, inherent, 3, Some(2))?;
+        let again = reproduce(plan, candidate, kind, inherent, 3, Some(needed))?;
         *runs += u64::from(again.made);
-        Ok((again.reproduced >= 2).then_some(again.first).flatten())
+        Ok((again.reproduced >= needed)
+            .then_some(again.first)
+            .flatten())
     };
     // Structure first, most aggressive first: keep any change that still breaks.
     loop {
         let mut improved = false;
-        for candidate in candidates(&best.0) {
+        for (candidate, shorter) in candidates(&best.0) {
             if runs >= budget {
                 return Ok((best.0, best.1, runs));
             }
-            if let Some(outcome) = attempt(&candidate, &mut runs)? {
+            let needed = if shorter { 3 } else { 2 };
+            if let Some(outcome) = attempt(&candidate, &mut runs, needed)? {
                 best = (candidate, outcome);
                 improved = true;
                 break;
@@ -72,7 +80,7 @@ pub(crate) fn shrink(
             let mid = lo + (hi - lo) / 2;
             let mut candidate = best.0.clone();
             candidate.steps[i].fault = candidate.steps[i].fault.with_length(mid);
-            match attempt(&candidate, &mut runs)? {
+            match attempt(&candidate, &mut runs, 3)? {
                 Some(outcome) => {
                     hi = mid;
                     best = (candidate, outcome);
@@ -84,21 +92,22 @@ pub(crate) fn shrink(
     Ok((best.0, best.1, runs))
 }
 
-/// Smaller schedules than `s`, most aggressive first.
-fn candidates(s: &Schedule) -> Vec<Schedule> {
+/// Smaller schedules than `s`, most aggressive first, each with whether it only shortens
+/// a fault.
+fn candidates(s: &Schedule) -> Vec<(Schedule, bool)> {
     let mut out = Vec::new();
     // Drop a step.
     for i in 0..s.steps.len() {
         let mut c = s.clone();
         c.steps.remove(i);
-        out.push(c);
+        out.push((c, false));
     }
     // Fewer clients: the last goes, with the steps aimed at it.
     if s.clients > 1 {
         let mut c = s.clone();
         c.clients -= 1;
         c.steps.retain(|step| refers_below(step, c.clients));
-        out.push(c);
+        out.push((c, false));
     }
     // Fewer cycles.
     if s.cycles > 1 {
@@ -106,16 +115,17 @@ fn candidates(s: &Schedule) -> Vec<Schedule> {
             if cycles >= 1 && cycles < s.cycles {
                 let mut c = s.clone();
                 c.cycles = cycles;
-                out.push(c);
+                out.push((c, false));
             }
         }
     }
     // Halved lengths, earlier times and anchors.
     for i in 0..s.steps.len() {
         for smaller in smaller_steps(&s.steps[i]) {
+            let shorter = smaller.when == s.steps[i].when;
             let mut c = s.clone();
             c.steps[i] = smaller;
-            out.push(c);
+            out.push((c, shorter));
         }
     }
     out.dedup();

@@ -263,6 +263,39 @@ impl Fault {
         }
     }
 
+    /// A few words for a chart: `pause 220 ms`, `lost reply`, `failover`.
+    pub fn label(&self) -> String {
+        match *self {
+            Fault::Pause { ms, .. } => format!("pause {ms} ms"),
+            Fault::SectionPause { ms, .. } => format!("section pause {ms} ms"),
+            Fault::ClientClock { ms, .. } => format!("clock {ms:+} ms"),
+            Fault::NodeClock { node, ms } => format!("node {node} clock {ms:+} ms"),
+            Fault::NodeDrift { node, permille, ms } => {
+                format!("node {node} drifts {permille:+}‰ {ms} ms")
+            }
+            Fault::LostReply { .. } => "lost reply".to_owned(),
+            Fault::Refuse { .. } => "refused".to_owned(),
+            Fault::Latency { ms, .. } => format!("latency {ms} ms"),
+            Fault::LateReply { ms, .. } => format!("reply {ms} ms late"),
+            Fault::KillConnection { .. } => "connection killed".to_owned(),
+            Fault::Interrupt { node, after } => format!("node {node} script cut after {after}"),
+            Fault::StallReplication { ms } => format!("replication stalls {ms} ms"),
+            Fault::Failover => "failover".to_owned(),
+            Fault::SwitchOver => "switch-over".to_owned(),
+            Fault::Restart {
+                node,
+                ms,
+                persistent,
+            } => format!(
+                "node {node} down {ms} ms{}",
+                if persistent { "" } else { ", back empty" }
+            ),
+            Fault::Blackhole { node, ms } => format!("node {node} black hole {ms} ms"),
+            Fault::Migrate { to } => format!("slot to shard {to}"),
+            Fault::Cancel { .. } => "cycle cancelled".to_owned(),
+        }
+    }
+
     /// The client this fault aims at, if it aims at one.
     pub fn client(&self) -> Option<usize> {
         match *self {

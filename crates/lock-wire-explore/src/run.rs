@@ -29,6 +29,7 @@ pub(crate) async fn run(
     options: &Options,
     schedule: &Schedule,
     lanes: Option<&Lanes>,
+    startup: Duration,
 ) -> Result<Outcome, RunnerError> {
     let started = Instant::now();
     let clients = schedule.clients;
@@ -58,7 +59,7 @@ pub(crate) async fn run(
         clients,
         ttl_ms: options.ttl_ms,
         replicas: options.topology.replicas(),
-        startup: STARTUP,
+        startup,
         horizon,
     };
     let processes = async {
@@ -87,7 +88,7 @@ pub(crate) async fn run(
             End::NotStarted => {
                 void.get_or_insert(Void::Startup {
                     client,
-                    bound: STARTUP,
+                    bound: startup,
                 });
             }
         }
@@ -103,18 +104,8 @@ pub(crate) async fn run(
     // too long by as much. A finding judged against a validity, with less of it left
     // than the worst stall past the slack taken off it, proves nothing: the run is
     // voided. (A MONOTONIC deadline is not moved by stalls.)
-    let slack = validity_slack(options);
-    if void.is_none()
-        && starts.used_relative_validity()
-        && let Some(margin) = violation.as_ref().and_then(|v| v.margin_us)
-        && let Some((who, stalled)) = meter.worst()
-        && stalled > slack
-        && margin < i64::try_from(stalled.as_micros()).unwrap_or(i64::MAX)
-    {
-        void = Some(Void::Stall {
-            who,
-            ms: u64::try_from(stalled.as_millis()).unwrap_or(u64::MAX),
-        });
+    if void.is_none() && starts.used_relative_validity() {
+        void = stall_void(violation.as_ref(), meter.worst(), validity_slack(options));
     }
     Ok(Outcome {
         violation,
@@ -223,6 +214,23 @@ async fn client_addresses(
     Ok((addresses, endpoints))
 }
 
+/// The void a stall makes of a run with a validity stated as PX: its finding was
+/// judged against a validity with less left than the worst stall (past the slack taken
+/// off every PX validity), so the stall may have moved the verdict.
+fn stall_void(
+    violation: Option<&lock_explore::Violation>,
+    worst: Option<(String, Duration)>,
+    slack: Duration,
+) -> Option<Void> {
+    let margin = violation?.margin_us?;
+    let (who, stalled) = worst?;
+    let stalled_us = i64::try_from(stalled.as_micros()).unwrap_or(i64::MAX);
+    (stalled > slack && margin < stalled_us).then(|| Void::Stall {
+        who,
+        ms: u64::try_from(stalled.as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
 /// Closes the waiting connections (subscribers, blocked commands) of each primary that
 /// fails over, as its death would: they send no command for the old node to refuse, and
 /// would wait on a node nobody writes to. For as long as it is polled.
@@ -259,4 +267,43 @@ pub(crate) fn validity_slack(options: &Options) -> Duration {
 
 fn listen(error: std::io::Error) -> RunnerError {
     RunnerError(format!("the server could not listen: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lock_explore::{Violation, ViolationKind};
+
+    fn lost(margin_ms: i64) -> Violation {
+        Violation {
+            kind: ViolationKind::LostOwnership,
+            detail: String::new(),
+            at_us: 0,
+            clients: vec![0],
+            dumps: Vec::new(),
+            inherent: None,
+            margin_us: Some(margin_ms * 1000),
+        }
+    }
+
+    #[test]
+    fn a_stall_voids_a_run_only_where_it_could_have_moved_the_verdict() {
+        let slack = Duration::from_millis(10);
+        let stall = |ms| Some(("client 1".to_owned(), Duration::from_millis(ms)));
+        // A finding 5 ms inside a validity, with a 30 ms stall: void.
+        let void = stall_void(Some(&lost(5)), stall(30), slack).expect("void");
+        assert_eq!(
+            void.to_string(),
+            "client 1 was not scheduled for 30 ms, longer than the slack a validity allows"
+        );
+        // 100 ms inside: no stall of 30 ms moves it.
+        assert_eq!(stall_void(Some(&lost(100)), stall(30), slack), None);
+        // Within the slack: already allowed for.
+        assert_eq!(stall_void(Some(&lost(5)), stall(8), slack), None);
+        // Nothing found, or a finding judged against no validity: nothing to void.
+        assert_eq!(stall_void(None, stall(300), slack), None);
+        let mut order = lost(5);
+        order.margin_us = None;
+        assert_eq!(stall_void(Some(&order), stall(300), slack), None);
+    }
 }

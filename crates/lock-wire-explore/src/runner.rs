@@ -52,6 +52,7 @@ pub struct WireRunner {
     command: String,
     long_lived: bool,
     in_flight: Option<usize>,
+    startup: Duration,
     runtime: tokio::runtime::Runtime,
     lanes: Mutex<HashMap<LaneKey, Arc<Lanes>>>,
 }
@@ -70,6 +71,7 @@ impl WireRunner {
             command: command.into(),
             long_lived: false,
             in_flight: None,
+            startup: crate::run::STARTUP,
             runtime,
             lanes: Mutex::new(HashMap::new()),
         }
@@ -84,10 +86,17 @@ impl WireRunner {
     }
 
     /// How many runs proceed at once by default (each on its own server and ports):
-    /// one per core, four per core with long-lived processes, which sleep through most
+    /// one per core, eight per core with long-lived processes, which sleep through most
     /// of a run. [`Explorer::threads`] overrides it.
     pub fn in_flight(mut self, runs: usize) -> Self {
         self.in_flight = Some(runs);
+        self
+    }
+
+    /// How long a client's process may take to send its first command (default 10 s):
+    /// one that sends none by then is a harness error, and the run proves nothing.
+    pub fn startup(mut self, bound: Duration) -> Self {
+        self.startup = bound;
         self
     }
 
@@ -135,7 +144,7 @@ impl Runner for WireRunner {
     fn parallelism(&self) -> usize {
         self.in_flight.unwrap_or_else(|| {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            if self.long_lived { 4 * cores } else { cores }
+            if self.long_lived { 8 * cores } else { cores }
         })
     }
 
@@ -151,6 +160,7 @@ impl Runner for WireRunner {
             options,
             schedule,
             lanes.as_deref(),
+            self.startup,
         ))
     }
 }

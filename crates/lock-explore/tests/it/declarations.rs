@@ -65,26 +65,24 @@ fn each_rng_call_draws_a_stream_of_its_own_and_replays_it() {
 
 /// A lock key taken with a 500 ms TTL; the holder enters without saying how long it is
 /// valid, and works 100 ms inside. Client 1 deletes whatever is there before it enters.
-fn plain_enter(ctx: Context) -> impl std::future::Future<Output = ()> {
-    async move {
-        let backend = ctx.backend();
-        if ctx.client() == 1 {
-            ctx.work(Duration::from_millis(20)).await;
-            let _ = backend.del(&[b"lock"]).await;
-            return;
-        }
-        let token = b"t0";
-        let set = backend
-            .set(b"lock", token, SetOptions::new().nx().px(500))
-            .await;
-        if !matches!(set, Ok(SetReply::Applied)) {
-            return;
-        }
-        ctx.holds(b"lock", token);
-        ctx.enter("r").await;
-        ctx.work(Duration::from_millis(100)).await;
-        ctx.exit("r").await;
+async fn plain_enter(ctx: Context) {
+    let backend = ctx.backend();
+    if ctx.client() == 1 {
+        ctx.work(Duration::from_millis(20)).await;
+        let _ = backend.del(&[b"lock"]).await;
+        return;
     }
+    let token = b"t0";
+    let set = backend
+        .set(b"lock", token, SetOptions::new().nx().px(500))
+        .await;
+    if !matches!(set, Ok(SetReply::Applied)) {
+        return;
+    }
+    ctx.holds(b"lock", token);
+    ctx.enter("r").await;
+    ctx.work(Duration::from_millis(100)).await;
+    ctx.exit("r").await;
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 mod anchored_replay;
 mod checkers;
+mod confirmation;
 mod declarations;
 mod determinism;
 mod faults_per_client;

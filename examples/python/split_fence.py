@@ -1,0 +1,23 @@
+"""A fenced lock whose fence is an INCR of its own after the SET NX PX: a holder paused
+between the two takes its fence after the next holder took one, and the resource then
+refuses the writes of the client that holds the lock. `nxlock explore` reports the
+fence order."""
+
+from cycle import acquire, cycles, release, work
+
+KEY = "{orders:42}:lock"
+FENCE = "{orders:42}:fence"
+
+
+def cycle(r, marks, run):
+    marks.permanent(FENCE)  # the counter has no TTL by design
+    token, deadline = acquire(r, run, KEY)
+    fence = r.incr(FENCE)  # the bug: the fence is taken apart from the lock
+    with marks.section("orders", deadline, fence=fence, holds=(KEY, token)) as section:
+        work(run)
+        section.write(fence)  # the work's result, written with the fence
+    release(r, token, KEY)
+
+
+if __name__ == "__main__":
+    cycles(cycle)
