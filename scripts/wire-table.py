@@ -81,7 +81,11 @@ def cell(report, own):
     unconfirmed = len(report.get("unconfirmed", []))
     words = "clean in %d runs" % report["runs"]
     if inherent:
-        words += ", %d inherent" % inherent
+        first = report.get("inherent_finding") or {}
+        detail = first.get("detail", "")
+        # The first inherent finding, named by what it saw.
+        named = "no validity left" if "no validity left" in detail else first.get("violation", "")
+        words += ", %d inherent (%s)" % (inherent, named)
     if unconfirmed:
         words += ", %d unconfirmed" % unconfirmed
     return words, "-", "-", "-"

@@ -50,6 +50,18 @@ function close(r) {
   if (r.status !== "end") r.disconnect();
 }
 
+// A Redlock node's client: it gives up on a command after a fifth of the TTL, connects
+// again after a dropped connection (a node that died and restarted), and never sends a
+// command twice.
+function nodeClient(url, run) {
+  return new Redis(url, {
+    commandTimeout: run.ttlMs / 5,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: () => 5,
+  }).on("error", () => {});
+}
+
 // SET NX PX with a fresh token, tried every 5 ms: the token, and the lock's deadline on
 // the monotonic clock, counted from before the SET that took it.
 async function acquire(r, run, key = KEY) {
@@ -71,6 +83,17 @@ const work = (run) => sleep(run.ttlMs / 10);
 // deadline, and a tenth of the TTL of work is done there.
 function hold(marks, run, token, deadline, key = KEY) {
   return marks.section("resource", { deadline, holds: [key, token] }, () => work(run));
+}
+
+// A fenced critical section: entered with the fence, a write of what the work reads, a
+// tenth of the TTL of work, and a write of its result (a strict resource takes one write
+// per fence, and refuses the second: no violation).
+function holdFenced(marks, run, token, fence, deadline, key) {
+  return marks.section("orders", { deadline, fence, holds: [key, token] }, async (section) => {
+    await section.write(fence);
+    await work(run);
+    await section.write(fence);
+  });
 }
 
 // The correct release: delete the key only if it still holds our token, in one script.
@@ -100,4 +123,17 @@ function cycles(cycle, connectTo = (run) => connect(run.url)) {
   });
 }
 
-module.exports = { KEY, RELEASE, acquire, close, connect, cycles, hold, release, sleep, work };
+module.exports = {
+  KEY,
+  RELEASE,
+  acquire,
+  close,
+  connect,
+  cycles,
+  hold,
+  holdFenced,
+  nodeClient,
+  release,
+  sleep,
+  work,
+};

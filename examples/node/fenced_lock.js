@@ -4,7 +4,7 @@
 
 const nxlock = require("nxlock");
 const crypto = require("node:crypto");
-const { cycles, release, sleep, work } = require("./cycle");
+const { cycles, holdFenced, release, sleep } = require("./cycle");
 
 const KEY = "{orders:42}:lock";
 const FENCE = "{orders:42}:fence";
@@ -28,9 +28,6 @@ async function acquire(r, run) {
 cycles(async (r, marks, run) => {
   marks.permanent(FENCE);
   const { token, fence, deadline } = await acquire(r, run);
-  await marks.section("orders", { deadline, fence, holds: [KEY, token] }, async (section) => {
-    await work(run);
-    await section.write(fence); // the work's result, written with the fence
-  });
+  await holdFenced(marks, run, token, fence, deadline, KEY);
   await release(r, token, KEY);
 });

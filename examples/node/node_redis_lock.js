@@ -4,15 +4,7 @@
 const crypto = require("node:crypto");
 const { createClient } = require("redis");
 const nxlock = require("nxlock");
-
-const KEY = "lock:resource";
-const RELEASE = `
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
-end
-return 0
-`;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const { KEY, RELEASE, sleep } = require("./cycle");
 
 // No reconnects and no queue, so that a lost reply is seen as one. Connecting sends
 // commands, which a fault may refuse: a few tries, as a service would make.

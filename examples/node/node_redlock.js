@@ -4,9 +4,8 @@
 // of it. `nxlock explore --exec "node examples/node/node_redlock.js" --topology redlock`.
 // tests/clients installs it as `redlock5`, beside version 4 as `redlock`.
 
-const Redis = require("ioredis");
 const nxlock = require("nxlock");
-const { KEY, close, connect, work } = require("./cycle");
+const { KEY, close, connect, nodeClient, work } = require("./cycle");
 
 const Redlock = (() => {
   try {
@@ -29,14 +28,7 @@ const RETRY_COUNT = Number(process.env.REDLOCK_RETRY_COUNT || 20);
   for await (const run of nxlock.runs()) {
     // As for any Redlock: a node that does not answer within a fifth of the TTL is given
     // up on; commands are never sent twice.
-    const nodes = run.nodes.map((url) =>
-      new Redis(url, {
-        commandTimeout: run.ttlMs / 5,
-        maxRetriesPerRequest: 0,
-        autoResendUnfulfilledCommands: false,
-        retryStrategy: () => 5,
-      }).on("error", () => {}),
-    );
+    const nodes = run.nodes.map((url) => nodeClient(url, run));
     // The defaults for release (10 retries, 200 ms apart). Not `retryCount: -1` here: it
     // applies to release too, and the release of a lock that expired (its keys gone)
     // then retries forever, which the explorer reports as a liveness violation.

@@ -6,9 +6,8 @@
 // of its own.
 
 const crypto = require("node:crypto");
-const Redis = require("ioredis");
 const nxlock = require("nxlock");
-const { KEY, RELEASE, close, connect, sleep, work } = require("./cycle");
+const { KEY, RELEASE, close, connect, nodeClient, sleep, work } = require("./cycle");
 
 // How many nodes answered `command(node)` with something true; a node's error (it is
 // down, or did not answer within a fifth of the TTL) counts as a no.
@@ -32,18 +31,6 @@ async function acquire(nodes, run) {
     await release(nodes, token);
     await sleep(2 + Math.random() * 6);
   }
-}
-
-// A node's client: it gives up on a command after a fifth of the TTL, connects again
-// after a dropped connection (a node that died and restarted), and never sends a command
-// twice.
-function nodeClient(url, run) {
-  return new Redis(url, {
-    commandTimeout: run.ttlMs / 5,
-    maxRetriesPerRequest: 0,
-    autoResendUnfulfilledCommands: false,
-    retryStrategy: () => 5,
-  }).on("error", () => {});
 }
 
 (async () => {

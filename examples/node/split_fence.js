@@ -2,7 +2,7 @@
 // between the two takes its fence after the next holder took one, and the resource then
 // refuses the writes of the client that holds the lock (fence order).
 
-const { acquire, cycles, release, work } = require("./cycle");
+const { acquire, cycles, holdFenced, release } = require("./cycle");
 
 const KEY = "{orders:42}:lock";
 const FENCE = "{orders:42}:fence";
@@ -11,9 +11,6 @@ cycles(async (r, marks, run) => {
   marks.permanent(FENCE); // the counter has no TTL by design
   const { token, deadline } = await acquire(r, run, KEY);
   const fence = await r.incr(FENCE); // the bug: the fence is taken apart from the lock
-  await marks.section("orders", { deadline, fence, holds: [KEY, token] }, async (section) => {
-    await work(run);
-    await section.write(fence); // the work's result, written with the fence
-  });
+  await holdFenced(marks, run, token, fence, deadline, KEY);
   await release(r, token, KEY);
 });

@@ -7,14 +7,7 @@ import uuid
 import redis.asyncio as redis
 
 import nxlock.aio as nxlock
-
-KEY = "lock:resource"
-RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
-end
-return 0
-"""
+from cycle import KEY, RELEASE
 
 
 async def acquire(r, run):

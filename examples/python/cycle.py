@@ -50,6 +50,16 @@ def hold(marks, run, token, deadline, key=KEY):
         work(run)
 
 
+def hold_fenced(marks, run, token, fence, deadline, key):
+    """A fenced critical section: entered with the fence, a write of what the work reads,
+    a tenth of the TTL of work, and a write of its result (a strict resource takes one
+    write per fence, and refuses the second: no violation)."""
+    with marks.section("orders", deadline, fence=fence, holds=(key, token)) as section:
+        section.write(fence)
+        work(run)
+        section.write(fence)
+
+
 def release(r, token, key=KEY):
     """The correct release: delete the key only if it still holds our token, in one
     script."""

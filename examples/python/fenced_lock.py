@@ -7,7 +7,7 @@ import time
 import uuid
 
 import nxlock
-from cycle import cycles, release, work
+from cycle import cycles, hold_fenced, release
 
 KEY = "{orders:42}:lock"
 FENCE = "{orders:42}:fence"
@@ -32,9 +32,7 @@ def acquire(r, run):
 def cycle(r, marks, run):
     marks.permanent(FENCE)
     token, fence, deadline = acquire(r, run)
-    with marks.section("orders", deadline, fence=fence, holds=(KEY, token)) as section:
-        work(run)
-        section.write(fence)  # the work's result, written with the fence
+    hold_fenced(marks, run, token, fence, deadline, KEY)
     release(r, token, KEY)
 
 

@@ -3,7 +3,7 @@ between the two takes its fence after the next holder took one, and the resource
 refuses the writes of the client that holds the lock. `nxlock explore` reports the
 fence order."""
 
-from cycle import acquire, cycles, release, work
+from cycle import acquire, cycles, hold_fenced, release
 
 KEY = "{orders:42}:lock"
 FENCE = "{orders:42}:fence"
@@ -13,9 +13,7 @@ def cycle(r, marks, run):
     marks.permanent(FENCE)  # the counter has no TTL by design
     token, deadline = acquire(r, run, KEY)
     fence = r.incr(FENCE)  # the bug: the fence is taken apart from the lock
-    with marks.section("orders", deadline, fence=fence, holds=(KEY, token)) as section:
-        work(run)
-        section.write(fence)  # the work's result, written with the fence
+    hold_fenced(marks, run, token, fence, deadline, KEY)
     release(r, token, KEY)
 
 

@@ -71,9 +71,10 @@ pub struct ExploreArgs {
     /// docs/EXPLORE.md, "Lock code in any language"). Every topology is served.
     #[arg(long, conflicts_with_all = ["merge", "algorithm", "wait_replicas"])]
     exec: Option<String>,
-    /// With --exec: start each client's process once and let it serve run after run,
-    /// told on stdin where each run is (NXLOCK_LONG_LIVED=1; see docs/EXPLORE.md).
-    #[arg(long, requires = "exec")]
+    /// With --exec (or a replay of a file saved from it): start each client's process
+    /// once and let it serve run after run, told on stdin where each run is
+    /// (NXLOCK_LONG_LIVED=1; see docs/EXPLORE.md).
+    #[arg(long)]
     long_lived: bool,
     /// With --exec: how many times a finding is replayed to confirm it, and its shrunk
     /// schedule to say how often it reproduces.
@@ -99,7 +100,8 @@ pub struct ExploreArgs {
     /// At most this many fault steps per schedule.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(0..=64))]
     max_steps: u64,
-    /// How the fenced resource judges fences (fenced): strict, lenient or none.
+    /// How the fenced resource judges fences (the fenced algorithm; NXLOCK.WRITE with
+    /// --exec): strict, lenient or none.
     #[arg(long, default_value = "strict")]
     fencing: FencingArg,
     /// Stop after this many runs (default 10,000 when --time is not given).
@@ -212,17 +214,11 @@ pub fn run(args: ExploreArgs) -> ExitCode {
 
 /// The explorer of `--algorithm` on the double.
 fn algorithm_explorer(args: &ExploreArgs) -> Explorer {
-    args.algorithm
-        .explorer_waiting(
-            topology(args),
-            Duration::from_millis(args.ttl_ms.unwrap_or(1_000)),
-            args.wait_replicas,
-        )
-        .fencing(match args.fencing {
-            FencingArg::Strict => Fencing::Strict,
-            FencingArg::Lenient => Fencing::Lenient,
-            FencingArg::None => Fencing::None,
-        })
+    args.algorithm.explorer_waiting(
+        topology(args),
+        Duration::from_millis(args.ttl_ms.unwrap_or(1_000)),
+        args.wait_replicas,
+    )
 }
 
 /// What every search takes from the command line, whichever runner makes its runs.
@@ -234,7 +230,12 @@ fn configured(mut explorer: Explorer, args: &ExploreArgs) -> Result<Explorer, Ex
         .max_steps(args.max_steps as usize)
         .seed(args.seed)
         .keep_going(args.keep_going)
-        .anchor_setup(args.anchor_setup);
+        .anchor_setup(args.anchor_setup)
+        .fencing(match args.fencing {
+            FencingArg::Strict => Fencing::Strict,
+            FencingArg::Lenient => Fencing::Lenient,
+            FencingArg::None => Fencing::None,
+        });
     if let Some(faults) = &args.faults {
         explorer = explorer.faults(faults);
     }

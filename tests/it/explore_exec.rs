@@ -102,7 +102,7 @@ fn node(path: &str) -> String {
     )
 }
 
-/// Runs `command` (a shell line) as a plain program against `url`, 3 cycles, with the
+/// Runs `command` (a shell line) as a plain program against `url`, 2 cycles, with the
 /// markers on (the helpers turn them off themselves against a server that does not
 /// know them) or off; panics with its stderr when it fails.
 async fn run_example(command: String, url: &str, markers: bool) {
@@ -112,8 +112,8 @@ async fn run_example(command: String, url: &str, markers: bool) {
         Command::new("sh")
             .args(["-c", &command])
             .env("REDIS_URL", &url)
-            .env("NXLOCK_CYCLES", "3")
-            .env("NXLOCK_TTL_MS", "1000")
+            .env("NXLOCK_CYCLES", "2")
+            .env("NXLOCK_TTL_MS", "200")
             .env("NXLOCK_MARKERS", if markers { "1" } else { "0" })
             .output()
             .expect("run the example")
@@ -195,8 +195,10 @@ fn the_correct_python_token_lock_stays_clean_and_its_markers_reach_the_checkers(
     assert!(report.client_failure.is_none(), "{report}");
 }
 
-/// The fenced lock's markers: each section entered with its fence, its write judged,
-/// and the fence counter, declared permanent, is no key left without a TTL.
+/// The fenced lock's markers: each section entered with its fence, its writes judged
+/// (a strict resource takes one write per fence: the second of a section is refused,
+/// which is no violation), and the fence counter, declared permanent, is no key left
+/// without a TTL.
 #[test]
 fn the_fenced_locks_fences_and_permanent_counter_reach_the_checkers() {
     if !python_with_redis() {

@@ -343,7 +343,7 @@ impl Explorer {
         self
     }
 
-    /// At most this many runs spent shrinking a finding (default: 2,000 in process, 60
+    /// At most this many runs spent shrinking a finding (default: 2,000 in process, 100
     /// with processes, whose runs take real time).
     pub fn shrink_budget(mut self, runs: u64) -> Self {
         self.shrink_budget = Some(runs);
@@ -445,7 +445,7 @@ impl Explorer {
             },
             shrink_budget: self
                 .shrink_budget
-                .unwrap_or(if deterministic { 2_000 } else { 60 }),
+                .unwrap_or(if deterministic { 2_000 } else { 100 }),
             keep_going: self.keep_going,
             progress: self.progress.clone(),
             shard: self.shard,

@@ -68,7 +68,7 @@ pub enum ReplayError {
 
 /// The file `nxlock explore --exec --save` wrote before there was one format.
 #[derive(Deserialize)]
-struct WireReplayV1 {
+struct LegacyExecFile {
     format: String,
     command: String,
     #[serde(default = "single")]
@@ -113,7 +113,7 @@ impl ReplayFile {
     pub fn parse(text: &str) -> Result<Self, String> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
         if value["format"] == "nxlock-wire-replay/1" {
-            let old: WireReplayV1 = serde_json::from_value(value).map_err(|e| e.to_string())?;
+            let old: LegacyExecFile = serde_json::from_value(value).map_err(|e| e.to_string())?;
             return Ok(old.into());
         }
         let file: ReplayFile = serde_json::from_value(value).map_err(|e| e.to_string())?;
@@ -127,8 +127,8 @@ impl ReplayFile {
     }
 }
 
-impl From<WireReplayV1> for ReplayFile {
-    fn from(old: WireReplayV1) -> Self {
+impl From<LegacyExecFile> for ReplayFile {
+    fn from(old: LegacyExecFile) -> Self {
         let _ = old.format;
         let kind = old
             .violation

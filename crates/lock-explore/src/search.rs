@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use crate::conclude::{conclude, divergence, diverges};
 use crate::explorer::{ExploreError, Plan};
@@ -220,6 +220,9 @@ fn search(plan: &Plan, baseline: &Baseline, started: Instant, searched: &mut Sea
     let done = AtomicU64::new(0);
     let lowest = AtomicU64::new(u64::MAX);
     let failed = AtomicBool::new(false);
+    // Where runs take real time, a finding is confirmed with the machine as quiet as it
+    // is when the counterexample is replayed, or a user replays it: other runs wait.
+    let quiet = RwLock::new(());
     let anchoring = if plan.deterministic() {
         Anchoring::ByIndex
     } else {
@@ -245,7 +248,7 @@ fn search(plan: &Plan, baseline: &Baseline, started: Instant, searched: &mut Sea
                 baseline,
                 anchoring,
             );
-            match one_run(plan, index, &schedule, &shared, &lowest) {
+            match one_run(plan, index, &schedule, &shared, &lowest, &quiet) {
                 Ok(()) => {}
                 Err(error) => {
                     failed.store(true, Ordering::Release);
@@ -297,7 +300,9 @@ fn one_run(
     schedule: &Schedule,
     shared: &Mutex<&mut Searched>,
     lowest: &AtomicU64,
+    quiet: &RwLock<()>,
 ) -> Result<(), RunnerError> {
+    let running = (!plan.deterministic()).then(|| quiet.read());
     let checked = index < plan.determinism_runs;
     let record = if checked {
         Recording::Kept
@@ -334,6 +339,8 @@ fn one_run(
         if !plan.keep_going && index > lowest.load(Ordering::Acquire) {
             return Ok(());
         }
+        drop(running);
+        let _alone = quiet.write();
         let mut unconfirmed_list = Searched::default();
         let found = confirmed(plan, index, schedule, outcome, &mut unconfirmed_list)?;
         let mut s = shared.lock();

@@ -30,6 +30,27 @@ def validity(deadline=None, px=None) -> list:
     return []
 
 
+def enter_words(resource, deadline=None, px=None, fence=None) -> list:
+    """NXLOCK.ENTER's words."""
+    words = ["NXLOCK.ENTER", resource] + validity(deadline, px)
+    if fence is not None:
+        words += ["FENCE", str(int(fence))]
+    return words
+
+
+def extend_words(resource, deadline=None, px=None) -> list:
+    """NXLOCK.EXTEND's words."""
+    words = validity(deadline, px)
+    if not words:
+        raise ValueError("an extend needs a deadline (or px)")
+    return ["NXLOCK.EXTEND", resource] + words
+
+
+def stale(error: Exception) -> bool:
+    """Whether a marker's error is a fenced resource refusing a stale write."""
+    return str(error).startswith("STALE")
+
+
 class Markers:
     """The markers of one client, sent on `client` (the connection the lock's own
     commands use, so that they reach the server in order with them).
@@ -66,17 +87,11 @@ class Markers:
         """Enters `resource`'s critical section, the lock valid until `deadline` (on the
         monotonic clock; or for `px` ms from now), with `fence` for a fenced resource. A
         second enter before the exit re-states the section; it does not nest."""
-        args = ["NXLOCK.ENTER", resource] + validity(deadline, px)
-        if fence is not None:
-            args += ["FENCE", str(int(fence))]
-        self.send(*args)
+        self.send(*enter_words(resource, deadline, px, fence))
 
     def extend(self, resource, deadline=None, px=None):
         """The lock on `resource` was extended: valid until `deadline` now."""
-        words = validity(deadline, px)
-        if not words:
-            raise ValueError("an extend needs a deadline (or px)")
-        self.send("NXLOCK.EXTEND", resource, *words)
+        self.send(*extend_words(resource, deadline, px))
 
     def exit(self, resource):
         """Leaves `resource`'s section."""
@@ -89,7 +104,7 @@ class Markers:
             self.send("NXLOCK.WRITE", resource, str(int(fence)))
             return True
         except Exception as error:  # noqa: BLE001
-            if str(error).startswith("STALE"):
+            if stale(error):
                 return False
             raise
 

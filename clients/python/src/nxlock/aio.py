@@ -5,7 +5,14 @@ import asyncio
 import os
 import sys
 
-from ._markers import _enabled_by_default, _is_connection_error, _unknown_command, validity
+from ._markers import (
+    _enabled_by_default,
+    _is_connection_error,
+    _unknown_command,
+    enter_words,
+    extend_words,
+    stale,
+)
 from ._run import Run, _parse, deadline, monotonic
 
 __all__ = ["Markers", "Run", "deadline", "monotonic", "runs"]
@@ -53,16 +60,10 @@ class Markers:
         await self.send("NXLOCK.HOLDS", key, token)
 
     async def enter(self, resource, deadline=None, px=None, fence=None):
-        args = ["NXLOCK.ENTER", resource] + validity(deadline, px)
-        if fence is not None:
-            args += ["FENCE", str(int(fence))]
-        await self.send(*args)
+        await self.send(*enter_words(resource, deadline, px, fence))
 
     async def extend(self, resource, deadline=None, px=None):
-        words = validity(deadline, px)
-        if not words:
-            raise ValueError("an extend needs a deadline (or px)")
-        await self.send("NXLOCK.EXTEND", resource, *words)
+        await self.send(*extend_words(resource, deadline, px))
 
     async def exit(self, resource):
         await self.send("NXLOCK.EXIT", resource)
@@ -72,7 +73,7 @@ class Markers:
             await self.send("NXLOCK.WRITE", resource, str(int(fence)))
             return True
         except Exception as error:  # noqa: BLE001
-            if str(error).startswith("STALE"):
+            if stale(error):
                 return False
             raise
 
