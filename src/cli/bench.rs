@@ -162,7 +162,7 @@ impl BenchArgs {
 
 fn usage_error(args: &BenchArgs) -> Option<&'static str> {
     if !(args.duration.is_finite() && args.duration > 0.0 && args.duration <= 86_400.0) {
-        return Some("--duration must be between 0 and 86400 seconds");
+        return Some("--duration must be more than 0 and at most 86400 seconds");
     }
     if args.pin && !args.spawn {
         return Some("--pin is for --spawn (it places the spawned servers)");

@@ -98,7 +98,7 @@ pub struct ExploreArgs {
     #[arg(long)]
     anchor_setup: bool,
     /// At most this many fault steps per schedule.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(0..=64))]
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
     max_steps: u64,
     /// How the fenced resource judges fences (the fenced algorithm; NXLOCK.WRITE with
     /// --exec): strict, lenient or none.

@@ -164,6 +164,10 @@ fn bad_arguments_are_usage_errors() {
         );
         assert!(!out.stderr.is_empty(), "{args:?} gave no reason");
     }
+    // The range a refused number is told is the one that holds.
+    let zero = nxlock(&["bench", "--duration", "0"]);
+    let said = String::from_utf8_lossy(&zero.stderr);
+    assert!(said.contains("more than 0 and at most 86400"), "{said}");
 }
 
 #[test]

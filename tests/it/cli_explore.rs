@@ -268,4 +268,12 @@ fn exec_refuses_what_serve_cannot_serve_with_exit_2() {
         "{}",
         text(&nobody)
     );
+    // A schedule of no steps is a search without faults, which is said another way.
+    let stepless = nxlock(&["explore", "--max-steps", "0", "--runs", "10"]);
+    assert_eq!(stepless.status.code(), Some(2), "{}", text(&stepless));
+    assert!(
+        text(&stepless).contains("--max-steps"),
+        "{}",
+        text(&stepless)
+    );
 }

@@ -572,6 +572,12 @@ pub(crate) fn validate(options: &Options, runner: &dyn Runner) -> Result<(), Exp
             "the TTL must be at least 1 ms".to_owned(),
         ));
     }
+    if o.max_steps == 0 {
+        return Err(ExploreError::Invalid(
+            "a schedule needs room for at least 1 step (--max-steps; to explore without faults, give no fault kinds)"
+                .to_owned(),
+        ));
+    }
     if let Topology::Redlock { nodes: 0 }
     | Topology::Replicated { replicas: 0 }
     | Topology::Cluster { shards: 0 } = o.topology

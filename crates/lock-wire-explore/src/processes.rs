@@ -367,8 +367,59 @@ impl StderrTail {
     }
 }
 
+/// The last 5 lines of what a process wrote, and before them the last line that names
+/// an error, where that is further up: Node's `Cannot find module 'ioredis'` comes 9
+/// lines before its end, Python's exception after its traceback.
 fn last_lines(kept: &[u8]) -> String {
     let text = String::from_utf8_lossy(kept);
-    let lines: Vec<_> = text.lines().rev().take(5).collect();
-    lines.into_iter().rev().collect::<Vec<_>>().join("\n")
+    let all: Vec<&str> = text.lines().collect();
+    let tail = &all[all.len().saturating_sub(5)..];
+    let names_an_error = |line: &str| {
+        let line = line.trim_start();
+        ["Error", "Exception", "error:", "Traceback"]
+            .iter()
+            .any(|word| line.starts_with(word) || line.contains(&format!("{word}: ")))
+    };
+    let headline = all[..all.len() - tail.len()]
+        .iter()
+        .rev()
+        .find(|line| names_an_error(line))
+        .filter(|_| !tail.iter().any(|line| names_an_error(line)));
+    let mut lines: Vec<&str> = headline.into_iter().copied().collect();
+    if headline.is_some() {
+        lines.push("…");
+    }
+    lines.extend(tail);
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_lines;
+
+    #[test]
+    fn a_failure_keeps_the_line_that_names_its_error() {
+        let node = "node:internal/modules/cjs/loader:1228
+  throw err;
+  ^
+
+Error: Cannot find module 'ioredis'
+Require stack:
+- /work/examples/node/cycle.js
+    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)
+    at Module._load (node:internal/modules/cjs/loader:1051:27) {
+  code: 'MODULE_NOT_FOUND',
+  requireStack: [ '/work/examples/node/cycle.js' ]
+}
+
+Node.js v20.20.2";
+        let shown = last_lines(node.as_bytes());
+        assert!(
+            shown.starts_with("Error: Cannot find module 'ioredis'"),
+            "{shown}"
+        );
+        assert!(shown.ends_with("Node.js v20.20.2"), "{shown}");
+        let python = "Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'redis'";
+        assert_eq!(last_lines(python.as_bytes()), python, "short: all of it");
+    }
 }

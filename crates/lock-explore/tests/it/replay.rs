@@ -103,6 +103,15 @@ fn options_the_double_cannot_honour_are_refused() {
     );
     let nobody = refused(Algorithm::Token.explorer(Topology::Single, TTL).clients(0));
     assert!(matches!(nobody, ExploreError::Invalid(_)));
+    let stepless = refused(
+        Algorithm::Token
+            .explorer(Topology::Single, TTL)
+            .max_steps(0),
+    );
+    assert!(
+        stepless.to_string().contains("at least 1 step"),
+        "{stepless}"
+    );
 }
 
 #[test]

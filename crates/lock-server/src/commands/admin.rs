@@ -43,10 +43,16 @@ pub(crate) fn run(shared: &Shared, client: Option<usize>, which: Admin, args: &[
                 shared.clock.advance(Duration::from_millis(ms as u64));
                 ok()
             }
-            _ => Value::Error(NOT_AN_INTEGER.into()),
+            // Time only goes forward: a number below zero is a number still.
+            Some(_) => Value::Error(FAST_FORWARD_NEGATIVE.into()),
+            None => Value::Error(NOT_AN_INTEGER.into()),
         },
     }
 }
+
+/// NXLOCK.FASTFORWARD's answer to a negative number of milliseconds.
+const FAST_FORWARD_NEGATIVE: &str =
+    "ERR NXLOCK.FASTFORWARD takes milliseconds to move forward, 0 or more";
 
 /// FLUSHDB and FLUSHALL take nothing, or one of ASYNC and SYNC (Redis's
 /// `getFlushCommandFlags`).

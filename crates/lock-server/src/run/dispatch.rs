@@ -13,7 +13,9 @@ use crate::protocol::reply::{Hangup, Reply};
 use crate::protocol::request::{CommandId, Request};
 use crate::state::client::Client;
 use crate::state::shared::Shared;
-use crate::table::{self, Command, Flags, Kind, Transaction, command_keys, introspection};
+use crate::table::{
+    self, Command, Flags, Kind, Transaction, command_keys, introspection, subcommands,
+};
 
 /// Runs one request for `client`, its command found in the table already (`None`: the
 /// server has no command of that name). Most have one reply, (UN)SUBSCRIBE one per
@@ -53,6 +55,13 @@ pub(crate) async fn execute(
     let refusal: Option<Reply> = match command {
         None => Some(unknown_command(&args)),
         Some(command) if !command.arity_ok(args.len()) => Some(wrong_arity(command.name).into()),
+        // A container's subcommand is checked as Redis checks it, before MULTI queues it.
+        Some(command)
+            if let Some(refused) =
+                subcommands::refusal(command.name, &args, shared.options.redis_version) =>
+        {
+            Some(refused.into())
+        }
         Some(command) if shared.options.cluster && command_keys::cross_slot(command, &args) => {
             Some(Value::Error(command_keys::CROSSSLOT.into()).into())
         }

@@ -7,6 +7,7 @@
 pub(crate) mod command_keys;
 pub(crate) mod introspection;
 pub(crate) mod redis_commands;
+pub(crate) mod subcommands;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;

@@ -96,6 +96,30 @@ async fn a_plain_server_checks_markers_and_ignores_them() {
             &["NXLOCK.EXIT"],
             b"-ERR wrong number of arguments for 'nxlock.exit' command\r\n",
         ),
+        (
+            &["NXLOCK.ENTER", "r", "MONOTONIC", "12.5", "FENCE", "2"],
+            b"+OK\r\n",
+        ),
+        (&["NXLOCK.EXTEND", "r", "PX", "100"], b"+OK\r\n"),
+        (
+            &["NXLOCK.EXTEND", "r"],
+            b"-ERR wrong number of arguments for 'nxlock.extend' command\r\n",
+        ),
+        (&["NXLOCK.PERMANENT", "{o}:fence"], b"+OK\r\n"),
+        (&["NXLOCK.COUNTER", "hits", "{c}:hits"], b"+OK\r\n"),
+        (
+            &["NXLOCK.COUNTER", "hits"],
+            b"-ERR wrong number of arguments for 'nxlock.counter' command\r\n",
+        ),
+        (&["NXLOCK.FASTFORWARD", "0"], b"+OK\r\n"),
+        (
+            &["NXLOCK.FASTFORWARD", "-5"],
+            b"-ERR NXLOCK.FASTFORWARD takes milliseconds to move forward, 0 or more\r\n",
+        ),
+        (
+            &["NXLOCK.FASTFORWARD", "soon"],
+            b"-ERR value is not an integer or out of range\r\n",
+        ),
     ] {
         assert_eq!(client.command(request).await, reply, "{request:?}");
     }
