@@ -15,7 +15,7 @@ use tokio::sync::watch as signal;
 
 use crate::commands::replication::Wait;
 use crate::protocol::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
-use crate::protocol::request::{Parsed, ProtocolError, Request, read};
+use crate::protocol::request::{Parsed, ProtocolError, Request, read, read_rest};
 use crate::run::pipeline::Pipeline;
 use crate::run::{blocked, caching, dispatch, replicas, transaction};
 use crate::state::blocked::Ticket;
@@ -71,6 +71,18 @@ pub(crate) async fn serve(
     client.subscriptions.clear(shared);
 }
 
+/// A request's arguments: those read before a big argument was handed over, then the
+/// rest.
+fn joined(before: Option<(Vec<Vec<u8>>, usize)>, rest: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    match before {
+        None => rest,
+        Some((mut args, _)) => {
+            args.extend(rest);
+            args
+        }
+    }
+}
+
 /// The socket's file descriptor, as CLIENT LIST shows it (-1 where there is none).
 fn raw_fd(stream: &TcpStream) -> i32 {
     #[cfg(unix)]
@@ -101,6 +113,9 @@ async fn converse(
         return;
     }
     let mut buffer = Vec::with_capacity(READ_BUFFER);
+    // A request cut after a big argument handed over: its arguments so far, and how
+    // many are still to come.
+    let mut partial: Option<(Vec<Vec<u8>>, usize)> = None;
     let mut pipeline = Pipeline::default();
     let overflow = client.subscriptions.overflow_signal();
     loop {
@@ -108,19 +123,31 @@ async fn converse(
         let mut close = false;
         loop {
             let unread = buffer.len() - used;
-            let args = match read(&buffer[used..], client.authenticated) {
+            let parsed = match &partial {
+                Some((_, remaining)) => {
+                    read_rest(&buffer[used..], *remaining, client.authenticated)
+                }
+                None => read(&buffer[used..], client.authenticated),
+            };
+            let args = match parsed {
                 Ok(Parsed::Frame((args, length))) => {
                     used += length;
-                    args
+                    joined(partial.take(), args)
                 }
-                Ok(Parsed::Handoff(mut args, range)) => {
+                Ok(Parsed::Handoff(mut args, range, remaining)) => {
                     // The big value is the rest of the buffer: the buffer becomes the
-                    // argument (its other bytes cut away), and reading starts afresh.
+                    // argument (its other bytes cut away), and reading starts afresh,
+                    // with the request's other arguments still to come, if any.
                     let mut value = std::mem::replace(&mut buffer, Vec::with_capacity(READ_BUFFER));
                     value.truncate(used + range.end);
                     value.drain(..used + range.start);
                     *args.last_mut().expect("a last argument") = value;
                     used = 0;
+                    let args = joined(partial.take(), args);
+                    if remaining > 0 {
+                        partial = Some((args, remaining));
+                        continue;
+                    }
                     args
                 }
                 Ok(Parsed::More(needed)) => {

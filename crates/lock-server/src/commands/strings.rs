@@ -1,4 +1,6 @@
-//! GET, SET (every option), SETNX, GETSET, GETDEL, INCR, INCRBY, DECR, DECRBY.
+//! GET, SET (every option), SETNX, GETSET, GETDEL, INCR, INCRBY, DECR, DECRBY, and the
+//! commands on part of a string (APPEND, STRLEN, GETRANGE, SETRANGE), which work on the
+//! value where it lies: they cost the part, as in Redis, not the whole value.
 
 use lock_core::{SetOptions, SetReply, Value};
 use lock_memory::{Data, Keyspace, KeyspaceEvents};
@@ -171,6 +173,20 @@ pub(crate) fn float_increment(arg: &[u8]) -> Result<LongDouble, String> {
 const NOT_A_FLOAT: &str = "ERR value is not a valid float";
 pub(crate) const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Infinity";
 
+/// The live string at `key`, where it lies (`None` when absent), or WRONGTYPE: what a
+/// command that reads or changes part of a big string uses, so that it costs the part.
+/// A change made through it must be followed by [`Keyspace::changed`].
+fn string_in_place<'a>(
+    store: &'a mut dyn Keyspace,
+    key: &[u8],
+) -> Result<Option<&'a mut Vec<u8>>, String> {
+    match store.value(key) {
+        None => Ok(None),
+        Some(Data::String(bytes)) => Ok(Some(bytes)),
+        Some(_) => Err(WRONGTYPE.into()),
+    }
+}
+
 /// The live string at `key` (`None` when absent), or WRONGTYPE.
 fn string(store: &mut dyn Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
     match store.value(key) {
@@ -341,12 +357,43 @@ pub(crate) fn append(
     args: &[&[u8]],
     _: Context,
 ) -> Result<Value, String> {
-    let mut value = string(store, args[1])?.unwrap_or_default();
-    value.extend_from_slice(args[2]);
-    let length = value.len();
-    replace_keeping_ttl(store, args[1], value);
+    let addition = args[2];
+    let length = match string_in_place(store, args[1])? {
+        None => {
+            // A new key holds exactly what was appended, as Redis's APPEND stores it.
+            store.put(args[1], Data::String(addition.to_vec()), None);
+            addition.len()
+        }
+        Some(value) => {
+            if value.len() as i64 + addition.len() as i64 > MAX_STRING {
+                return Err(TOO_LONG.into());
+            }
+            grow_for(value, value.len() + addition.len());
+            value.extend_from_slice(addition);
+            let length = value.len();
+            store.changed(args[1]);
+            length
+        }
+    };
     store.notify(KeyspaceEvents::STRING, "append", args[1]);
     Ok(Value::Int(length as i64))
+}
+
+/// Makes room in `value` for `needed` bytes as Redis's `sdsMakeRoomFor` does: twice
+/// what is needed below 1 MB, 1 MB more above it. Appending stays amortised O(1) a
+/// byte, and a big string is never given twice its size (Rust's own growth policy
+/// would double a 512 MB string's buffer to 1 GB for one appended byte).
+fn grow_for(value: &mut Vec<u8>, needed: usize) {
+    const MAX_PREALLOC: usize = 1024 * 1024;
+    if needed <= value.capacity() {
+        return;
+    }
+    let target = if needed < MAX_PREALLOC {
+        needed * 2
+    } else {
+        needed + MAX_PREALLOC
+    };
+    value.reserve_exact(target - value.len());
 }
 
 pub(crate) fn strlen(
@@ -355,10 +402,11 @@ pub(crate) fn strlen(
     _: Context,
 ) -> Result<Value, String> {
     Ok(Value::Int(
-        string(store, args[1])?.map_or(0, |v| v.len() as i64),
+        string_in_place(store, args[1])?.map_or(0, |v| v.len() as i64),
     ))
 }
 
+/// GETRANGE (and SUBSTR, its old name): only the range is copied.
 pub(crate) fn getrange(
     store: &mut dyn Keyspace,
     args: &[&[u8]],
@@ -366,7 +414,9 @@ pub(crate) fn getrange(
 ) -> Result<Value, String> {
     let start = integer(args[2]).ok_or(NOT_AN_INTEGER)?;
     let end = integer(args[3]).ok_or(NOT_AN_INTEGER)?;
-    let value = string(store, args[1])?.unwrap_or_default();
+    let Some(value) = string_in_place(store, args[1])? else {
+        return Ok(Value::Data(Vec::new()));
+    };
     let len = value.len() as i64;
     // Redis's getrangeCommand: both negative and start > end is empty.
     if start < 0 && end < 0 && start > end {
@@ -387,6 +437,11 @@ pub(crate) fn getrange(
 /// The largest string Redis builds (`proto-max-bulk-len`, 512 MB).
 const MAX_STRING: i64 = 512 * 1024 * 1024;
 
+/// Redis's `checkStringLength` refusal, for a string that would pass [`MAX_STRING`].
+const TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+
+/// SETRANGE: the value is changed where it lies, grown only as far as the write
+/// reaches.
 pub(crate) fn setrange(
     store: &mut dyn Keyspace,
     args: &[&[u8]],
@@ -396,21 +451,29 @@ pub(crate) fn setrange(
     if offset < 0 {
         return Err("ERR offset is out of range".into());
     }
-    let current = string(store, args[1])?;
-    if args[3].is_empty() {
-        return Ok(Value::Int(current.map_or(0, |v| v.len() as i64)));
+    let patch = args[3];
+    let existing = string_in_place(store, args[1])?.map(|value| value.len());
+    if patch.is_empty() {
+        return Ok(Value::Int(existing.unwrap_or(0) as i64));
     }
-    if offset > MAX_STRING - args[3].len() as i64 {
-        return Err("ERR string exceeds maximum allowed size (proto-max-bulk-len)".into());
+    if offset > MAX_STRING - patch.len() as i64 {
+        return Err(TOO_LONG.into());
     }
-    let mut value = current.unwrap_or_default();
-    let end = offset as usize + args[3].len();
-    if value.len() < end {
-        value.resize(end, 0);
+    let offset = offset as usize;
+    let end = offset + patch.len();
+    if existing.is_none() {
+        let mut value = vec![0; end];
+        value[offset..].copy_from_slice(patch);
+        store.put(args[1], Data::String(value), None);
+    } else if let Some(value) = string_in_place(store, args[1])? {
+        if value.len() < end {
+            grow_for(value, end);
+            value.resize(end, 0);
+        }
+        value[offset..end].copy_from_slice(patch);
+        store.changed(args[1]);
     }
-    value[offset as usize..end].copy_from_slice(args[3]);
-    let length = value.len();
-    replace_keeping_ttl(store, args[1], value);
     store.notify(KeyspaceEvents::STRING, "setrange", args[1]);
+    let length = string_in_place(store, args[1])?.map_or(0, |v| v.len());
     Ok(Value::Int(length as i64))
 }

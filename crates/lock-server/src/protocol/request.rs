@@ -44,12 +44,13 @@ pub(crate) enum Parsed {
     /// One request: its arguments (empty for a blank line or `*0`, which Redis skips)
     /// and how many bytes it used.
     Frame(Frame),
-    /// One request whose last argument is a big bulk string that ends the buffer: its
-    /// other arguments, with an empty last one, and where in the buffer that bulk's bytes
-    /// are. The reader moves the buffer itself into the argument rather than copying a
-    /// value that may be hundreds of megabytes (Redis too keeps a big argument in the
-    /// buffer it was read into).
-    Handoff(Vec<Vec<u8>>, std::ops::Range<usize>),
+    /// A big bulk string that ends the buffer: the request's arguments so far, with an
+    /// empty one for that bulk, where in the buffer the bulk's bytes are, and how many
+    /// arguments are still to come ([`read_rest`] reads them). The reader moves the
+    /// buffer itself into the argument rather than copying a value that may be hundreds
+    /// of megabytes, as Redis keeps a big argument in the buffer it was read into,
+    /// wherever the argument stands in its request (`SET key <value> EX 10`).
+    Handoff(Vec<Vec<u8>>, std::ops::Range<usize>, usize),
     /// More bytes are needed. When a big bulk string (at least [`BIG_BULK`]) is
     /// arriving: the buffer length the request fills once that bulk and its CRLF are
     /// in, so that the reader reserves exactly that much rather than a buffer that
@@ -71,11 +72,12 @@ pub(crate) fn read(buffer: &[u8], authenticated: bool) -> Result<Parsed, Protoco
 fn parse(buffer: &[u8], authenticated: bool) -> Result<Option<Frame>, ProtocolError> {
     Ok(match read(buffer, authenticated)? {
         Parsed::Frame(frame) => Some(frame),
-        Parsed::Handoff(mut args, range) => {
+        Parsed::Handoff(mut args, range, 0) => {
             let end = range.end + 2;
             *args.last_mut().expect("a last argument") = buffer[range].to_vec();
             Some((args, end))
         }
+        Parsed::Handoff(..) => panic!("a handoff before the request's end"),
         Parsed::More(_) => None,
     })
 }
@@ -111,7 +113,7 @@ fn line(buffer: &[u8], from: usize) -> Line<'_> {
 pub(crate) const BIG_BULK: usize = 32 * 1024;
 
 fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Parsed, ProtocolError> {
-    let (count_line, mut at) = match line(buffer, 0) {
+    let (count_line, at) = match line(buffer, 0) {
         Line::Read(text, next) => (text, next),
         Line::NoCr if buffer.len() > INLINE_MAX => {
             return Err(protocol_error("too big mbulk count string"));
@@ -129,7 +131,28 @@ fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Parsed, Protoco
     if count <= 0 {
         return Ok(Parsed::Frame((Vec::new(), at)));
     }
-    let mut args = Vec::with_capacity(usize::try_from(count.min(1024)).unwrap_or(0));
+    let count = usize::try_from(count).map_err(|_| protocol_error("invalid multibulk length"))?;
+    read_bulks(buffer, at, count, authenticated)
+}
+
+/// The rest of a request a [`Parsed::Handoff`] left with `remaining` arguments to come:
+/// those arguments alone, read from the front of `buffer`.
+pub(crate) fn read_rest(
+    buffer: &[u8],
+    remaining: usize,
+    authenticated: bool,
+) -> Result<Parsed, ProtocolError> {
+    read_bulks(buffer, 0, remaining, authenticated)
+}
+
+/// `count` bulk strings from `at`.
+fn read_bulks(
+    buffer: &[u8],
+    mut at: usize,
+    count: usize,
+    authenticated: bool,
+) -> Result<Parsed, ProtocolError> {
+    let mut args = Vec::with_capacity(count.min(1024));
     for _ in 0..count {
         // As in Redis, the whole length line must be there before its `$` is checked.
         let (length_line, data_at) = match line(buffer, at) {
@@ -159,10 +182,10 @@ fn parse_multibulk(buffer: &[u8], authenticated: bool) -> Result<Parsed, Protoco
         if buffer.len() < end {
             return Ok(Parsed::More((length >= BIG_BULK).then_some(end)));
         }
-        let last = args.len() as i64 + 1 == count;
-        if length >= BIG_BULK && end == buffer.len() && last {
+        if length >= BIG_BULK && end == buffer.len() {
             args.push(Vec::new());
-            return Ok(Parsed::Handoff(args, data_at..data_at + length));
+            let remaining = count - args.len();
+            return Ok(Parsed::Handoff(args, data_at..data_at + length, remaining));
         }
         args.push(buffer[data_at..data_at + length].to_vec());
         at = data_at + length + 2;
@@ -286,7 +309,7 @@ mod tests {
         request.extend_from_slice(&value);
         request.extend_from_slice(b"\r\n");
         match read(&request, true) {
-            Ok(Parsed::Handoff(args, range)) => {
+            Ok(Parsed::Handoff(args, range, 0)) => {
                 assert_eq!(args, vec![b"SET".to_vec(), b"k".to_vec(), Vec::new()]);
                 assert_eq!(range, start..start + value.len());
             }
@@ -300,6 +323,36 @@ mod tests {
             read(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n", true),
             Ok(Parsed::Frame(_))
         ));
+    }
+
+    #[test]
+    fn a_big_bulk_before_other_arguments_is_handed_over_and_the_rest_read_after() {
+        let value = vec![b'v'; BIG_BULK];
+        let mut request =
+            format!("*5\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n", value.len()).into_bytes();
+        let start = request.len();
+        request.extend_from_slice(&value);
+        request.extend_from_slice(b"\r\n");
+        match read(&request, true) {
+            Ok(Parsed::Handoff(args, range, 2)) => {
+                assert_eq!(args, vec![b"SET".to_vec(), b"k".to_vec(), Vec::new()]);
+                assert_eq!(range, start..start + value.len());
+            }
+            other => panic!("expected a handoff with 2 to come, got {other:?}"),
+        }
+        let rest = b"$2\r\nEX\r\n$3\r\n100\r\n";
+        assert!(matches!(
+            read_rest(&rest[..9], 2, true),
+            Ok(Parsed::More(None))
+        ));
+        assert_eq!(
+            read_rest(rest, 2, true),
+            Ok(Parsed::Frame((args(&["EX", "100"]), rest.len())))
+        );
+        assert!(
+            read_rest(b"*1\r\n", 1, true).is_err(),
+            "a bulk, not a count"
+        );
     }
 
     fn args(list: &[&str]) -> Vec<Vec<u8>> {

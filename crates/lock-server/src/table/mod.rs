@@ -299,6 +299,7 @@ pub(crate) static TABLE: &[Command] = &[
     keyspace("append", 3, W, strings::append),
     keyspace("strlen", 2, R, strings::strlen),
     keyspace("getrange", 4, R, strings::getrange),
+    keyspace("substr", 4, R, strings::getrange),
     keyspace("setrange", 4, W, strings::setrange),
     // Keys.
     keyspace("del", -2, W, keys::del),
