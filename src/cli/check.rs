@@ -150,13 +150,15 @@ pub fn run(args: CheckArgs) -> ExitCode {
 /// version is `--redis-version`, else what the server reports, else (the double) the
 /// newest. A server that does not say (no `INFO`, or a version nxlock has no profile
 /// for) is judged as the newest, with a note on stderr.
-async fn judged_version(args: &CheckArgs) -> Judged {
-    let (server, reported) = server_info(args).await;
+/// A server that cannot be reached, or a URL that cannot be read, is an error: one line
+/// and exit 2, not every case failing at its setup.
+async fn judged_version(args: &CheckArgs) -> Result<Judged, String> {
+    let (server, reported) = server_info(args).await?;
     let version = match args.redis_version {
         Some(version) => version,
         None => reported,
     };
-    Judged { version, server }
+    Ok(Judged { version, server })
 }
 
 /// What `check` judges against: the version's profile, and the server it talks to.
@@ -168,35 +170,45 @@ struct Judged {
 
 /// The server's own name and version (`Valkey 8.0.1`), and the profile its version maps
 /// to (see [`judged_version`]).
-async fn server_info(args: &CheckArgs) -> (Option<String>, RedisVersion) {
+async fn server_info(args: &CheckArgs) -> Result<(Option<String>, RedisVersion), String> {
     let server = if let Some(master) = &args.master {
         let sentinels: Vec<&str> = args.sentinel.iter().map(String::as_str).collect();
-        Some(RedisBackend::connect_sentinel(&sentinels, master, RedisOptions::default()).await)
+        let named = format!(
+            "the master {master:?} of the sentinels at {}",
+            args.sentinel.join(",")
+        );
+        Some((
+            named,
+            RedisBackend::connect_sentinel(&sentinels, master, RedisOptions::default()).await,
+        ))
     } else if let Some(url) = args
         .url
         .as_deref()
         .or(args.cluster.first().map(String::as_str))
     {
-        Some(RedisBackend::connect(url).await)
+        if !url.contains("://") {
+            return Err(format!(
+                "{url:?} is not a URL: give redis://{url} (rediss://{url} for TLS)"
+            ));
+        }
+        Some((url.to_owned(), RedisBackend::connect(url).await))
     } else {
         None
     };
-    let Some(server) = server else {
-        return match args.spawn {
+    let Some((named, server)) = server else {
+        return Ok(match args.spawn {
             true => (
                 nxlock::testing::installed_server(),
                 nxlock::testing::installed_version().unwrap_or_default(),
             ),
             false => (None, RedisVersion::default()),
-        };
+        });
     };
-    let info = match server {
-        Ok(server) => server
-            .query::<String>(nxlock::redis::cmd("INFO").arg("server"))
-            .await
-            .map_err(|e| format!("INFO server failed: {}", e.message())),
-        Err(e) => Err(format!("cannot reach the server: {}", e.message())),
-    };
+    let server = server.map_err(|e| format!("cannot reach {named}: {}", e.message()))?;
+    let info = server
+        .query::<String>(nxlock::redis::cmd("INFO").arg("server"))
+        .await
+        .map_err(|e| format!("INFO server failed: {}", e.message()));
     let named = info.as_deref().ok().and_then(server_name);
     let reported = info.and_then(|info| {
         RedisVersion::from_info(&info)
@@ -211,7 +223,7 @@ async fn server_info(args: &CheckArgs) -> (Option<String>, RedisVersion) {
         }
         newest
     });
-    (named, version)
+    Ok((named, version))
 }
 
 /// `Valkey 8.0.1` or `Redis 7.0.15`, from `INFO server` (Valkey reports both fields; its
@@ -247,7 +259,7 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
             );
         }
         let harness = RedisSentinelHarness::new(args.sentinel.clone(), master.clone());
-        return Ok(judged(harness, version().await, args).await);
+        return Ok(judged(harness, version().await?, args).await);
     }
     if args.topology == Topology::Redlock {
         check_instance_count(args.instances)?;
@@ -259,11 +271,11 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
             return Err("--cluster checks a Redis Cluster: --topology cluster or none".into());
         }
         let harness = RedisClusterHarness::at(args.cluster.clone());
-        return Ok(judged(harness, version().await, args).await);
+        return Ok(judged(harness, version().await?, args).await);
     }
     match (&args.url, args.spawn, args.topology) {
         (Some(url), _, Topology::Single) => {
-            Ok(judged(RedisHarness::at(url), version().await, args).await)
+            Ok(judged(RedisHarness::at(url), version().await?, args).await)
         }
         (Some(_), _, Topology::Replicated) => Err(
             "--topology replicated needs --spawn (real processes) or neither (the double); \
@@ -277,7 +289,7 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
         ),
         (None, false, Topology::Redlock) => Ok(judged(
             MemoryRedlockHarness::new(args.instances),
-            version().await,
+            version().await?,
             args,
         )
         .await),
@@ -285,7 +297,7 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
             let harness = RedisRedlockHarness::spawn(args.instances);
             match harness.skip_reason() {
                 Some(why) => Err(why),
-                None => Ok(judged(harness, version().await, args).await),
+                None => Ok(judged(harness, version().await?, args).await),
             }
         }
         (Some(_), _, Topology::Cluster) => {
@@ -293,7 +305,7 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
         }
         (None, false, Topology::Cluster) => {
             // The double answers as the version it is judged against.
-            let version = version().await;
+            let version = version().await?;
             let harness = MemoryClusterHarness::default().with_redis_version(version.version);
             Ok(judged(harness, version, args).await)
         }
@@ -302,20 +314,20 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
             let harness = tokio::task::spawn_blocking(|| RedisClusterHarness::spawn(3, 1))
                 .await
                 .map_err(|e| format!("spawning the cluster panicked: {e}"))??;
-            Ok(judged(harness, version().await, args).await)
+            Ok(judged(harness, version().await?, args).await)
         }
-        (None, false, Topology::Single) => Ok(judged(MemoryHarness, version().await, args).await),
+        (None, false, Topology::Single) => Ok(judged(MemoryHarness, version().await?, args).await),
         (None, false, Topology::Replicated) => {
-            Ok(judged(MemoryReplicaSetHarness, version().await, args).await)
+            Ok(judged(MemoryReplicaSetHarness, version().await?, args).await)
         }
         (None, true, Topology::Single) => {
-            Ok(judged(RedisHarness::spawned()?, version().await, args).await)
+            Ok(judged(RedisHarness::spawned()?, version().await?, args).await)
         }
         (None, true, Topology::Replicated) => {
             let harness = RedisReplicatedHarness::spawn().await;
             match harness.skip_reason() {
                 Some(why) => Err(why),
-                None => Ok(judged(harness, version().await, args).await),
+                None => Ok(judged(harness, version().await?, args).await),
             }
         }
     }

@@ -650,7 +650,16 @@ fn check_judges_the_reported_version_unless_told_another() {
     let url = server.url();
     let installed = nxlock::testing::installed_version().expect("the spawned server's version");
     let json = passing_check(
-        &["check", "--url", &url, "--case", "token::", "--json"],
+        &[
+            "check",
+            "--url",
+            &url,
+            "--case",
+            "token::",
+            "--case",
+            "scripts::",
+            "--json",
+        ],
         "single",
     );
     assert_eq!(json["redis_version"], installed.name());
@@ -751,4 +760,126 @@ fn a_server_that_hangs_up_after_errors_is_named_where_it_happened() {
         "{incr}"
     );
     runtime.shutdown_background();
+}
+
+/// A certificate authority and a server certificate for 127.0.0.1 made for one test, as
+/// PEM files in `dir`: (the CA's certificate, the server's certificate, its key).
+fn certificates(
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let files = (
+        dir.join("ca.pem"),
+        dir.join("server.pem"),
+        dir.join("server.key"),
+    );
+    std::fs::write(&files.0, ca.pem()).unwrap();
+    std::fs::write(&files.1, server.pem()).unwrap();
+    std::fs::write(&files.2, key.serialize_pem()).unwrap();
+    files
+}
+
+#[test]
+fn a_rediss_url_is_checked_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(dir.path());
+    let tls_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port();
+    let path = |p: &std::path::Path| p.display().to_string();
+    let spawned = nxlock::testing::RedisServer::spawn_with(&[
+        "--tls-port".into(),
+        tls_port.to_string(),
+        "--tls-cert-file".into(),
+        path(&cert),
+        "--tls-key-file".into(),
+        path(&key),
+        "--tls-ca-cert-file".into(),
+        path(&ca),
+        "--tls-auth-clients".into(),
+        "no".into(),
+    ]);
+    let _server = match spawned {
+        Ok(server) => server,
+        Err(why) => {
+            return nxlock::testing::skip_or_fail("nxlock check over TLS", &why);
+        }
+    };
+    let url = format!("rediss://127.0.0.1:{tls_port}");
+    // The test's authority is trusted the way a private one is: SSL_CERT_FILE.
+    let out = Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args([
+            "check",
+            "--url",
+            &url,
+            "--case",
+            "token::",
+            "--case",
+            "scripts::",
+            "--json",
+        ])
+        .env("SSL_CERT_FILE", &ca)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(json["passed"].as_u64().unwrap() > 0, "{json}");
+    assert_eq!(json["failed"], 0);
+    assert!(
+        json["server"].as_str().unwrap().starts_with("Redis "),
+        "{json}"
+    );
+    // Without the authority, the certificate is refused: one line, exit 2.
+    let untrusted = Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args(["check", "--url", &url, "--case", "token::"])
+        .env("SSL_CERT_FILE", dir.path().join("absent.pem"))
+        .output()
+        .unwrap();
+    assert_eq!(untrusted.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&untrusted.stderr);
+    assert!(
+        said.starts_with("nxlock check: cannot reach rediss://"),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 1, "{said}");
+}
+
+#[test]
+fn an_unreachable_server_or_a_bad_url_is_one_line_and_exit_2() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port();
+    let down = format!("redis://127.0.0.1:{port}");
+    for (url, expected) in [
+        (down.as_str(), "cannot reach redis://127.0.0.1:"),
+        (
+            "localhost:6379",
+            "is not a URL: give redis://localhost:6379",
+        ),
+        ("redis://[::1", "cannot reach redis://[::1"),
+    ] {
+        let out = nxlock(&["check", "--url", url]);
+        assert_eq!(out.status.code(), Some(2), "{url}");
+        assert!(out.stdout.is_empty(), "{url}: no table");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(expected), "{url}: {said}");
+        assert_eq!(said.lines().count(), 1, "{url}: {said}");
+    }
 }

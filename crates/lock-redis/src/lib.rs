@@ -13,6 +13,7 @@ mod errors;
 mod pubsub;
 mod replies;
 mod route;
+mod tls;
 mod transaction;
 mod value;
 

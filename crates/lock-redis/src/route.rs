@@ -42,6 +42,9 @@ pub(crate) struct Route {
 impl Route {
     /// The server at `url`.
     pub(crate) async fn fixed(url: &str, options: RedisOptions) -> Result<Self> {
+        crate::tls::check_supported(url)
+            .map_err(|why| Error::new(ErrorKind::InvalidConfig, why))?;
+        crate::tls::ensure_crypto_provider();
         let client = redis::Client::open(url).map_err(|e| {
             Error::new(
                 ErrorKind::InvalidConfig,
