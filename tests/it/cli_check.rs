@@ -43,6 +43,7 @@ fn check_json_has_exactly_the_documented_fields() {
         fields,
         [
             "cases",
+            "causes",
             "failed",
             "passed",
             "redis_version",

@@ -38,5 +38,24 @@ async fn an_incompatible_server_fails_the_cases_it_cannot_pass() {
         "only {} cases failed",
         report.failed()
     );
+    // The scripts' failures are one cause, named once, with what it takes.
+    let causes = report.causes();
+    let scripting = causes
+        .iter()
+        .find(|cause| cause.what == "EVALSHA is an unknown command here")
+        .unwrap_or_else(|| panic!("no EVALSHA cause in {causes:?}"));
+    assert_eq!(scripting.needs, Some("scripting"));
+    assert!(scripting.cases > 10, "{scripting}");
+    assert!(
+        report.to_string().contains(&format!("  {scripting}\n")),
+        "printed once under the table"
+    );
+    // A lost connection is never written as if the server had replied it.
+    assert!(
+        report.cases.iter().all(
+            |case| !case.detail.contains("answered `-") || !case.detail.contains("(Connection")
+        ),
+        "a connection error shown as a reply"
+    );
     server.stop().await;
 }

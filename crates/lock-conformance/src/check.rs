@@ -112,6 +112,11 @@ impl<T: AsResp> AsResp for Result<T, Error> {
     fn as_resp(&self) -> String {
         match self {
             Ok(reply) => reply.as_resp(),
+            // Only a server's error reply is written as one; what the client library
+            // or the checker said (a lost connection, a reply of the wrong shape) is not.
+            Err(error) if !error.kind().is_server_reply() => {
+                format!("no reply ({:?}: {})", error.kind(), error.message())
+            }
             Err(error) => format!("-{}", error.message()),
         }
     }

@@ -38,6 +38,7 @@
 //! and are reported as `xfail` with what was seen, never hidden.
 
 mod capabilities;
+mod causes;
 mod check;
 mod detector;
 mod fenced_resource;
@@ -49,6 +50,7 @@ pub mod runner;
 pub mod cases;
 
 pub use capabilities::{Capabilities, Capability};
+pub use causes::Cause;
 pub use check::{AsResp, CaseResult, Failure, Verdict};
 pub use detector::{Inside, OverlapDetector};
 pub use fenced_resource::{FencedResource, StaleFence};

@@ -5,7 +5,7 @@ use std::fmt;
 use lock_core::RedisVersion;
 use serde::Serialize;
 
-use crate::Capability;
+use crate::{Capability, Cause};
 
 /// How one case ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +92,16 @@ struct JsonReport<'a> {
     failed: usize,
     skipped: usize,
     xfail: usize,
+    /// What several failed cases have in common, most cases first.
+    causes: Vec<JsonCause>,
     cases: Vec<JsonCase<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonCause {
+    what: String,
+    needs: Option<&'static str>,
+    cases: usize,
 }
 
 impl Report {
@@ -125,14 +134,22 @@ impl Report {
         self.cases.iter().filter(|c| !c.ok())
     }
 
+    /// What several failed cases have in common (a command the server does not know,
+    /// a connection that failed), most cases first: each is printed once under the
+    /// table, and listed in the JSON as `causes`.
+    pub fn causes(&self) -> Vec<Cause> {
+        crate::causes::shared_causes(&self.cases)
+    }
+
     /// The case named `name`.
     pub fn case(&self, name: &str) -> Option<&CaseReport> {
         self.cases.iter().find(|c| c.name == name)
     }
 
     /// `{"target", "topology", "redis_version", "server", "passed", "failed", "skipped",
-    /// "xfail", "cases": [{"name", "outcome", "ok", "detail", "missing"}]}`; `server` is
-    /// null when unknown; `outcome` is `pass`, `xfail`, `fail` or
+    /// "xfail", "causes": [{"what", "needs", "cases"}], "cases": [{"name", "outcome", "ok",
+    /// "detail", "missing"}]}`; `server` is null when unknown; `causes` groups the
+    /// failures that share one ([`Report::causes`]); `outcome` is `pass`, `xfail`, `fail` or
     /// `skipped`, `passed` counts expected failures too, and `missing` names a skipped
     /// case's missing capabilities.
     pub fn to_json(&self) -> String {
@@ -145,6 +162,15 @@ impl Report {
             failed: self.failed(),
             skipped: self.skipped(),
             xfail: self.expected_failures(),
+            causes: self
+                .causes()
+                .into_iter()
+                .map(|c| JsonCause {
+                    what: c.what,
+                    needs: c.needs,
+                    cases: c.cases,
+                })
+                .collect(),
             cases: self
                 .cases
                 .iter()
@@ -188,6 +214,13 @@ impl fmt::Display for Report {
                 other => other.name(),
             };
             writeln!(f, "{:<width$}  {result:<6}  {}", case.name, case.detail)?;
+        }
+        let causes = self.causes();
+        if !causes.is_empty() {
+            writeln!(f, "failures that share a cause:")?;
+            for cause in causes {
+                writeln!(f, "  {cause}")?;
+            }
         }
         write!(
             f,

@@ -81,6 +81,21 @@ impl ErrorKind {
         }
     }
 
+    /// Whether an error of this kind is a server's error reply (its message is the
+    /// reply's text), rather than what the client saw without one: a lost connection,
+    /// a deadline, a bad configuration, a reply of the wrong shape, or something the
+    /// backend cannot do.
+    pub fn is_server_reply(self) -> bool {
+        !matches!(
+            self,
+            ErrorKind::Connection
+                | ErrorKind::Timeout
+                | ErrorKind::Unsupported
+                | ErrorKind::InvalidConfig
+                | ErrorKind::UnexpectedReply
+        )
+    }
+
     fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|kind| kind.name() == name)
     }
