@@ -81,3 +81,51 @@ fn a_large_value_with_options_after_it_and_its_parts_cost_no_second_copy() {
         "peak {peak} MB for a 128 MB value"
     );
 }
+
+/// `used_memory_lua` from `INFO memory`, in MB.
+fn lua_heap_mb(stream: &mut std::net::TcpStream) -> u64 {
+    let info = crate::support::served::call(stream, &[b"INFO", b"memory"]);
+    let info = String::from_utf8_lossy(&info);
+    let bytes: u64 = info
+        .lines()
+        .find_map(|line| line.trim_end().strip_prefix("used_memory_lua:"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no used_memory_lua in {info}"));
+    bytes >> 20
+}
+
+#[test]
+fn script_flush_and_function_flush_give_back_the_lua_heap() {
+    let served = Served::start(&[]);
+    let mut stream = served.connect();
+    // Each script leaves 40 MB of garbage the incremental collector has not reached.
+    let garbage = b"local t = {} for i = 1, 40 do t[i] = string.rep('x', 1048576) .. i .. ARGV[1] end return 1";
+    let library = b"#!lua name=big\nredis.register_function('big', function() local t = {} for i = 1, 40 do t[i] = string.rep('y', 1048576) .. i end return 1 end)";
+    use crate::support::served::call;
+    assert_eq!(
+        call(&mut stream, &[b"EVAL", garbage, b"0", b"a"]),
+        b":1\r\n"
+    );
+    assert!(
+        lua_heap_mb(&mut stream) >= 40,
+        "the garbage is there to give back"
+    );
+    assert_eq!(call(&mut stream, &[b"SCRIPT", b"FLUSH"]), b"+OK\r\n");
+    let after_scripts = lua_heap_mb(&mut stream);
+    assert!(
+        after_scripts < 5,
+        "{after_scripts} MB of Lua heap after SCRIPT FLUSH"
+    );
+    assert_eq!(
+        call(&mut stream, &[b"FUNCTION", b"LOAD", library]),
+        b"$3\r\nbig\r\n"
+    );
+    assert_eq!(call(&mut stream, &[b"FCALL", b"big", b"0"]), b":1\r\n");
+    assert!(lua_heap_mb(&mut stream) >= 40);
+    assert_eq!(call(&mut stream, &[b"FUNCTION", b"FLUSH"]), b"+OK\r\n");
+    let after_functions = lua_heap_mb(&mut stream);
+    assert!(
+        after_functions < 5,
+        "{after_functions} MB after FUNCTION FLUSH"
+    );
+}

@@ -77,3 +77,49 @@ fn config_set_changes_the_limit_of_subscribers_at_once() {
         "still subscribed after 2,000 messages of 16 KB"
     );
 }
+
+/// Sends `GET big` for a 64 MB value, reads the reply's first megabytes only, sends
+/// `DEL big` behind it, reads 16 MB more (so the server went on writing after the DEL
+/// arrived), and closes with the rest unread. Whether the DEL ran, seen from another
+/// connection.
+fn runs_behind_an_unread_reply(port: u16) -> bool {
+    use std::io::Write;
+    let size = 64 << 20;
+    let mut setter = connect(port);
+    let value = vec![b'v'; size];
+    assert_eq!(call(&mut setter, &[b"SET", b"big", &value]), b"+OK\r\n");
+    let mut reader = connect(port);
+    reader.write_all(b"GET big\r\n").unwrap();
+    let mut chunk = vec![0; 1 << 20];
+    reader.read_exact(&mut chunk).unwrap();
+    reader.write_all(b"DEL big\r\n").unwrap();
+    for _ in 0..16 {
+        reader.read_exact(&mut chunk).unwrap();
+    }
+    drop(reader);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if call(&mut setter, &[b"EXISTS", b"big"]) == b":0\r\n" {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn a_command_sent_behind_an_unread_reply_runs_when_the_client_goes() {
+    let served = Served::start(&[]);
+    assert!(
+        runs_behind_an_unread_reply(served.port),
+        "serve: the DEL behind the unread GET never ran"
+    );
+    let redis = match RedisServer::spawn() {
+        Ok(server) => server,
+        Err(why) => return skip_or_fail("the unread reply on redis-server", &why),
+    };
+    assert!(
+        runs_behind_an_unread_reply(redis.port()),
+        "redis-server: the DEL did not run"
+    );
+}

@@ -118,6 +118,9 @@ async fn converse(
     let mut partial: Option<(Vec<Vec<u8>>, usize)> = None;
     let mut pipeline = Pipeline::default();
     let overflow = client.subscriptions.overflow_signal();
+    // The peer went away while its replies were being written: the requests it sent
+    // before it went still run (as Redis runs what it read), their replies dropped.
+    let mut gone = false;
     loop {
         let mut used = 0;
         let mut close = false;
@@ -382,14 +385,34 @@ async fn converse(
             encode_event(client.protocol, &invalidation, &mut out);
         }
         buffer.drain(..used);
-        if !out.is_empty() {
-            if !write_out(&mut stream, &out, &overflow, &client.kill).await {
-                return;
-            }
-            out.clear();
+        if gone {
+            return;
         }
         if close {
+            let _ = write_out(&mut stream, &mut out, None, &overflow, &client.kill).await;
             return;
+        }
+        if !out.is_empty() {
+            match write_out(
+                &mut stream,
+                &mut out,
+                Some(&mut buffer),
+                &overflow,
+                &client.kill,
+            )
+            .await
+            {
+                // Requests read while writing, and not run yet, run now.
+                Written::All if !buffer.is_empty() => continue,
+                Written::All => {}
+                // What arrived is read before the rest of the replies is written.
+                Written::Read => continue,
+                Written::Gone => {
+                    gone = true;
+                    continue;
+                }
+                Written::Cut => return,
+            }
         }
         tokio::select! {
             read = stream.read_buf(&mut buffer) => match read {
@@ -406,21 +429,82 @@ async fn converse(
     }
 }
 
-/// Writes `out` to the client, unless it is killed or passes its output-buffer limit
-/// first: Redis then closes the connection without writing the rest. False then, or when
-/// the peer is gone. A subscriber that never reads waits here while its messages queue
-/// up, so this is where the limit must cut in.
+/// How [`write_out`] ended.
+enum Written {
+    /// Every byte was written.
+    All,
+    /// Requests arrived while the client did not read its replies: they are in the
+    /// buffer, and what was not written yet stays in `out`, ahead of their replies.
+    Read,
+    /// The peer went away (its socket closed or failed) before it had every reply.
+    Gone,
+    /// The client was killed, or passed its output-buffer limit: Redis then closes the
+    /// connection without writing the rest.
+    Cut,
+}
+
+/// Requests read while a reply is still unwritten are kept to this much; past it, the
+/// socket is left unread until the client reads. Redis reads on and lets its output
+/// buffer grow (to 1.2 GB for a 1M-command pipeline that is never read); this keeps such
+/// a client near what it has in flight, while a request sent behind a big unread reply
+/// (`GET big` then `DEL big`) is still read, and runs.
+const READ_WHILE_WRITING: usize = 1024 * 1024;
+
+/// Unsent replies past which requests read meanwhile wait, unrun, for the client to
+/// read (or to go, when they run with their replies dropped).
+const UNSENT_TO_RUN_MORE: usize = 1024 * 1024;
+
+/// Writes `out` to the client, and drains from it what was written. With `buffer`, the
+/// client's requests are read meanwhile, as Redis reads a client whose replies wait:
+/// when some arrive (and the replies still unsent are not too many to add to), the
+/// write stops so that they can run. A subscriber that never reads waits here while
+/// its messages queue up, so this is where the output-buffer limit must cut in.
 async fn write_out(
     stream: &mut TcpStream,
-    out: &[u8],
+    out: &mut Vec<u8>,
+    mut buffer: Option<&mut Vec<u8>>,
     overflow: &OverflowSignal,
     kill: &Notify,
-) -> bool {
-    tokio::select! {
-        written = stream.write_all(out) => written.is_ok(),
-        () = overflow.wait() => false,
-        () = kill.notified() => false,
-    }
+) -> Written {
+    let mut sent = 0;
+    let ended = loop {
+        if sent == out.len() {
+            break Written::All;
+        }
+        let reading = buffer
+            .as_ref()
+            .is_some_and(|buffer| buffer.len() < READ_WHILE_WRITING);
+        tokio::select! {
+            ready = stream.writable() => {
+                if ready.is_err() {
+                    break Written::Gone;
+                }
+                match stream.try_write(&out[sent..]) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => break Written::Gone,
+                }
+            }
+            ready = stream.readable(), if reading => {
+                let Some(buffer) = buffer.as_deref_mut() else { continue };
+                if ready.is_err() {
+                    break Written::Gone;
+                }
+                match stream.try_read_buf(buffer) {
+                    // Redis too closes a client whose socket reads its end.
+                    Ok(0) => break Written::Gone,
+                    Ok(_) if out.len() - sent <= UNSENT_TO_RUN_MORE => break Written::Read,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => break Written::Gone,
+                }
+            }
+            () = overflow.wait() => break Written::Cut,
+            () = kill.notified() => break Written::Cut,
+        }
+    };
+    out.drain(..sent);
+    ended
 }
 
 /// Runs the pipelined commands gathered so far.
