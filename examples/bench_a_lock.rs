@@ -25,6 +25,10 @@ async fn main() -> Result<(), nxlock::bench::BenchError> {
     )
     .await?;
     println!("{report}");
+    // The report names the lock that ran. Its per-client line shows what polling costs
+    // fairness: with nothing between cycles, the client that releases takes the lock
+    // again before a polling rival wakes. `FairLock` hands it on in turn.
+    assert_eq!(report.algorithm, "FencedLock");
     assert_eq!(report.violations, 0, "two holders at once");
     Ok(())
 }

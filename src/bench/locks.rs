@@ -77,7 +77,8 @@ async fn client_loop<A: LockAlgorithm>(
     result
 }
 
-/// Runs `workload` (its algorithm and wait fields aside) with locks built by `make`: one
+/// Runs `workload` (its algorithm and wait fields aside) with locks built by `make`, and
+/// names the report's algorithm after the lock type `make` returns: one
 /// lock object per client, on the lock name of its key (`client % keys`), with the
 /// workload's TTL and the algorithm's default acquire policy. Commands are counted
 /// through a [`CountingBackend`] wrapped around `backend`.
@@ -106,10 +107,37 @@ where
     A: LockAlgorithm + 'static,
     F: Fn(CountingBackend<B>, &LockName, LockOptions) -> Result<A, LockError>,
 {
+    let mut report = run_workload(backend, backend_name, workload, make).await?;
+    // The lock is what `make` built, whatever the workload's algorithm field says.
+    report.algorithm = type_label::<A>();
+    Ok(report)
+}
+
+/// [`run_locks`] for `nxlock bench`'s own algorithms, whose `make` is the workload's
+/// algorithm: the report names it as the workload does (`token+pubsub`).
+pub(crate) async fn run_workload<B, A, F>(
+    backend: B,
+    backend_name: impl Into<String>,
+    workload: &Workload,
+    make: F,
+) -> Result<BenchReport, BenchError>
+where
+    B: KvBackend + Clone + 'static,
+    A: LockAlgorithm + 'static,
+    F: Fn(CountingBackend<B>, &LockName, LockOptions) -> Result<A, LockError>,
+{
     let backend = CountingBackend::new(backend);
     let counter = backend.clone();
     let make = |name: &LockName, options| make(backend.clone(), name, options);
     run_clients(backend_name, workload, || counter.commands(), make).await
+}
+
+/// A lock type's name without its path or generic arguments: `FencedLock` for
+/// `nxlock::FencedLock<CountingBackend<MemoryBackend>>`.
+fn type_label<A>() -> String {
+    let full = std::any::type_name::<A>();
+    let bare = full.split('<').next().unwrap_or(full);
+    bare.rsplit("::").next().unwrap_or(bare).to_owned()
 }
 
 /// `make`, or with `shared` a `make` that builds one lock per key and hands each of the
@@ -200,4 +228,18 @@ where
 /// The lock name of key `index`: keys `{nxlock-bench:<index>}:…`.
 fn lock_name(index: usize) -> LockName {
     LockName::new(format!("nxlock-bench:{index}")).expect("a valid lock name")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_type_is_named_without_its_path_or_generics() {
+        assert_eq!(
+            type_label::<crate::FencedLock<CountingBackend<crate::MemoryBackend>>>(),
+            "FencedLock"
+        );
+        assert_eq!(type_label::<u8>(), "u8");
+    }
 }

@@ -6,7 +6,7 @@ use lock_core::{
 
 use super::BenchError;
 use super::counters::{self, Protection};
-use super::locks::{one_per_key, run_locks};
+use super::locks::{one_per_key, run_workload};
 use super::report::BenchReport;
 use super::workload::{Algorithm, Waiting, Workload};
 
@@ -21,23 +21,23 @@ pub async fn run<B: KvBackend + Clone + 'static>(
     let name = backend_name.into();
     match (workload.algorithm, workload.wait) {
         (Algorithm::Token, Waiting::Poll) => {
-            run_locks(backend, name, workload, TokenLock::with_options).await
+            run_workload(backend, name, workload, TokenLock::with_options).await
         }
         (Algorithm::Token, Waiting::Notify) => {
             let make = |b, n: &LockName, o: LockOptions| {
                 TokenLock::with_options(b, n, o.wait(Wait::Notify))
             };
-            run_locks(backend, name, workload, make).await
+            run_workload(backend, name, workload, make).await
         }
         (Algorithm::Token, Waiting::Fair) => {
             let make = one_per_key(workload.shared_lock, FairLock::with_options);
-            run_locks(backend, name, workload, make).await
+            run_workload(backend, name, workload, make).await
         }
         (Algorithm::Legacy, Waiting::Poll) => {
-            run_locks(backend, name, workload, LegacyLock::with_options).await
+            run_workload(backend, name, workload, LegacyLock::with_options).await
         }
         (Algorithm::Scripted, Waiting::Poll) => {
-            run_locks(backend, name, workload, ScriptedLock::with_options).await
+            run_workload(backend, name, workload, ScriptedLock::with_options).await
         }
         (Algorithm::Optimistic, _) => {
             counters::run(backend, name, workload, Protection::CompareAndSet).await

@@ -78,6 +78,10 @@ async fn against_both(program: &'static str, script: &'static str) {
     }
 }
 
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_lock_works_against_nxlock_serve() {
     let probe = works("python3", &["-c", "import redis"]);
@@ -87,6 +91,10 @@ async fn redis_py_lock_works_against_nxlock_serve() {
     against_both("python3", "redis_py_lock.py").await;
 }
 
+#[cfg_attr(
+    missing = "node_redlock",
+    ignore = "node redlock is not installed: npm ci in tests/clients"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_redlock_with_ioredis_works_against_nxlock_serve() {
     let probe = works("node", &["-e", "require('redlock'); require('ioredis')"]);
@@ -96,6 +104,10 @@ async fn node_redlock_with_ioredis_works_against_nxlock_serve() {
     against_both("node", "redlock.mjs").await;
 }
 
+#[cfg_attr(
+    missing = "pottery",
+    ignore = "pottery is not installed: pip install pottery"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pottery_works_against_nxlock_serve() {
     let probe = works("python3", &["-c", "import pottery"]);
@@ -105,6 +117,10 @@ async fn pottery_works_against_nxlock_serve() {
     against_both("python3", "pottery_check.py").await;
 }
 
+#[cfg_attr(
+    missing = "redis_semaphore",
+    ignore = "redis-semaphore is not installed: npm ci in tests/clients"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_redis_semaphore_works_against_nxlock_serve() {
     let probe = works(
@@ -120,6 +136,10 @@ async fn node_redis_semaphore_works_against_nxlock_serve() {
 /// redis-py's own test suite (its sources, as `.ci/run` unpacks them into
 /// tests/clients/redis-py), unmodified: its conftest reads INFO when the session starts,
 /// then its lock tests run.
+#[cfg_attr(
+    any(missing = "redis_py", missing = "pytest"),
+    ignore = "redis-py or pytest is not installed: pip install redis pytest packaging"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_py_own_lock_tests_pass_against_nxlock_serve() {
     let suite = clients_dir().join("redis-py");
@@ -184,6 +204,10 @@ impl Drop for FakeRedis {
 /// protocol terms (the command, the reply, what Redis replies, or the server's own error
 /// text), never as a bare client-library message, and a dropped connection names the
 /// command it dropped.
+#[cfg_attr(
+    missing = "fakeredis",
+    ignore = "fakeredis is not installed: pip install fakeredis"
+)]
 #[test]
 fn check_against_fakeredis_names_every_difference() {
     let probe = works("python3", &["-c", "from fakeredis import TcpFakeServer"]);
@@ -298,6 +322,10 @@ async fn shared_with_redis_py(url: String) {
     assert!(guard.unwrap().release().await.unwrap());
 }
 
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plain_key_lock_is_shared_with_redis_pys_lock() {
     if installed(

@@ -153,6 +153,10 @@ fn python_examples() -> Vec<&'static str> {
     examples
 }
 
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn a_forced_release_of_another_clients_lock_is_lost_ownership_named_after_the_del() {
     if !python_with_redis() {
@@ -172,6 +176,10 @@ fn a_forced_release_of_another_clients_lock_is_lost_ownership_named_after_the_de
     assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
 }
 
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn the_correct_python_token_lock_stays_clean_and_its_markers_reach_the_checkers() {
     if !python_with_redis() {
@@ -199,6 +207,10 @@ fn the_correct_python_token_lock_stays_clean_and_its_markers_reach_the_checkers(
 /// (a strict resource takes one write per fence: the second of a section is refused,
 /// which is no violation), and the fence counter, declared permanent, is no key left
 /// without a TTL.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn the_fenced_locks_fences_and_permanent_counter_reach_the_checkers() {
     if !python_with_redis() {
@@ -290,6 +302,10 @@ fn a_late_marker_with_a_monotonic_deadline_is_not_stale_in_python_or_node() {
 
 /// The examples as plain programs: against a serve that explores nothing (markers
 /// accepted and ignored) and against redis-server with the markers off.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_examples_run_unchanged_against_plain_serve_and_redis() {
     if !python_with_redis() {
@@ -334,6 +350,10 @@ fn a_command_that_fails_on_every_client_is_refused_before_any_search() {
 /// JSON, with a timeline, and saves it; a replay of the file breaks the lock again every
 /// time, with the command the file names or the one given; a fixed command does not,
 /// and a command that marks nothing proves nothing.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn the_command_line_saves_a_finding_and_replays_it() {
     if !python_with_redis() {
@@ -446,6 +466,10 @@ fn a_command_that_marks_nothing_is_never_clean_and_one_that_never_starts_is_a_ha
 }
 
 /// A file saved by an older nxlock's --exec --save replays.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn a_replay_file_of_the_older_exec_format_still_replays() {
     if !python_with_redis() {
@@ -479,6 +503,10 @@ fn a_replay_file_of_the_older_exec_format_still_replays() {
     assert!(text.contains("reproduced in 2 of 2 replays"), "{text}");
 }
 
+#[cfg_attr(
+    missing = "ioredis",
+    ignore = "ioredis is not installed: npm ci in tests/clients"
+)]
 #[test]
 fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_serve() {
     if !node_with_ioredis() {
@@ -538,6 +566,10 @@ fn the_correct_node_token_lock_stays_clean_and_the_examples_run_against_plain_se
 /// Long-lived processes serve run after run: a command that breaks the lock only from
 /// the second run each process serves is found at the search's first run (after the
 /// fault-free one), and its report has a timeline.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn long_lived_processes_serve_several_runs_and_a_finding_has_a_timeline() {
     if !python_with_redis() {
@@ -573,6 +605,10 @@ fn long_lived_processes_serve_several_runs_and_a_finding_has_a_timeline() {
 /// Redlock's nodes behind ports: while one node is dead and another black-holed no
 /// client can win a majority; once they are back, every client finishes its cycles, and
 /// the correct Redlock never broke.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn a_python_redlock_outlives_a_dead_node_and_a_black_holed_one() {
     if !python_with_redis() {
@@ -616,6 +652,10 @@ fn a_python_redlock_outlives_a_dead_node_and_a_black_holed_one() {
 /// enters; the lock that WAITs for both replicas enters only once they have it, and
 /// keeps it across the same failover. Either way the clients reach the new primary on
 /// the address they had.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn a_failover_loses_the_token_locks_key_and_not_the_lock_that_waits_for_its_replicas() {
     if !python_with_redis() {
@@ -678,6 +718,10 @@ fn a_failover_loses_the_token_locks_key_and_not_the_lock_that_waits_for_its_repl
 
 /// redis-py's own `Lock` through the explorer (long-lived processes): nothing of its own
 /// under the default faults.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn redis_pys_own_lock_has_no_violation_of_its_own_under_the_default_faults() {
     if !python_with_redis() {
@@ -694,6 +738,10 @@ fn redis_pys_own_lock_has_no_violation_of_its_own_under_the_default_faults() {
 
 /// The `redlock` package, version 5, over 3 nodes that die, restart and stop answering:
 /// nothing of its own under the default faults.
+#[cfg_attr(
+    missing = "ioredis",
+    ignore = "ioredis is not installed: npm ci in tests/clients"
+)]
 #[test]
 fn node_redlock_v5_has_no_violation_of_its_own_on_three_nodes() {
     if !node_with_ioredis() {
@@ -744,6 +792,10 @@ fn what_a_client_leaves_running_ends_with_its_run() {
 
 /// A subscriber sends nothing for a failed-over primary to refuse: its connection is
 /// closed as the old primary dies, and it subscribes again on the new primary.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn a_subscriber_on_a_primary_that_fails_over_subscribes_again_on_the_new_one() {
     if !python_with_redis() {
@@ -776,6 +828,10 @@ fn a_subscriber_on_a_primary_that_fails_over_subscribes_again_on_the_new_one() {
 /// `RedisCluster`: the lock's slot migrates to another shard while client 0 holds it
 /// (the client follows the MOVED there), and that shard fails over later without
 /// losing it (replication flows). The correct token lock keeps its key throughout.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn a_cluster_clients_lock_follows_its_slot_across_a_migration_and_a_failover() {
     if !python_with_redis() {
@@ -815,6 +871,10 @@ fn a_cluster_clients_lock_follows_its_slot_across_a_migration_and_a_failover() {
 
 /// ioredis's `Cluster` on the same cluster: fault-free, every cycle enters, on the
 /// shard of the lock's slot, with nothing broken.
+#[cfg_attr(
+    missing = "ioredis",
+    ignore = "ioredis is not installed: npm ci in tests/clients"
+)]
 #[test]
 fn the_node_cluster_lock_runs_its_cycles_on_the_shard_of_its_slot() {
     if !node_with_ioredis() {
@@ -888,6 +948,10 @@ fn class(verdict: &Option<Violation>) -> String {
 /// The same schedules, anchored by name, for the Rust lock in process and for its
 /// Python twin through serve: the same classification (over the wire, the one most of 3
 /// runs give, as a confirmation would have it).
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
 #[test]
 fn a_rust_lock_and_its_python_twin_get_the_same_classification() {
     if !python_with_redis() {
