@@ -6,7 +6,8 @@
 //! call is in every figure and the growth is the command's own. The ratio of the 1M
 //! figure to the 10k one is in docs/PERFORMANCE.md; it must stay at or below 3.
 //!
-//! The commands on part of a string (GETRANGE, SUBSTR, STRLEN, SETRANGE, APPEND) are
+//! The commands on part of a string (GETRANGE, SUBSTR, STRLEN, SETRANGE, APPEND, GETBIT,
+//! SETBIT, BITCOUNT and BITPOS with a range) are
 //! timed on a string of 1 MB and of 128 MB: Redis's cost the part, not the value, so
 //! the ratio of the two must stay at or below 3 too.
 
@@ -122,7 +123,7 @@ fn big_strings(c: &mut Criterion) {
         .build()
         .unwrap();
     // APPEND grows the value by a byte a call: by well under 1% over a measurement.
-    let commands: [(&str, &str); 5] = [
+    let commands: [(&str, &str); 9] = [
         (
             "GETRANGE big 0 0",
             "return redis.call('GETRANGE', 'big', 0, 0)",
@@ -133,10 +134,26 @@ fn big_strings(c: &mut Criterion) {
         ),
         ("STRLEN big", "return redis.call('STRLEN', 'big')"),
         (
-            "SETRANGE big 0 x",
+            "SETRANGE big <middle> x",
             "return redis.call('SETRANGE', 'big', ARGV[1], 'x')",
         ),
         ("APPEND big x", "return redis.call('APPEND', 'big', 'x')"),
+        (
+            "GETBIT big <middle>",
+            "return redis.call('GETBIT', 'big', ARGV[1])",
+        ),
+        (
+            "SETBIT big <middle> 1",
+            "return redis.call('SETBIT', 'big', ARGV[1], 1)",
+        ),
+        (
+            "BITCOUNT big 0 1023",
+            "return redis.call('BITCOUNT', 'big', 0, 1023)",
+        ),
+        (
+            "BITPOS big 1 -1024 -1",
+            "return redis.call('BITPOS', 'big', 1, -1024, -1)",
+        ),
     ];
     let mut group = c.benchmark_group("serve-big-strings");
     group.sample_size(20);

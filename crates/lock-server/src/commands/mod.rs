@@ -6,6 +6,7 @@
 //! ([`crate::table`]) names them, and the runners ([`crate::run`]) call them.
 
 pub(crate) mod admin;
+pub(crate) mod bits;
 pub(crate) mod client_command;
 pub(crate) mod cluster;
 pub(crate) mod config_command;

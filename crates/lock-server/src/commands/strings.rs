@@ -383,7 +383,7 @@ pub(crate) fn append(
 /// what is needed below 1 MB, 1 MB more above it. Appending stays amortised O(1) a
 /// byte, and a big string is never given twice its size (Rust's own growth policy
 /// would double a 512 MB string's buffer to 1 GB for one appended byte).
-fn grow_for(value: &mut Vec<u8>, needed: usize) {
+pub(crate) fn grow_for(value: &mut Vec<u8>, needed: usize) {
     const MAX_PREALLOC: usize = 1024 * 1024;
     if needed <= value.capacity() {
         return;

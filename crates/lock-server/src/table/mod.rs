@@ -20,7 +20,7 @@ use crate::commands::connection::{self, Connection as S};
 use crate::commands::markers::{self, MarkerCommand as M};
 use crate::commands::pubsub::{self, PubSub as P};
 use crate::commands::{
-    expiry, hashes, keys, lists, memory, replication, sets, sorted_set_ops, sorted_set_pops,
+    bits, expiry, hashes, keys, lists, memory, replication, sets, sorted_set_ops, sorted_set_pops,
     sorted_sets, strings,
 };
 use crate::protocol::request::CommandId;
@@ -301,6 +301,10 @@ pub(crate) static TABLE: &[Command] = &[
     keyspace("getrange", 4, R, strings::getrange),
     keyspace("substr", 4, R, strings::getrange),
     keyspace("setrange", 4, W, strings::setrange),
+    keyspace("getbit", 3, R, bits::getbit),
+    keyspace("setbit", 4, W, bits::setbit),
+    keyspace("bitcount", -2, R, bits::bitcount),
+    keyspace("bitpos", -3, R, bits::bitpos),
     // Keys.
     keyspace("del", -2, W, keys::del),
     keyspace("unlink", -2, W, keys::del),
