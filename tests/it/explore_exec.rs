@@ -946,8 +946,8 @@ fn class(verdict: &Option<Violation>) -> String {
 }
 
 /// The same schedules, anchored by name, for the Rust lock in process and for its
-/// Python twin through serve: the same classification (over the wire, the one most of 3
-/// runs give, as a confirmation would have it).
+/// Python twin through serve: the same classification (over the wire, in 5 runs, the
+/// in-process class comes and no other violation ever does).
 #[cfg_attr(
     missing = "redis_py",
     ignore = "redis-py is not installed: pip install redis"
@@ -957,9 +957,12 @@ fn a_rust_lock_and_its_python_twin_get_the_same_classification() {
     if !python_with_redis() {
         return;
     }
+    // The DEL lands 10 ms into the next holder's 20 ms section (its key expired at 200
+    // ms; the GET came after a 20 ms section), with room on both sides for a process's
+    // own delays.
     let pause_before_its_del = Step {
         when: after_nth(0, "GET", 0),
-        fault: Fault::Pause { client: 0, ms: 300 },
+        fault: Fault::Pause { client: 0, ms: 190 },
     };
     let paused_inside = Step {
         when: after_nth(0, "ENTER", 0),
@@ -990,13 +993,21 @@ fn a_rust_lock_and_its_python_twin_get_the_same_classification() {
             steps,
         };
         let in_process = class(&rust.classify_schedule(&schedule).unwrap());
-        let mut over_the_wire: Vec<String> = (0..3)
+        assert_eq!(in_process, expected, "{:?}", schedule.steps);
+        // Over the wire a run's timing is the machine's: a fault that breaks the lock
+        // may land where it does not, but it must never break it another way. So the
+        // in-process class must come, and nothing but it (or no violation) ever does.
+        let over_the_wire: Vec<String> = (0..5)
             .map(|_| class(&python.classify_schedule(&schedule).unwrap()))
             .collect();
-        over_the_wire.sort();
-        let most = over_the_wire[1].clone();
-        assert_eq!(in_process, expected, "{:?}", schedule.steps);
-        assert_eq!(most, in_process, "{:?}: {over_the_wire:?}", schedule.steps);
+        assert!(
+            over_the_wire.contains(&in_process)
+                && over_the_wire
+                    .iter()
+                    .all(|class| *class == in_process || class == "clean"),
+            "{:?}: in process {in_process}, over the wire {over_the_wire:?}",
+            schedule.steps
+        );
     }
 }
 

@@ -36,6 +36,13 @@ fn a_large_value_is_read_once_and_its_memory_goes_back_after_del() {
         peak <= 128 * 13 / 10 + 20,
         "peak {peak} MB for a 128 MB value"
     );
+    // The value read back whole: the reply's buffer is let go once written.
+    stream.write_all(b"GET big\r\n").unwrap();
+    let header = format!("${size}\r\n");
+    let mut reply = vec![0; header.len() + size + 2];
+    std::io::Read::read_exact(&mut stream, &mut reply).unwrap();
+    assert!(reply.starts_with(header.as_bytes()) && reply.ends_with(b"x\r\n"));
+    drop(reply);
     assert_eq!(exchange(&mut stream, b"DEL big\r\n"), b":1\r\n");
     let (after, _) = memory_mb(pid);
     assert!(after < 64, "{after} MB still held after DEL");

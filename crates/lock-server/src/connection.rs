@@ -504,6 +504,11 @@ async fn write_out(
         }
     };
     out.drain(..sent);
+    // A big reply written, its buffer goes too: kept, it would hold the memory of the
+    // biggest reply the connection ever sent for as long as the connection lives.
+    if out.is_empty() && out.capacity() > LARGE_BUFFER {
+        *out = Vec::new();
+    }
     ended
 }
 
