@@ -947,7 +947,7 @@ fn class(verdict: &Option<Violation>) -> String {
 
 /// The same schedules, anchored by name, for the Rust lock in process and for its
 /// Python twin through serve: the same classification (over the wire, in 5 runs, the
-/// in-process class comes and no other violation ever does).
+/// in-process class comes and no other violation of the lock's own ever does).
 #[cfg_attr(
     missing = "redis_py",
     ignore = "redis-py is not installed: pip install redis"
@@ -995,16 +995,18 @@ fn a_rust_lock_and_its_python_twin_get_the_same_classification() {
         let in_process = class(&rust.classify_schedule(&schedule).unwrap());
         assert_eq!(in_process, expected, "{:?}", schedule.steps);
         // Over the wire a run's timing is the machine's: a fault that breaks the lock
-        // may land where it does not, but it must never break it another way. So the
-        // in-process class must come, and nothing but it (or no violation) ever does.
+        // may land where it does not, and a loaded machine's stall is a pause the
+        // schedule did not name (inherent, never the lock's). But the lock must never be
+        // found broken another way: the in-process class must come, and no other
+        // violation of the lock's own ever does.
         let over_the_wire: Vec<String> = (0..5)
             .map(|_| class(&python.classify_schedule(&schedule).unwrap()))
             .collect();
         assert!(
             over_the_wire.contains(&in_process)
-                && over_the_wire
-                    .iter()
-                    .all(|class| *class == in_process || class == "clean"),
+                && over_the_wire.iter().all(|class| {
+                    *class == in_process || class == "clean" || class == "inherent"
+                }),
             "{:?}: in process {in_process}, over the wire {over_the_wire:?}",
             schedule.steps
         );
