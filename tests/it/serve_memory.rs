@@ -11,19 +11,25 @@ fn memory_mb(pid: u32) -> (u64, u64) {
     (status_mb(pid, "VmRSS:"), status_mb(pid, "VmHWM:"))
 }
 
+/// Sends the head of a SET of `args` arguments whose third is `size` bytes of `x`, and
+/// those bytes, 1 MB at a time: all but the value's CRLF (and what follows it).
+fn send_set_of(stream: &mut std::net::TcpStream, args: usize, size: usize) {
+    stream
+        .write_all(format!("*{args}\r\n$3\r\nSET\r\n$3\r\nbig\r\n${size}\r\n").as_bytes())
+        .unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..(size >> 20) {
+        stream.write_all(&chunk).unwrap();
+    }
+}
+
 #[test]
 fn a_large_value_is_read_once_and_its_memory_goes_back_after_del() {
     let served = Served::start(&[]);
     let pid = served.pid();
     let mut stream = served.connect();
     let size = 128 << 20;
-    stream
-        .write_all(format!("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n${size}\r\n").as_bytes())
-        .unwrap();
-    let chunk = vec![b'x'; 1 << 20];
-    for _ in 0..(size >> 20) {
-        stream.write_all(&chunk).unwrap();
-    }
+    send_set_of(&mut stream, 3, size);
     // The value's last bytes, then its reply.
     assert_eq!(exchange(&mut stream, b"\r\n"), b"+OK\r\n");
     let (stored, peak) = memory_mb(pid);
@@ -55,13 +61,7 @@ fn a_large_value_with_options_after_it_and_its_parts_cost_no_second_copy() {
     let mut stream = served.connect();
     let size: usize = 128 << 20;
     // The value is not the request's last argument: it is handed over all the same.
-    stream
-        .write_all(format!("*5\r\n$3\r\nSET\r\n$3\r\nbig\r\n${size}\r\n").as_bytes())
-        .unwrap();
-    let chunk = vec![b'x'; 1 << 20];
-    for _ in 0..(size >> 20) {
-        stream.write_all(&chunk).unwrap();
-    }
+    send_set_of(&mut stream, 5, size);
     assert_eq!(
         exchange(&mut stream, b"\r\n$2\r\nEX\r\n$3\r\n100\r\n"),
         b"+OK\r\n"

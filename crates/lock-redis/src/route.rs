@@ -42,9 +42,7 @@ pub(crate) struct Route {
 impl Route {
     /// The server at `url`.
     pub(crate) async fn fixed(url: &str, options: RedisOptions) -> Result<Self> {
-        crate::tls::check_supported(url)
-            .map_err(|why| Error::new(ErrorKind::InvalidConfig, why))?;
-        crate::tls::ensure_crypto_provider();
+        crate::tls::prepare(&[url])?;
         let client = redis::Client::open(url).map_err(|e| {
             Error::new(
                 ErrorKind::InvalidConfig,

@@ -4,9 +4,20 @@
 //! process-level CryptoProvider"). So every connection this crate makes installs ring
 //! first, unless the program chose a provider of its own.
 
+/// Readies a connection to `urls`: refuses TLS this build cannot speak, and installs
+/// the crypto provider TLS needs.
+pub(crate) fn prepare(urls: &[&str]) -> lock_core::Result<()> {
+    for url in urls {
+        check_supported(url)
+            .map_err(|why| lock_core::Error::new(lock_core::ErrorKind::InvalidConfig, why))?;
+    }
+    ensure_crypto_provider();
+    Ok(())
+}
+
 /// Installs ring as the process's rustls provider when none is installed yet; a
 /// provider the program installed itself is kept.
-pub(crate) fn ensure_crypto_provider() {
+fn ensure_crypto_provider() {
     #[cfg(feature = "tls")]
     {
         if rustls::crypto::CryptoProvider::get_default().is_none() {
@@ -18,7 +29,7 @@ pub(crate) fn ensure_crypto_provider() {
 
 /// Refuses a `rediss://` URL when this build has no TLS, with the reason, rather than
 /// redis-rs's "can't connect with TLS, the feature is not enabled".
-pub(crate) fn check_supported(url: &str) -> Result<(), String> {
+fn check_supported(url: &str) -> Result<(), String> {
     let wants_tls = url.starts_with("rediss://") || url.starts_with("valkeys://");
     if wants_tls && !cfg!(feature = "tls") {
         return Err(format!(

@@ -76,11 +76,7 @@ impl ClusterBackend {
                 "a cluster needs at least one node URL",
             ));
         };
-        for url in nodes {
-            crate::tls::check_supported(url)
-                .map_err(|why| Error::new(ErrorKind::InvalidConfig, why))?;
-        }
-        crate::tls::ensure_crypto_provider();
+        crate::tls::prepare(nodes)?;
         let urls: Vec<String> = nodes.iter().map(|url| url.to_string()).collect();
         let client = client_builder(&urls, &options).build().map_err(|e| {
             Error::new(

@@ -6,12 +6,12 @@
 use lock_core::Value;
 use lock_memory::{Data, Keyspace, KeyspaceEvents};
 
-use super::values::WRONGTYPE;
+use super::strings::{grow_zeroed, string_in_place as string};
 use crate::protocol::args::{NOT_AN_INTEGER, SYNTAX_ERROR, integer};
 use crate::state::context::Context;
 
-/// The largest string a bit command makes (`proto-max-bulk-len`, 512 MB).
-const MAX_BYTES: i64 = 512 * 1024 * 1024;
+/// The largest string a bit command makes: `proto-max-bulk-len`, 512 MB.
+const MAX_BYTES: i64 = crate::protocol::request::MAX_BULK_LEN;
 
 const BAD_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const BAD_BIT: &str = "ERR bit is not an integer or out of range";
@@ -22,15 +22,6 @@ fn bit_offset(arg: &[u8]) -> Result<usize, String> {
     match integer(arg) {
         Some(offset) if offset >= 0 && (offset >> 3) < MAX_BYTES => Ok(offset as usize),
         _ => Err(BAD_OFFSET.into()),
-    }
-}
-
-/// The live string at `key`, where it lies, or WRONGTYPE.
-fn string<'a>(store: &'a mut dyn Keyspace, key: &[u8]) -> Result<Option<&'a mut Vec<u8>>, String> {
-    match store.value(key) {
-        None => Ok(None),
-        Some(Data::String(bytes)) => Ok(Some(bytes)),
-        Some(_) => Err(WRONGTYPE.into()),
     }
 }
 
@@ -71,11 +62,7 @@ pub(crate) fn setbit(
             (0, true)
         }
         Some(bytes) => {
-            let grown = bytes.len() <= byte;
-            if grown {
-                super::strings::grow_for(bytes, byte + 1);
-                bytes.resize(byte + 1, 0);
-            }
+            let grown = grow_zeroed(bytes, byte + 1);
             let old = bit_at(bytes, offset);
             set_bit(bytes, offset, on);
             (old, grown || (old == 1) != on)

@@ -176,7 +176,7 @@ pub(crate) const NAN_OR_INFINITY: &str = "ERR increment would produce NaN or Inf
 /// The live string at `key`, where it lies (`None` when absent), or WRONGTYPE: what a
 /// command that reads or changes part of a big string uses, so that it costs the part.
 /// A change made through it must be followed by [`Keyspace::changed`].
-fn string_in_place<'a>(
+pub(crate) fn string_in_place<'a>(
     store: &'a mut dyn Keyspace,
     key: &[u8],
 ) -> Result<Option<&'a mut Vec<u8>>, String> {
@@ -189,11 +189,7 @@ fn string_in_place<'a>(
 
 /// The live string at `key` (`None` when absent), or WRONGTYPE.
 fn string(store: &mut dyn Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    match store.value(key) {
-        None => Ok(None),
-        Some(Data::String(bytes)) => Ok(Some(bytes.clone())),
-        Some(_) => Err(WRONGTYPE.into()),
-    }
+    Ok(string_in_place(store, key)?.map(|bytes| bytes.clone()))
 }
 
 /// Writes `value` at `key` keeping its TTL (what INCRBYFLOAT, APPEND and SETRANGE do).
@@ -383,7 +379,7 @@ pub(crate) fn append(
 /// what is needed below 1 MB, 1 MB more above it. Appending stays amortised O(1) a
 /// byte, and a big string is never given twice its size (Rust's own growth policy
 /// would double a 512 MB string's buffer to 1 GB for one appended byte).
-pub(crate) fn grow_for(value: &mut Vec<u8>, needed: usize) {
+fn grow_for(value: &mut Vec<u8>, needed: usize) {
     const MAX_PREALLOC: usize = 1024 * 1024;
     if needed <= value.capacity() {
         return;
@@ -394,6 +390,17 @@ pub(crate) fn grow_for(value: &mut Vec<u8>, needed: usize) {
         needed + MAX_PREALLOC
     };
     value.reserve_exact(target - value.len());
+}
+
+/// Lengthens `value` to `len` bytes with zeros, as `sdsgrowzero` does (SETRANGE and
+/// SETBIT past the end); a longer value is left as it is. Whether it grew.
+pub(crate) fn grow_zeroed(value: &mut Vec<u8>, len: usize) -> bool {
+    if value.len() >= len {
+        return false;
+    }
+    grow_for(value, len);
+    value.resize(len, 0);
+    true
 }
 
 pub(crate) fn strlen(
@@ -434,8 +441,8 @@ pub(crate) fn getrange(
     Ok(Value::Data(value[start as usize..=end as usize].to_vec()))
 }
 
-/// The largest string Redis builds (`proto-max-bulk-len`, 512 MB).
-const MAX_STRING: i64 = 512 * 1024 * 1024;
+/// The largest string Redis builds: `proto-max-bulk-len`, the largest argument too.
+const MAX_STRING: i64 = crate::protocol::request::MAX_BULK_LEN;
 
 /// Redis's `checkStringLength` refusal, for a string that would pass [`MAX_STRING`].
 const TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
@@ -452,28 +459,28 @@ pub(crate) fn setrange(
         return Err("ERR offset is out of range".into());
     }
     let patch = args[3];
-    let existing = string_in_place(store, args[1])?.map(|value| value.len());
-    if patch.is_empty() {
-        return Ok(Value::Int(existing.unwrap_or(0) as i64));
-    }
-    if offset > MAX_STRING - patch.len() as i64 {
-        return Err(TOO_LONG.into());
-    }
-    let offset = offset as usize;
-    let end = offset + patch.len();
-    if existing.is_none() {
-        let mut value = vec![0; end];
-        value[offset..].copy_from_slice(patch);
-        store.put(args[1], Data::String(value), None);
-    } else if let Some(value) = string_in_place(store, args[1])? {
-        if value.len() < end {
-            grow_for(value, end);
-            value.resize(end, 0);
+    let fits = |offset: i64| offset <= MAX_STRING - patch.len() as i64;
+    let length = match string_in_place(store, args[1])? {
+        None if patch.is_empty() => return Ok(Value::Int(0)),
+        Some(value) if patch.is_empty() => return Ok(Value::Int(value.len() as i64)),
+        _ if !fits(offset) => return Err(TOO_LONG.into()),
+        None => {
+            // Zeroed in one allocation, which the system leaves untouched until used.
+            let mut value = vec![0; offset as usize + patch.len()];
+            value[offset as usize..].copy_from_slice(patch);
+            let length = value.len();
+            store.put(args[1], Data::String(value), None);
+            length
         }
-        value[offset..end].copy_from_slice(patch);
-        store.changed(args[1]);
-    }
+        Some(value) => {
+            let (offset, end) = (offset as usize, offset as usize + patch.len());
+            grow_zeroed(value, end);
+            value[offset..end].copy_from_slice(patch);
+            let length = value.len();
+            store.changed(args[1]);
+            length
+        }
+    };
     store.notify(KeyspaceEvents::STRING, "setrange", args[1]);
-    let length = string_in_place(store, args[1])?.map_or(0, |v| v.len());
     Ok(Value::Int(length as i64))
 }
