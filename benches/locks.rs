@@ -10,8 +10,8 @@ use nxlock::backend::SetOptions;
 use nxlock::bench::RslockLock;
 use nxlock::{
     AcquirePolicy, FairLock, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName,
-    LockOptions, LockOwner, MemoryBackend, RedisBackend, ReentrantLock, ScriptedLock, TokenLock,
-    script,
+    LockOptions, LockOwner, MemoryBackend, NamedLock, RedisBackend, ReentrantLock, ScriptedLock,
+    TokenLock, script,
 };
 use tokio::runtime::Runtime;
 
@@ -189,7 +189,7 @@ fn bench_contended_redis(c: &mut Criterion, rt: &Runtime, backend: &RedisBackend
         let urls = [url.to_owned()];
         let rslock = |_| {
             let options = LockOptions::new().ttl(Duration::from_secs(10));
-            RslockLock::new(&urls, &name("bench:contended:rslock"), options)
+            RslockLock::new(&urls, &name("bench:contended:rslock"), options).expect("a valid TTL")
         };
         g.bench_with_input(BenchmarkId::new("rslock", n), &n, |b, &n| {
             b.to_async(rt)

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use nxlock::bench::{Workload, run_locks};
-use nxlock::{FencedLock, MemoryBackend};
+use nxlock::{FencedLock, MemoryBackend, NamedLock};
 
 #[tokio::main]
 async fn main() -> Result<(), nxlock::bench::BenchError> {

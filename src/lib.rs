@@ -64,9 +64,9 @@ pub use lock_core::lock_name;
 pub use lock_core::{
     AcquirePolicy, Attempt, Backoff, Clock, DEFAULT_PATIENCE, Error, ErrorKind, FairGuard,
     FairLock, FencedGuard, FencedLock, KvBackend, Lease, LeaseOptions, LegacyGuard, LegacyLock,
-    LockAlgorithm, LockError, LockGuard, LockName, LockOptions, LockOwner, LostReason, MAX_TTL,
-    Redlock, RedlockGuard, RedlockOptions, ReentrantGuard, ReentrantLock, ReleaseError, Retry,
-    ScriptedGuard, ScriptedLock, TokenGuard, TokenLock,
+    LockAlgorithm, LockBinding, LockError, LockGuard, LockName, LockOptions, LockOwner, LostReason,
+    MAX_TTL, NamedLock, Redlock, RedlockGuard, RedlockOptions, ReentrantGuard, ReentrantLock,
+    ReleaseError, Retry, ScriptedGuard, ScriptedLock, TokenGuard, TokenLock,
 };
 pub use lock_memory::MemoryBackend;
 #[cfg(feature = "redis")]
@@ -75,7 +75,7 @@ pub use lock_redis::{RedisBackend, RedisOptions};
 /// The traits a test needs in scope to acquire, release and run commands:
 /// `use nxlock::prelude::*;`.
 pub mod prelude {
-    pub use lock_core::{KvBackend, LockAlgorithm, LockGuard, OwnedCommands};
+    pub use lock_core::{KvBackend, LockAlgorithm, LockGuard, NamedLock, OwnedCommands};
 }
 
 /// What a [`KvBackend`] speaks: the options and replies of its commands, transactions,

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use lock_core::{
     CountingBackend, FairLock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName,
-    LockOptions, SetOptions, TxWrite, Versioned,
+    LockOptions, NamedLock, SetOptions, TxWrite, Versioned,
 };
 
 use super::BenchError;

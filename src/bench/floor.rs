@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use lock_core::scripts::COMPARE_AND_DELETE;
 use lock_core::{
-    Attempt, Clock, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, ReleaseError,
+    Attempt, Clock, LockAlgorithm, LockBinding, LockError, LockGuard, LockName, LockOptions,
+    ReleaseError,
 };
 use redis::aio::MultiplexedConnection;
 
@@ -56,10 +57,8 @@ pub(crate) async fn run_floor(url: &str, workload: &Workload) -> Result<BenchRep
     let make = |name: &LockName, options: LockOptions| {
         Ok(FloorLock {
             connection: connection.clone(),
-            key: name.lock_key(),
             sha: sha.clone(),
-            options,
-            clock: Clock::system(),
+            binding: LockBinding::new("floor", name, options, Clock::system())?,
         })
     };
     let mut report = run_clients(url, &workload, || 0, make).await?;
@@ -72,25 +71,22 @@ pub(crate) async fn run_floor(url: &str, workload: &Workload) -> Result<BenchRep
 /// key, so the first does).
 struct FloorLock {
     connection: MultiplexedConnection,
-    key: Vec<u8>,
     sha: Arc<str>,
-    options: LockOptions,
-    clock: Clock,
+    binding: LockBinding,
 }
 
 impl LockAlgorithm for FloorLock {
     type Guard = FloorGuard;
 
-    fn name(&self) -> &'static str {
-        "floor"
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
-    reference_lock_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<FloorGuard>, LockError> {
         let token = uuid::Uuid::new_v4().to_string();
-        let ttl_ms = u64::try_from(self.options.ttl.as_millis()).unwrap_or(u64::MAX);
+        let ttl_ms = u64::try_from(self.binding.ttl_ms()).unwrap_or(u64::MAX);
         let set: Option<String> = redis::cmd("SET")
-            .arg(&self.key)
+            .arg(self.key())
             .arg(&token)
             .arg("NX")
             .arg("PX")
@@ -101,12 +97,12 @@ impl LockAlgorithm for FloorLock {
         Ok(match set {
             Some(_) => Attempt::Acquired(FloorGuard {
                 connection: self.connection.clone(),
-                key: self.key.clone(),
+                key: self.key().to_vec(),
                 sha: self.sha.clone(),
                 token,
-                clock: self.clock.clone(),
+                clock: self.clock().clone(),
                 valid_until_ms: self
-                    .clock
+                    .clock()
                     .now_ms()
                     .saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX)),
             }),

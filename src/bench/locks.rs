@@ -86,7 +86,7 @@ async fn client_loop<A: LockAlgorithm>(
 /// ```no_run
 /// # async fn demo() -> Result<(), nxlock::bench::BenchError> {
 /// use nxlock::bench::{Workload, run_locks};
-/// use nxlock::{FencedLock, MemoryBackend};
+/// use nxlock::{FencedLock, MemoryBackend, NamedLock};
 ///
 /// let workload = Workload { clients: 8, ..Workload::default() };
 /// let report = run_locks(MemoryBackend::new(), "memory", &workload, |backend, name, options| {

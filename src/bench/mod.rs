@@ -4,23 +4,6 @@
 //! for lost updates. Shared by `nxlock bench`
 //! and the criterion benches; [`run_locks`] runs any [`LockAlgorithm`](crate::LockAlgorithm).
 
-/// The [`LockAlgorithm`](crate::LockAlgorithm) accessors of a reference lock, answered
-/// from its `key`, `options` and `clock` fields.
-#[cfg(feature = "redis")]
-macro_rules! reference_lock_accessors {
-    () => {
-        fn key(&self) -> &[u8] {
-            &self.key
-        }
-        fn options(&self) -> &LockOptions {
-            &self.options
-        }
-        fn clock(&self) -> &Clock {
-            &self.clock
-        }
-    };
-}
-
 /// The [`LockGuard`](crate::LockGuard) accessors of a reference lock's guard, answered
 /// from its `key`, `clock` and `valid_until_ms` fields.
 #[cfg(feature = "redis")]

@@ -287,7 +287,7 @@ pub async fn run_spawned(
     let rslock = |workload: Workload| {
         let managers = &managers;
         async move {
-            let make = |name: &LockName, options: LockOptions| Ok(managers.lock(name, options));
+            let make = |name: &LockName, options: LockOptions| managers.lock(name, options);
             let mut report = run_clients(label, &workload, || 0, make).await?;
             report.algorithm = "rslock".into();
             Ok(report)

@@ -7,7 +7,8 @@ use std::fmt;
 use std::time::Duration;
 
 use lock_core::{
-    Attempt, Clock, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, ReleaseError,
+    Attempt, Clock, LockAlgorithm, LockBinding, LockError, LockGuard, LockName, LockOptions,
+    ReleaseError,
 };
 use rslock::LockManager;
 
@@ -20,35 +21,37 @@ use super::workload::Workload;
 /// loops over `lock` with rslock's own retries (3 tries, 0-200 ms apart).
 pub struct RslockLock {
     manager: LockManager,
-    key: Vec<u8>,
-    options: LockOptions,
-    clock: Clock,
+    binding: LockBinding,
 }
 
 impl RslockLock {
-    /// A lock named `name` over the servers at `urls`, with a lock manager of its own.
-    pub fn new(urls: &[String], name: &LockName, options: LockOptions) -> Self {
+    /// A lock named `name` over the servers at `urls`, with a lock manager of its own;
+    /// [`LockError::InvalidConfig`] if the TTL is out of range.
+    pub fn new(urls: &[String], name: &LockName, options: LockOptions) -> Result<Self, LockError> {
         Self::with_manager(LockManager::new(urls.to_vec()), name, options)
     }
 
-    /// A lock named `name` through `manager` (and its connections).
-    pub fn with_manager(manager: LockManager, name: &LockName, options: LockOptions) -> Self {
-        Self {
+    /// A lock named `name` through `manager` (and its connections);
+    /// [`LockError::InvalidConfig`] if the TTL is out of range.
+    pub fn with_manager(
+        manager: LockManager,
+        name: &LockName,
+        options: LockOptions,
+    ) -> Result<Self, LockError> {
+        Ok(Self {
             manager,
-            key: name.lock_key(),
-            options,
-            clock: Clock::system(),
-        }
+            binding: LockBinding::new("rslock", name, options, Clock::system())?,
+        })
     }
 
     fn guard(&self, lock: rslock::Lock) -> RslockGuard {
         let validity = i64::try_from(lock.validity_time).unwrap_or(i64::MAX);
         RslockGuard {
-            valid_until_ms: self.clock.now_ms().saturating_add(validity),
+            valid_until_ms: self.clock().now_ms().saturating_add(validity),
             manager: self.manager.clone(),
             lock,
-            key: self.key.clone(),
-            clock: self.clock.clone(),
+            key: self.key().to_vec(),
+            clock: self.clock().clone(),
         }
     }
 }
@@ -56,13 +59,12 @@ impl RslockLock {
 impl LockAlgorithm for RslockLock {
     type Guard = RslockGuard;
 
-    fn name(&self) -> &'static str {
-        "rslock"
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
-    reference_lock_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<RslockGuard>, LockError> {
-        match self.manager.lock(&self.key, self.options.ttl).await {
+        match self.manager.lock(self.key(), self.options().ttl).await {
             Ok(lock) => Ok(Attempt::Acquired(self.guard(lock))),
             Err(rslock::LockError::Unavailable | rslock::LockError::TtlExceeded) => {
                 Ok(Attempt::Held { holder_ttl: None })
@@ -72,7 +74,9 @@ impl LockAlgorithm for RslockLock {
     }
 
     async fn acquire(&self) -> Result<RslockGuard, LockError> {
-        let lock = self.manager.acquire_no_guard(&self.key, self.options.ttl);
+        let lock = self
+            .manager
+            .acquire_no_guard(self.key(), self.options().ttl);
         Ok(self.guard(lock.await.map_err(connection_error)?))
     }
 }
@@ -137,7 +141,7 @@ impl RslockManagers {
 
     /// A lock through the next manager, round robin: in each run, client `i` gets the
     /// same manager as in the one before.
-    pub fn lock(&self, name: &LockName, options: LockOptions) -> RslockLock {
+    pub fn lock(&self, name: &LockName, options: LockOptions) -> Result<RslockLock, LockError> {
         let next = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let manager = self.managers[next % self.managers.len()].clone();
         RslockLock::with_manager(manager, name, options)
@@ -160,7 +164,7 @@ pub async fn run_rslock(
         .await
         .map_err(failed)?;
     let before = commands_processed(&mut info).await.map_err(failed)?;
-    let make = |name: &LockName, options: LockOptions| Ok(managers.lock(name, options));
+    let make = |name: &LockName, options: LockOptions| managers.lock(name, options);
     let mut report = run_clients(url, workload, || 0, make).await?;
     let after = commands_processed(&mut info).await.map_err(failed)?;
     report.algorithm = "rslock".into();

@@ -1,7 +1,8 @@
 //! [`run`]: a workload on the runner its algorithm needs.
 
 use lock_core::{
-    FairLock, KvBackend, LegacyLock, LockName, LockOptions, ScriptedLock, TokenLock, Wait,
+    FairLock, KvBackend, LegacyLock, LockName, LockOptions, NamedLock, ScriptedLock, TokenLock,
+    Wait,
 };
 
 use super::BenchError;

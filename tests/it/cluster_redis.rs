@@ -10,7 +10,7 @@ use nxlock::cluster::hash_slot;
 use nxlock::pubsub::Wait;
 use nxlock::script::Script;
 use nxlock::testing::{RedisCluster, skip_or_fail};
-use nxlock::{ErrorKind, KvBackend, LockAlgorithm, LockGuard, LockName, TokenLock};
+use nxlock::{ErrorKind, KvBackend, LockAlgorithm, LockGuard, LockName, NamedLock, TokenLock};
 
 fn spawn(test: &str) -> Option<RedisCluster> {
     match RedisCluster::spawn(3, 1) {

@@ -10,7 +10,8 @@ use nxlock::backend::Replication;
 use nxlock::conformance::Harness;
 use nxlock::harness::{MemoryReplicaSetHarness, RedisReplicatedHarness};
 use nxlock::{
-    KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, RedisOptions, TokenLock,
+    KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, NamedLock, RedisOptions,
+    TokenLock,
 };
 
 /// The longest one call may take on the real backend: a command's timeout plus a

@@ -24,8 +24,8 @@ use nxlock::pubsub::Wait;
 use nxlock::script::Script;
 use nxlock::{
     AcquirePolicy, Attempt, Backoff, Clock, ErrorKind, FairLock, FencedLock, KvBackend, LegacyLock,
-    LockAlgorithm, LockError, LockGuard, LockName, LockOptions, LockOwner, MemoryBackend,
-    ReentrantLock, ReleaseError, Retry, ScriptedLock, TokenLock, script,
+    LockAlgorithm, LockBinding, LockError, LockGuard, LockName, LockOptions, LockOwner,
+    MemoryBackend, NamedLock, ReentrantLock, ReleaseError, Retry, ScriptedLock, TokenLock, script,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
@@ -539,8 +539,7 @@ static STAMP_THEN_TTL: std::sync::LazyLock<Script> = std::sync::LazyLock::new(||
 #[derive(Clone, Debug)]
 struct Mutant {
     backend: MemoryBackend,
-    options: LockOptions,
-    clock: Clock,
+    binding: LockBinding,
     bug: Bug,
 }
 
@@ -558,21 +557,12 @@ const MUTANT_KEY: &[u8] = b"{il}:lock";
 impl LockAlgorithm for Mutant {
     type Guard = MutantGuard;
 
-    fn name(&self) -> &'static str {
-        "mutant"
-    }
-    fn key(&self) -> &[u8] {
-        MUTANT_KEY
-    }
-    fn options(&self) -> &LockOptions {
-        &self.options
-    }
-    fn clock(&self) -> &Clock {
-        &self.clock
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
     async fn try_acquire(&self) -> Result<Attempt<MutantGuard>, LockError> {
-        let clock = self.clock.clone();
-        let ttl = i64::try_from(self.options.ttl.as_millis()).unwrap();
+        let clock = self.clock().clone();
+        let ttl = self.binding.ttl_ms();
         let now = clock.now_ms();
         let (value, acquired) = match self.bug {
             Bug::StampBeforeTtl => {
@@ -652,8 +642,8 @@ impl LockGuard for MutantGuard {
 fn mutant(bug: Bug) -> Factory<Mutant> {
     Arc::new(move |b: &MemoryBackend, _, options| Mutant {
         backend: b.clone(),
-        options,
-        clock: b.clock(),
+        binding: LockBinding::new("mutant", &LockName::new("il").unwrap(), options, b.clock())
+            .unwrap(),
         bug,
     })
 }

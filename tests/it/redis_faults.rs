@@ -5,7 +5,7 @@ use std::time::Duration;
 use nxlock::testing::{RedisServer, skip_or_fail};
 use nxlock::{
     AcquirePolicy, ErrorKind, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions,
-    RedisBackend, RedisOptions, TokenLock, script,
+    NamedLock, RedisBackend, RedisOptions, TokenLock, script,
 };
 
 const TIMEOUT: Duration = Duration::from_millis(500);

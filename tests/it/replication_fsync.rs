@@ -7,7 +7,7 @@ use std::time::Duration;
 use nxlock::backend::{RedisVersion, Replication};
 use nxlock::memory::MemoryReplicaSet;
 use nxlock::testing::{RedisServer, skip_or_fail};
-use nxlock::{ErrorKind, KvBackend, MemoryBackend, RedisBackend, script};
+use nxlock::{ErrorKind, KvBackend, MemoryBackend, NamedLock, RedisBackend, script};
 
 /// The refusal a backend gives, and whether the lock key was written anyway.
 async fn refusal<B: KvBackend>(backend: &B) -> (ErrorKind, String, i64) {

@@ -27,6 +27,7 @@
 
 mod algorithms;
 mod backend;
+mod binding;
 mod clock;
 mod counting;
 mod dyn_backend;
@@ -59,6 +60,7 @@ pub use algorithms::{
 pub use backend::{
     ExpireCondition, KvBackend, SetCondition, SetExpiry, SetOptions, SetReply, publish_command,
 };
+pub use binding::LockBinding;
 pub use clock::Clock;
 pub use counting::CountingBackend;
 pub use dyn_backend::DynBackend;
@@ -67,7 +69,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use keys::LockName;
 pub use lease::{Lease, LeaseOptions, LostReason};
 pub use lock::{
-    DEFAULT_BARGING_WINDOW, LockAlgorithm, LockGuard, LockOptions, MAX_TTL, ReleaseError,
+    DEFAULT_BARGING_WINDOW, LockAlgorithm, LockGuard, LockOptions, MAX_TTL, NamedLock, ReleaseError,
 };
 pub use outcome::{Attempt, LockError};
 pub use owned::OwnedCommands;

@@ -6,7 +6,9 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::outcome::lossy;
-use crate::{AcquirePolicy, Attempt, Clock, Error, LockError, Replication, Wait};
+use crate::{
+    AcquirePolicy, Attempt, Clock, Error, LockBinding, LockError, LockName, Replication, Wait,
+};
 
 /// The longest TTL a lock accepts: 2^52 ms (about 142,000 years).
 ///
@@ -190,30 +192,6 @@ impl<G> ReleaseError<G> {
         Self { error, guard }
     }
 
-    /// What a guard's release answers once its command has run: `Ok` after disarming the
-    /// guard (its drop must not release again), or the error with the guard, still armed.
-    pub(crate) fn settle(
-        released: Result<bool, LockError>,
-        mut guard: G,
-        disarm: impl FnOnce(&mut G),
-    ) -> Result<bool, ReleaseError<G>> {
-        match released {
-            Ok(held) => {
-                disarm(&mut guard);
-                Ok(held)
-            }
-            Err(error) => Err(ReleaseError::new(error, guard)),
-        }
-    }
-
-    /// The same error carrying `f(guard)`, for guards that wrap another.
-    pub(crate) fn map_guard<H>(self, f: impl FnOnce(G) -> H) -> ReleaseError<H> {
-        ReleaseError {
-            error: self.error,
-            guard: f(self.guard),
-        }
-    }
-
     /// What went wrong.
     pub fn error(&self) -> &LockError {
         &self.error
@@ -261,17 +239,30 @@ pub trait LockAlgorithm: Send + Sync {
     /// What a successful acquisition returns.
     type Guard: LockGuard;
 
-    /// A short name (`token`, `legacy`, `scripted`, `reentrant`, `fenced`, `fair`).
-    fn name(&self) -> &'static str;
+    /// What the lock is bound to: its algorithm's name, key, options and clock, which the
+    /// accessors below answer from.
+    fn binding(&self) -> &LockBinding;
+
+    /// A short name (`token`, `legacy`, `scripted`, `reentrant`, `fenced`, `fair`,
+    /// `redlock`).
+    fn name(&self) -> &'static str {
+        self.binding().algorithm()
+    }
 
     /// The lock key, `{name}:lock`.
-    fn key(&self) -> &[u8];
+    fn key(&self) -> &[u8] {
+        self.binding().key()
+    }
 
     /// The lock's options.
-    fn options(&self) -> &LockOptions;
+    fn options(&self) -> &LockOptions {
+        self.binding().options()
+    }
 
     /// The clock used for timestamps, retry sleeps and validity.
-    fn clock(&self) -> &Clock;
+    fn clock(&self) -> &Clock {
+        self.binding().clock()
+    }
 
     /// One attempt, no waiting.
     fn try_acquire(&self) -> impl Future<Output = Result<Attempt<Self::Guard>, LockError>> + Send;
@@ -284,6 +275,24 @@ pub trait LockAlgorithm: Send + Sync {
     /// [`LockError::Timeout`] that ends such a run counts them and keeps the last one.
     fn acquire(&self) -> impl Future<Output = Result<Self::Guard, LockError>> + Send {
         acquire_with_policy(self, |_| self.try_acquire())
+    }
+}
+
+/// A lock built from one backend and a [`LockName`]: every algorithm but
+/// [`ReentrantLock`](crate::ReentrantLock), which also takes its owner, and
+/// [`Redlock`](crate::Redlock), which takes its nodes. In scope with
+/// `use nxlock::prelude::*`.
+pub trait NamedLock<B>: LockAlgorithm + Sized {
+    /// The lock named `name` on `backend` with `options`; [`LockError::InvalidConfig`] if
+    /// they are out of range or ask for what the algorithm does not do (only token locks
+    /// honour [`Wait::Notify`]; token, fenced and reentrant locks honour
+    /// [`LockOptions::replication`]).
+    fn with_options(backend: B, name: &LockName, options: LockOptions) -> Result<Self, LockError>;
+
+    /// The lock named `name` on `backend` with the default options.
+    fn new(backend: B, name: &LockName) -> Self {
+        Self::with_options(backend, name, LockOptions::default())
+            .expect("the default options are valid")
     }
 }
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, Backoff, FairLock, FencedLock, KvBackend, LegacyLock, LockAlgorithm, LockError,
-    LockGuard, LockName, LockOptions, LockOwner, Redlock, ReentrantLock, Replication, Retry,
-    ScriptedLock, SetOptions, TokenLock, Versioned,
+    LockGuard, LockName, LockOptions, LockOwner, NamedLock, Redlock, ReentrantLock, Replication,
+    Retry, ScriptedLock, SetOptions, TokenLock, Versioned,
 };
 
 use crate::context::Context;

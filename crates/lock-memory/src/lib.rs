@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use lock_core::{LockAlgorithm, LockGuard, LockName, TokenLock};
+//! use lock_core::{LockAlgorithm, LockGuard, LockName, NamedLock, TokenLock};
 //! use lock_memory::MemoryBackend;
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, Attempt, Backoff, FencedLock, KvBackend, LockAlgorithm, LockError, LockGuard,
-    LockName, LockOptions, Retry, SetOptions, TokenLock,
+    LockName, LockOptions, NamedLock, Retry, SetOptions, TokenLock,
 };
 
 use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};

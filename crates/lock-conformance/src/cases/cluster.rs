@@ -5,8 +5,8 @@
 
 use lock_core::{
     ErrorKind, FairLock, FencedLock, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockName,
-    LockOwner, RedisVersion, ReentrantLock, Script, ScriptedLock, SetOptions, TokenLock, TxWrite,
-    Value, hash_slot,
+    LockOwner, NamedLock, RedisVersion, ReentrantLock, Script, ScriptedLock, SetOptions, TokenLock,
+    TxWrite, Value, hash_slot,
 };
 
 use crate::{CaseResult, Cluster, Ctx, Failure, Verdict, check, check_eq, check_reply};

@@ -7,7 +7,7 @@ use lock_core::DynBackend;
 use lock_core::scripts::LINE_MARK;
 use lock_core::{
     AcquirePolicy, Backoff, CountingBackend, FairGuard, FairLock, KvBackend, LockAlgorithm,
-    LockError, LockGuard, LockName, LockOptions, Retry,
+    LockError, LockGuard, LockName, LockOptions, NamedLock, Retry,
 };
 use tokio::task::JoinHandle;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, FencedGuard, FencedLock, LockAlgorithm, LockError, LockGuard, LockName,
-    LockOptions, LockOwner, ReentrantLock,
+    LockOptions, LockOwner, NamedLock, ReentrantLock,
 };
 
 use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};

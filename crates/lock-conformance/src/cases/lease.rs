@@ -5,7 +5,7 @@ use std::time::Duration;
 use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, CountingBackend, KvBackend, Lease, LeaseOptions, LockAlgorithm, LockError,
-    LockGuard, LockName, LockOptions, LostReason, TokenLock,
+    LockGuard, LockName, LockOptions, LostReason, NamedLock, TokenLock,
 };
 
 use crate::{CaseResult, Ctx, Failure, Verdict, check, check_eq};

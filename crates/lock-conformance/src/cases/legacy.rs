@@ -5,6 +5,7 @@ use std::time::Duration;
 use lock_core::DynBackend;
 use lock_core::{
     AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockError, LockGuard, LockOptions,
+    NamedLock,
 };
 
 use super::algorithm::{self, algorithm_cases};

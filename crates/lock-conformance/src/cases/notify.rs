@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use lock_core::DynBackend;
 use lock_core::{
-    AcquirePolicy, Backoff, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, Retry,
-    TokenLock, Wait,
+    AcquirePolicy, Backoff, KvBackend, LockAlgorithm, LockError, LockGuard, LockOptions, NamedLock,
+    Retry, TokenLock, Wait,
 };
 
 use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockOptions, TokenLock,
+    AcquirePolicy, KvBackend, LegacyLock, LockAlgorithm, LockGuard, LockOptions, NamedLock,
+    TokenLock,
 };
 
 use super::algorithm;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, Backoff, FencedLock, KvBackend, Lease, LeaseOptions, LockAlgorithm, LockError,
-    LockGuard, LockName, LockOptions, LostReason, Replication, Retry, TokenLock,
+    LockGuard, LockName, LockOptions, LostReason, NamedLock, Replication, Retry, TokenLock,
 };
 
 use crate::{CaseResult, Ctx, Failover, Failure, FencedResource, Verdict, check};

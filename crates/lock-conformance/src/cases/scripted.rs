@@ -1,7 +1,7 @@
 //! Seed 001's scripted timestamp lock ([`ScriptedLock`]).
 
 use lock_core::DynBackend;
-use lock_core::{LockError, LockOptions, ScriptedLock};
+use lock_core::{LockError, LockOptions, NamedLock, ScriptedLock};
 
 use super::algorithm::{self, algorithm_cases, extend_case};
 use crate::{CaseResult, Ctx};

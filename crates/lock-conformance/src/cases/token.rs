@@ -1,7 +1,7 @@
 //! Seed 000's token lock ([`TokenLock`]).
 
 use lock_core::DynBackend;
-use lock_core::{LockError, LockOptions, TokenLock};
+use lock_core::{LockError, LockOptions, NamedLock, TokenLock};
 
 use super::algorithm::{self, algorithm_cases, extend_case, key_ttl_skew_case};
 use crate::{CaseResult, Ctx};

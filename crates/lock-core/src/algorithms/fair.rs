@@ -6,16 +6,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
 use std::time::Duration;
 
-use super::token::TokenGuard;
-use super::{Binding, Hold, int_reply, ms_arg, unexpected};
+use super::held::{Held, Releaser};
+use super::token::TokenRelease;
+use super::{Hold, bind, int_reply, ms_arg, unexpected};
 use crate::lock::{Budget, ReleaseError, Supports, run_in_background};
 use crate::publish_command;
 use crate::scripts::{COMPARE_AND_DELETE, FAIR_ACQUIRE, FAIR_EXTEND, FAIR_RELEASE};
 use crate::turns::{Grant, Turn, Turns};
 use crate::wake::{SubscriptionSlot, Waiter, Woken};
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
-    SetOptions, SetReply, Value,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockBinding, LockError, LockGuard, LockName,
+    LockOptions, NamedLock, SetOptions, SetReply, Value,
 };
 
 /// Releases in a row that must find nobody waiting before acquires try `SET NX` again.
@@ -94,7 +95,8 @@ pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(5);
 ///   (then for the TTL, once claimed): [`LockGuard::valid_until_ms`] says which.
 #[derive(Clone, Debug)]
 pub struct FairLock<B: KvBackend + Clone + 'static> {
-    binding: Binding<B>,
+    backend: B,
+    binding: LockBinding,
     line: Arc<Line>,
     subscription: SubscriptionSlot,
     /// Shared by clones; a turn may come with a hold passed on by the previous task.
@@ -220,7 +222,7 @@ impl Line {
             (turn, _) => return (self.release_held(backend, key, token).await, turn),
         };
         let started = clock.now_ms();
-        let next_token = TokenGuard::<B>::new_token();
+        let next_token = crate::fresh_token();
         // Armed from here: if this future is dropped mid-pass, the successor's hold is
         // released in the background like any dropped hold.
         let mut next = FairGuard::held(
@@ -236,7 +238,7 @@ impl Line {
         match reply {
             Ok(Value::Int(3)) => successor.grant(turn, Some(next)),
             Ok(_) => {
-                next.inner.disarm();
+                next.held.disarm();
                 successor.grant(turn, None);
             }
             // The pass may or may not have run: `next` is dropped (released) and the
@@ -256,35 +258,26 @@ enum AcquireReply {
     },
 }
 
-impl<B: KvBackend + Clone + 'static> FairLock<B> {
-    /// A fair lock named `name` with default options and patience.
-    pub fn new(backend: B, name: &LockName) -> Self {
-        Self::with_options(backend, name, LockOptions::default())
-            .expect("the default options are valid")
-    }
-
-    /// A fair lock named `name` with `options`; [`LockError::InvalidConfig`] if they are
-    /// out of range or ask for [`Wait::Notify`](crate::Wait::Notify) (a fair lock always
-    /// waits for its turn by wake-up).
-    pub fn with_options(
-        backend: B,
-        name: &LockName,
-        options: LockOptions,
-    ) -> Result<Self, LockError> {
-        let publish = publish_command(&backend);
-        let binding = Binding::new(backend, name, options, "fair", Supports::default())?;
+impl<B: KvBackend + Clone + 'static> NamedLock<B> for FairLock<B> {
+    /// A fair lock named `name` with `options` and the default patience;
+    /// [`LockError::InvalidConfig`] if they are out of range or ask for
+    /// [`Wait::Notify`](crate::Wait::Notify) (a fair lock always waits for its turn by
+    /// wake-up).
+    fn with_options(backend: B, name: &LockName, options: LockOptions) -> Result<Self, LockError> {
+        let binding = bind(&backend, name, options, "fair", Supports::default())?;
         let line = Line {
             issued: name.key("issued"),
             served: name.key("served"),
             ticket_prefix: name.key("ticket:"),
             channel: name.key("wake"),
-            publish,
+            publish: publish_command(&backend),
             calm: Arc::new(AtomicU8::new(CALM)),
             patience_ms: Vec::new(),
             patience: Duration::ZERO,
             ttl_ms: binding.ttl_ms,
         };
         Ok(Self {
+            backend,
             binding,
             line: Arc::new(line),
             subscription: SubscriptionSlot::default(),
@@ -292,7 +285,9 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         }
         .with_patience(DEFAULT_PATIENCE))
     }
+}
 
+impl<B: KvBackend + Clone + 'static> FairLock<B> {
     /// How long a waiter may go silent before it loses its place: at least 3 ms, and at
     /// most the lock's TTL (a hand-off must not outlive the TTL the waiter asked for).
     pub fn with_patience(mut self, patience: Duration) -> Self {
@@ -308,13 +303,10 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     /// The uncontended fast path: `SET NX PX`, no script. `None` when the lock is taken,
     /// and from then on this lock object queues at once.
     async fn take_if_free(&self, token: &str) -> Result<Option<FairGuard<B>>, LockError> {
-        let Binding {
-            backend,
-            key,
-            ttl_ms,
-            clock,
-            ..
+        let LockBinding {
+            key, ttl_ms, clock, ..
         } = &self.binding;
+        let backend = &self.backend;
         let looked = clock.now_ms();
         let set = backend.set(key, token.as_bytes(), SetOptions::new().nx().px(*ttl_ms));
         if set.await? == SetReply::Applied {
@@ -325,12 +317,8 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     }
 
     async fn ask_line(&self, token: &str, ticket: i64) -> Result<AcquireReply, LockError> {
-        let Binding {
-            backend,
-            key,
-            ttl_ms,
-            ..
-        } = &self.binding;
+        let LockBinding { key, ttl_ms, .. } = &self.binding;
+        let backend = &self.backend;
         let line = &*self.line;
         let reply = backend
             .eval(
@@ -366,7 +354,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     fn guard(&self, token: String, started_ms: i64, ttl_ms: i64) -> FairGuard<B> {
         let binding = &self.binding;
         let hold = Hold::new(binding.clock.clone(), started_ms, ttl_ms);
-        let (backend, key) = (binding.backend.clone(), binding.key.clone());
+        let (backend, key) = (self.backend.clone(), binding.key.clone());
         FairGuard::held(backend, key, self.line.clone(), token, hold)
     }
 
@@ -378,11 +366,11 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         let mut guard = self.guard(token, looked_ms, patience_ms);
         if self.binding.options.ttl > self.line.patience {
             let ttl_ms = self.binding.ttl_ms;
-            let (backend, key) = (self.binding.backend.clone(), self.binding.key.clone());
+            let (backend, key) = (self.backend.clone(), self.binding.key.clone());
             let (clock, after) = (self.binding.clock.clone(), self.line.patience / 3);
             let token = guard.token().to_owned();
-            let valid_until = guard.valid_until.clone();
-            guard.claim = tokio::runtime::Handle::try_current().ok().map(|runtime| {
+            let valid_until = guard.held.releaser.valid_until.clone();
+            guard.held.releaser.claim = tokio::runtime::Handle::try_current().ok().map(|runtime| {
                 runtime.spawn(async move {
                     clock.sleep(after).await;
                     let started = clock.now_ms();
@@ -407,14 +395,14 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         mut budget: Budget<'_>,
         leave: &mut LeaveOnDrop<'_, B>,
     ) -> Result<FairGuard<B>, LockError> {
-        let Binding {
-            backend,
+        let LockBinding {
             key,
             options,
             ttl_ms,
             clock,
             ..
         } = &self.binding;
+        let backend = &self.backend;
         let policy = &options.policy;
         let mut waiter = Waiter::new(backend, &self.line.channel, &self.subscription);
         let refresh_every = self.line.patience / 3;
@@ -476,7 +464,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     /// Leaves the line with `token` (ticket 0: whichever ticket holds it), passing the
     /// lock on if it had been handed to us.
     async fn leave(&self, token: &str, ticket: i64) -> crate::Result<Value> {
-        let Binding { backend, key, .. } = &self.binding;
+        let (backend, key) = (&self.backend, &self.binding.key);
         self.line.release(backend, key, token, ticket).await
     }
 }
@@ -496,7 +484,7 @@ impl<B: KvBackend + Clone + 'static> Drop for LeaveOnDrop<'_, B> {
             return;
         }
         let (backend, key, line) = (
-            self.lock.binding.backend.clone(),
+            self.lock.backend.clone(),
             self.lock.binding.key.clone(),
             self.lock.line.clone(),
         );
@@ -510,10 +498,9 @@ impl<B: KvBackend + Clone + 'static> Drop for LeaveOnDrop<'_, B> {
 impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
     type Guard = FairGuard<B>;
 
-    fn name(&self) -> &'static str {
-        "fair"
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
-    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<FairGuard<B>>, LockError> {
         let turn = match self.turns.try_take() {
@@ -521,7 +508,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
             None if self.turns.holder_lapsed(&self.binding.clock) => None,
             None => return Ok(Attempt::Held { holder_ttl: None }),
         };
-        let token = TokenGuard::<B>::new_token();
+        let token = crate::fresh_token();
         if self.line.calm()
             && let Some(guard) = self.take_if_free(&token).await?
         {
@@ -534,7 +521,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for FairLock<B> {
     }
 
     async fn acquire(&self) -> Result<FairGuard<B>, LockError> {
-        let Binding {
+        let LockBinding {
             options,
             clock,
             key,
@@ -560,7 +547,7 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     /// [`LockAlgorithm::acquire`] once this process's turn has come.
     async fn acquire_in_turn(&self, mut budget: Budget<'_>) -> Result<FairGuard<B>, LockError> {
         let policy = &self.binding.options.policy;
-        let token = TokenGuard::<B>::new_token();
+        let token = crate::fresh_token();
         let fast = self.line.calm();
         let retries = policy.retries();
         if fast || !retries {
@@ -602,8 +589,14 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
 
 /// A held [`FairLock`]. Releasing hands the lock to the next live waiter.
 pub struct FairGuard<B: KvBackend + Clone + 'static> {
-    /// Key, token and background release on drop; the release itself is the fair one.
-    inner: TokenGuard<B>,
+    held: Held<FairRelease<B>>,
+}
+
+/// [`FAIR_RELEASE`]: ends a hold by handing the lock to the next live waiter, or passing
+/// it to this process's next task.
+struct FairRelease<B: KvBackend + Clone + 'static> {
+    /// Key, token and the extend; the release itself is the fair one.
+    token: TokenRelease<B>,
     line: Arc<Line>,
     /// The hold's validity, which the claim of a handed-over lock raises.
     valid_until: Arc<AtomicI64>,
@@ -613,83 +606,26 @@ pub struct FairGuard<B: KvBackend + Clone + 'static> {
     turn: Option<Turn<FairGuard<B>>>,
 }
 
-impl<B: KvBackend + Clone + 'static> FairGuard<B> {
-    /// The random token this acquisition holds the lock with. The lock's key holds the
-    /// token alone, or followed by [`LINE_MARK`](crate::scripts::LINE_MARK) once others
-    /// wait behind the hold: to recognise a value read from the key, use
-    /// [`FairGuard::is_holder`].
-    pub fn token(&self) -> &str {
-        self.inner.token()
-    }
-
-    /// Whether `value`, read from the lock's key, names this hold: the bare token, or the
-    /// token marked because a line formed behind it.
-    pub fn is_holder(&self, value: &[u8]) -> bool {
-        let token = self.token().as_bytes();
-        value == token || value.strip_suffix(crate::scripts::LINE_MARK) == Some(token)
-    }
-
-    fn held(backend: B, key: Arc<[u8]>, line: Arc<Line>, token: String, hold: Hold) -> Self {
-        let valid_until = Arc::new(AtomicI64::new(hold.valid_until_ms));
-        FairGuard {
-            inner: TokenGuard::held(backend, key, token, hold),
-            line,
-            valid_until,
-            claim: None,
-            turn: None,
-        }
-    }
-
-    fn with_turn(mut self, turn: Option<Turn<FairGuard<B>>>) -> Self {
-        if let Some(turn) = &turn {
-            turn.holds_until(self.valid_until_ms());
-        }
-        self.turn = turn;
-        self
-    }
-
-    fn stop_claim(&mut self) {
-        if let Some(claim) = self.claim.take() {
-            claim.abort();
-        }
-    }
-}
-
-impl<B: KvBackend + Clone + 'static> fmt::Debug for FairGuard<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FairGuard")
-            .field("inner", &self.inner)
-            .field("valid_until_ms", &self.valid_until_ms())
-            .field("claim_pending", &self.claim.is_some())
-            .finish()
-    }
-}
-
-impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
+impl<B: KvBackend + Clone + 'static> Releaser for FairRelease<B> {
     fn key(&self) -> &[u8] {
-        self.inner.key()
+        &self.token.key
     }
 
-    fn clock(&self) -> &Clock {
-        self.inner.clock()
-    }
-
-    fn valid_until_ms(&self) -> i64 {
+    fn valid_until_ms(&self, _hold: &Hold) -> i64 {
         self.valid_until.load(Ordering::Acquire)
     }
 
-    async fn release(mut self) -> Result<bool, ReleaseError<Self>> {
-        self.stop_claim();
-        let (backend, key) = (self.inner.backend().clone(), self.inner.key_arc());
+    async fn release(&mut self, hold: &Hold) -> Result<bool, LockError> {
+        self.ended();
+        let TokenRelease {
+            backend,
+            key,
+            token,
+            ..
+        } = &self.token;
         let (reply, turn) = self
             .line
-            .end_hold(
-                &backend,
-                &key,
-                self.inner.clock(),
-                self.inner.token(),
-                self.turn.take(),
-            )
+            .end_hold(backend, key, &hold.clock, token, self.turn.take())
             .await;
         self.turn = turn;
         let reply = reply
@@ -700,47 +636,87 @@ impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
             Ok(2) => self.line.met_a_line(),
             _ => {}
         }
-        let released = reply.map(|held| held >= 1);
-        ReleaseError::settle(released, self, |guard| {
-            guard.inner.disarm();
-        })
+        reply.map(|held| held >= 1)
     }
 
-    async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
-        self.stop_claim();
-        let extended = self.inner.extend_with(&FAIR_EXTEND, ttl).await?;
-        if extended {
-            let valid_until_ms = self.inner.valid_until_ms();
-            self.valid_until.store(valid_until_ms, Ordering::Release);
-            if let Some(turn) = &self.turn {
-                turn.holds_until(valid_until_ms);
-            }
+    fn detach(&mut self) -> Self {
+        self.ended();
+        Self {
+            token: self.token.clone(),
+            line: self.line.clone(),
+            valid_until: self.valid_until.clone(),
+            claim: None,
+            turn: self.turn.take(),
         }
-        Ok(extended)
     }
 
-    fn abandon(mut self) {
-        self.stop_claim();
-        self.inner.disarm();
+    fn ended(&mut self) {
+        if let Some(claim) = self.claim.take() {
+            claim.abort();
+        }
+    }
+
+    fn describe(&self, out: &mut fmt::DebugStruct<'_, '_>) {
+        out.field("token", &self.token.token)
+            .field("claim_pending", &self.claim.is_some());
     }
 }
 
-impl<B: KvBackend + Clone + 'static> Drop for FairGuard<B> {
-    fn drop(&mut self) {
-        self.stop_claim();
-        if !self.inner.disarm() {
-            return;
+impl<B: KvBackend + Clone + 'static> FairGuard<B> {
+    /// The random token this acquisition holds the lock with. The lock's key holds the
+    /// token alone, or followed by [`LINE_MARK`](crate::scripts::LINE_MARK) once others
+    /// wait behind the hold: to recognise a value read from the key, use
+    /// [`FairGuard::is_holder`].
+    pub fn token(&self) -> &str {
+        &self.held.releaser.token.token
+    }
+
+    /// Whether `value`, read from the lock's key, names this hold: the bare token, or the
+    /// token marked because a line formed behind it.
+    pub fn is_holder(&self, value: &[u8]) -> bool {
+        let token = self.token().as_bytes();
+        value == token || value.strip_suffix(crate::scripts::LINE_MARK) == Some(token)
+    }
+
+    fn held(backend: B, key: Arc<[u8]>, line: Arc<Line>, token: String, hold: Hold) -> Self {
+        let releaser = FairRelease {
+            token: TokenRelease::new(backend, key, token),
+            line,
+            valid_until: Arc::new(AtomicI64::new(hold.valid_until_ms)),
+            claim: None,
+            turn: None,
+        };
+        FairGuard {
+            held: Held::new(releaser, hold),
         }
-        let (backend, key, line) = (
-            self.inner.backend().clone(),
-            self.inner.key_arc(),
-            self.line.clone(),
-        );
-        let (token, turn) = (self.inner.token().to_owned(), self.turn.take());
-        let clock = self.inner.clock().clone();
-        run_in_background(async move {
-            let (_, turn) = line.end_hold(&backend, &key, &clock, &token, turn).await;
-            drop(turn);
-        });
+    }
+
+    fn with_turn(mut self, turn: Option<Turn<FairGuard<B>>>) -> Self {
+        if let Some(turn) = &turn {
+            turn.holds_until(self.valid_until_ms());
+        }
+        self.held.releaser.turn = turn;
+        self
+    }
+}
+
+held_debug!(FairGuard);
+
+impl<B: KvBackend + Clone + 'static> LockGuard for FairGuard<B> {
+    held_guard!();
+
+    async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
+        let Held { releaser, hold, .. } = &mut self.held;
+        releaser.ended();
+        let extended = releaser.token.extend(hold, &FAIR_EXTEND, ttl).await?;
+        if extended {
+            releaser
+                .valid_until
+                .store(hold.valid_until_ms, Ordering::Release);
+            if let Some(turn) = &releaser.turn {
+                turn.holds_until(hold.valid_until_ms);
+            }
+        }
+        Ok(extended)
     }
 }

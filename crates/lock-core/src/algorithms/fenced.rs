@@ -1,14 +1,15 @@
 //! The token lock with fencing tokens: every acquisition gets a strictly larger number.
 
-use std::fmt;
 use std::time::Duration;
 
-use super::token::TokenGuard;
-use super::{Binding, Hold, ms_arg, pair_reply, refused, replicated_enough, write};
+use super::held::Held;
+use super::token::TokenRelease;
+use super::{Hold, bind, ms_arg, pair_reply, refused, replicated_enough, write};
 use crate::lock::{ReleaseError, Supports, acquire_with_policy};
-use crate::scripts::FENCED_ACQUIRE;
+use crate::scripts::{COMPARE_AND_PEXPIRE, FENCED_ACQUIRE};
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockBinding, LockError, LockGuard, LockName,
+    LockOptions, NamedLock,
 };
 
 /// A [`TokenLock`](super::TokenLock) whose every acquisition also gets a fencing token:
@@ -28,50 +29,37 @@ use crate::{
 /// takes a new fence: fences may skip numbers, never repeat.
 #[derive(Clone, Debug)]
 pub struct FencedLock<B> {
-    binding: Binding<B>,
+    backend: B,
+    binding: LockBinding,
     fence_key: Vec<u8>,
 }
 
-impl<B: KvBackend + Clone + 'static> FencedLock<B> {
-    /// A fenced lock named `name` (keys `{name}:lock` and `{name}:fence`), default options.
-    pub fn new(backend: B, name: &LockName) -> Self {
-        Self::with_options(backend, name, LockOptions::default())
-            .expect("the default options are valid")
-    }
-
-    /// A fenced lock named `name` with `options`; [`LockError::InvalidConfig`] if they are
-    /// out of range or ask for [`Wait::Notify`](crate::Wait::Notify).
-    pub fn with_options(
-        backend: B,
-        name: &LockName,
-        options: LockOptions,
-    ) -> Result<Self, LockError> {
+impl<B: KvBackend + Clone + 'static> NamedLock<B> for FencedLock<B> {
+    fn with_options(backend: B, name: &LockName, options: LockOptions) -> Result<Self, LockError> {
+        let supports = Supports {
+            notify: false,
+            replication: true,
+        };
         Ok(Self {
-            binding: Binding::new(
-                backend,
-                name,
-                options,
-                "fenced",
-                Supports {
-                    notify: false,
-                    replication: true,
-                },
-            )?,
+            binding: bind(&backend, name, options, "fenced", supports)?,
+            backend,
             fence_key: name.key("fence"),
         })
     }
+}
 
+impl<B: KvBackend + Clone + 'static> FencedLock<B> {
     /// One attempt with `token`. The script recognises our own token, so a retry after a
     /// lost reply is safe without telling it so.
     async fn attempt(&self, token: &str) -> Result<Attempt<FencedGuard<B>>, LockError> {
-        let Binding {
-            backend,
+        let LockBinding {
             key,
             ttl_ms,
             clock,
             options,
             ..
         } = &self.binding;
+        let backend = &self.backend;
         let started = clock.now_ms();
         let replication = options.replication.as_ref();
         let (reply, acknowledged) = write(
@@ -85,14 +73,18 @@ impl<B: KvBackend + Clone + 'static> FencedLock<B> {
         match pair_reply(&FENCED_ACQUIRE, reply)? {
             (1, fence) => {
                 let hold = Hold::new(clock.clone(), started, *ttl_ms);
-                let inner = TokenGuard::held(backend.clone(), key.clone(), token.to_owned(), hold)
+                let releaser = TokenRelease::new(backend.clone(), key.clone(), token.to_owned())
                     .replicated(options.replication);
+                let guard = FencedGuard {
+                    held: Held::new(releaser, hold),
+                    fence,
+                };
                 if let Err(not_replicated) = replicated_enough(key, replication, acknowledged) {
                     // Undone; the fence it took stays spent, which fencing allows.
-                    let _ = inner.release().await;
+                    let _ = guard.release().await;
                     return Err(not_replicated);
                 }
-                Ok(Attempt::Acquired(FencedGuard { inner, fence }))
+                Ok(Attempt::Acquired(guard))
             }
             (_, pttl) => Ok(refused(pttl)),
         }
@@ -102,24 +94,23 @@ impl<B: KvBackend + Clone + 'static> FencedLock<B> {
 impl<B: KvBackend + Clone + 'static> LockAlgorithm for FencedLock<B> {
     type Guard = FencedGuard<B>;
 
-    fn name(&self) -> &'static str {
-        "fenced"
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
-    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<FencedGuard<B>>, LockError> {
-        self.attempt(&TokenGuard::<B>::new_token()).await
+        self.attempt(&crate::fresh_token()).await
     }
 
     async fn acquire(&self) -> Result<FencedGuard<B>, LockError> {
-        let token = TokenGuard::<B>::new_token();
+        let token = crate::fresh_token();
         acquire_with_policy(self, |_| self.attempt(&token)).await
     }
 }
 
-/// A held [`FencedLock`]: a token guard plus this acquisition's fencing token.
+/// A held [`FencedLock`]: a token lock's hold plus this acquisition's fencing token.
 pub struct FencedGuard<B: KvBackend + Clone + 'static> {
-    inner: TokenGuard<B>,
+    held: Held<TokenRelease<B>>,
     fence: i64,
 }
 
@@ -131,38 +122,17 @@ impl<B: KvBackend + Clone + 'static> FencedGuard<B> {
 
     /// The random token this acquisition wrote.
     pub fn token(&self) -> &str {
-        self.inner.token()
+        &self.held.releaser.token
     }
 }
 
-impl<B: KvBackend + Clone + 'static> fmt::Debug for FencedGuard<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FencedGuard")
-            .field("inner", &self.inner)
-            .field("fence", &self.fence)
-            .finish()
-    }
-}
+held_debug!(FencedGuard, fence);
 
 impl<B: KvBackend + Clone + 'static> LockGuard for FencedGuard<B> {
-    fn key(&self) -> &[u8] {
-        self.inner.key()
-    }
-    fn clock(&self) -> &Clock {
-        self.inner.clock()
-    }
-    fn valid_until_ms(&self) -> i64 {
-        self.inner.valid_until_ms()
-    }
-    async fn release(self) -> Result<bool, ReleaseError<Self>> {
-        let fence = self.fence;
-        let released = self.inner.release().await;
-        released.map_err(|e| e.map_guard(|inner| FencedGuard { inner, fence }))
-    }
+    held_guard!();
+
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
-        self.inner.extend(ttl).await
-    }
-    fn abandon(self) {
-        self.inner.abandon();
+        let Held { releaser, hold, .. } = &mut self.held;
+        releaser.extend(hold, &COMPARE_AND_PEXPIRE, ttl).await
     }
 }

@@ -1,14 +1,15 @@
 //! Seeds 002-004: `SETNX key <expiry>` with GETSET recovery of expired locks.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, Hold, ms_arg};
-use crate::lock::{ReleaseError, Supports, run_in_background};
+use super::held::{Held, Releaser};
+use super::{Hold, bind, ms_arg};
+use crate::lock::{ReleaseError, Supports};
 use crate::scripts::parse_integer;
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockBinding, LockError, LockGuard, LockName,
+    LockOptions, NamedLock,
 };
 
 /// The timestamp lock of the old Redis SETNX page (seeds 002, 003, 004), client-side:
@@ -48,37 +49,29 @@ use crate::{
 /// find its own stamp and wait for it: stamps are not unique to an acquisition.
 #[derive(Clone, Debug)]
 pub struct LegacyLock<B> {
-    binding: Binding<B>,
+    backend: B,
+    binding: LockBinding,
+}
+
+impl<B: KvBackend + Clone + 'static> NamedLock<B> for LegacyLock<B> {
+    fn with_options(backend: B, name: &LockName, options: LockOptions) -> Result<Self, LockError> {
+        let binding = bind(&backend, name, options, "legacy", Supports::default())?;
+        Ok(Self { backend, binding })
+    }
 }
 
 impl<B: KvBackend + Clone + 'static> LegacyLock<B> {
-    /// A timestamp lock named `name` with default options.
-    pub fn new(backend: B, name: &LockName) -> Self {
-        Self::with_options(backend, name, LockOptions::default())
-            .expect("the default options are valid")
-    }
-
-    /// A timestamp lock named `name` with `options`; [`LockError::InvalidConfig`] if they
-    /// are out of range or ask for [`Wait::Notify`](crate::Wait::Notify).
-    pub fn with_options(
-        backend: B,
-        name: &LockName,
-        options: LockOptions,
-    ) -> Result<Self, LockError> {
-        Ok(Self {
-            binding: Binding::new(backend, name, options, "legacy", Supports::default())?,
-        })
-    }
-
     fn guard(&self, expires_at_ms: i64) -> LegacyGuard<B> {
-        LegacyGuard {
-            backend: self.binding.backend.clone(),
+        let releaser = CheckedDelete {
+            backend: self.backend.clone(),
             key: self.binding.key.clone(),
-            hold: Hold {
-                clock: self.binding.clock.clone(),
-                valid_until_ms: expires_at_ms,
-            },
-            armed: true,
+        };
+        let hold = Hold {
+            clock: self.binding.clock.clone(),
+            valid_until_ms: expires_at_ms,
+        };
+        LegacyGuard {
+            held: Held::new(releaser, hold),
         }
     }
 }
@@ -86,19 +79,15 @@ impl<B: KvBackend + Clone + 'static> LegacyLock<B> {
 impl<B: KvBackend + Clone + 'static> LockAlgorithm for LegacyLock<B> {
     type Guard = LegacyGuard<B>;
 
-    fn name(&self) -> &'static str {
-        "legacy"
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
-    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<LegacyGuard<B>>, LockError> {
-        let Binding {
-            backend,
-            key,
-            ttl_ms,
-            clock,
-            ..
+        let LockBinding {
+            key, ttl_ms, clock, ..
         } = &self.binding;
+        let backend = &self.backend;
         let now = clock.now_ms();
         let expires_at = now.saturating_add(*ttl_ms);
         let stamp = ms_arg(expires_at);
@@ -128,17 +117,14 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for LegacyLock<B> {
 
 /// A held [`LegacyLock`].
 pub struct LegacyGuard<B: KvBackend + Clone + 'static> {
-    backend: B,
-    key: Arc<[u8]>,
-    /// The stamp we wrote is `hold.valid_until_ms`.
-    hold: Hold,
-    armed: bool,
+    /// The stamp we wrote is the hold's validity.
+    held: Held<CheckedDelete<B>>,
 }
 
 impl<B: KvBackend + Clone + 'static> LegacyGuard<B> {
     /// The stamp we wrote: when our hold ends, in Unix ms on our clock.
     pub fn expires_at_ms(&self) -> i64 {
-        self.hold.valid_until_ms
+        self.held.valid_until_ms()
     }
 }
 
@@ -146,70 +132,43 @@ impl<B: KvBackend + Clone + 'static> LegacyGuard<B> {
 /// value matters when a release is retried (in the background, after an error): by then
 /// the same client may hold the lock again under a newer stamp, and a bare `DEL` would
 /// delete that hold while its holder works.
-async fn checked_delete<B: KvBackend>(
-    backend: &B,
-    key: &[u8],
-    clock: &Clock,
-    expires_at_ms: i64,
-) -> Result<bool, LockError> {
-    if clock.now_ms() >= expires_at_ms {
-        return Ok(false);
-    }
-    let ours = expires_at_ms.to_string();
-    if backend.get(key).await?.as_deref() != Some(ours.as_bytes()) {
-        return Ok(false);
-    }
-    Ok(backend.del(&[key]).await? == 1)
+#[derive(Clone)]
+struct CheckedDelete<B> {
+    backend: B,
+    key: Arc<[u8]>,
 }
 
-impl<B: KvBackend + Clone + 'static> fmt::Debug for LegacyGuard<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LegacyGuard")
-            .field("key", &String::from_utf8_lossy(&self.key))
-            .field("stamp", &self.hold.valid_until_ms)
-            .field("armed", &self.armed)
-            .finish()
-    }
-}
-
-impl<B: KvBackend + Clone + 'static> LockGuard for LegacyGuard<B> {
+impl<B: KvBackend + Clone + 'static> Releaser for CheckedDelete<B> {
     fn key(&self) -> &[u8] {
         &self.key
     }
-    hold_accessors!();
 
-    async fn release(self) -> Result<bool, ReleaseError<Self>> {
-        let Hold {
-            clock,
-            valid_until_ms,
-        } = &self.hold;
-        let released = checked_delete(&self.backend, &self.key, clock, *valid_until_ms).await;
-        ReleaseError::settle(released, self, |guard| guard.armed = false)
+    async fn release(&mut self, hold: &Hold) -> Result<bool, LockError> {
+        let Self { backend, key } = self;
+        if hold.clock.now_ms() >= hold.valid_until_ms {
+            return Ok(false);
+        }
+        let ours = hold.valid_until_ms.to_string();
+        if backend.get(key).await?.as_deref() != Some(ours.as_bytes()) {
+            return Ok(false);
+        }
+        Ok(backend.del(&[key]).await? == 1)
     }
+
+    fn detach(&mut self) -> Self {
+        self.clone()
+    }
+}
+
+held_debug!(LegacyGuard);
+
+impl<B: KvBackend + Clone + 'static> LockGuard for LegacyGuard<B> {
+    held_guard!();
 
     async fn extend(&mut self, _ttl: Duration) -> Result<bool, LockError> {
         Err(LockError::Unsupported {
             algorithm: "legacy",
             operation: "extend",
         })
-    }
-
-    fn abandon(mut self) {
-        self.armed = false;
-    }
-}
-
-impl<B: KvBackend + Clone + 'static> Drop for LegacyGuard<B> {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let backend = self.backend.clone();
-        let key = self.key.clone();
-        let clock = self.hold.clock.clone();
-        let expires_at_ms = self.hold.valid_until_ms;
-        run_in_background(async move {
-            let _ = checked_delete(&backend, &key, &clock, expires_at_ms).await;
-        });
     }
 }

@@ -1,33 +1,7 @@
 //! The seeds' lock algorithms, generic over any [`KvBackend`](crate::KvBackend).
 
-/// The [`LockAlgorithm`](crate::LockAlgorithm) accessors every algorithm answers from its
-/// `binding` field.
-macro_rules! binding_accessors {
-    () => {
-        fn key(&self) -> &[u8] {
-            &self.binding.key
-        }
-        fn options(&self) -> &LockOptions {
-            &self.binding.options
-        }
-        fn clock(&self) -> &Clock {
-            &self.binding.clock
-        }
-    };
-}
-
-/// The [`LockGuard`](crate::LockGuard) accessors every guard answers from its `hold`
-/// field.
-macro_rules! hold_accessors {
-    () => {
-        fn clock(&self) -> &Clock {
-            &self.hold.clock
-        }
-        fn valid_until_ms(&self) -> i64 {
-            self.hold.valid_until_ms
-        }
-    };
-}
+#[macro_use]
+mod held;
 
 mod fair;
 mod fenced;
@@ -45,49 +19,24 @@ pub use reentrant::{LockOwner, ReentrantGuard, ReentrantLock};
 pub use scripted::{ScriptedGuard, ScriptedLock};
 pub use token::{TokenGuard, TokenLock};
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::lock::Supports;
 use crate::{
-    Attempt, Clock, KvBackend, LockError, LockName, LockOptions, Replication, Script, Value,
+    Attempt, Clock, KvBackend, LockBinding, LockError, LockName, LockOptions, Replication, Script,
+    Value,
 };
 
-/// What every algorithm is bound to: a backend, a name, checked options and the resolved
-/// clock.
-#[derive(Clone, Debug)]
-struct Binding<B> {
-    backend: B,
-    name: LockName,
-    /// `{name}:lock`, shared with every guard: acquiring clones a pointer, not the key.
-    key: Arc<[u8]>,
+/// Binds `algorithm` (which honours what `supports` says) to `name` on `backend`,
+/// checking `options` now rather than at the first acquire.
+fn bind<B: KvBackend>(
+    backend: &B,
+    name: &LockName,
     options: LockOptions,
-    /// `options.ttl` in milliseconds, checked.
-    ttl_ms: i64,
-    clock: Clock,
-}
-
-impl<B: KvBackend> Binding<B> {
-    /// Binds `algorithm` (which honours what `supports` says) to `name`, checking
-    /// `options` now rather than at the first acquire.
-    fn new(
-        backend: B,
-        name: &LockName,
-        options: LockOptions,
-        algorithm: &str,
-        supports: Supports,
-    ) -> Result<Self, LockError> {
-        let ttl_ms = options.validate(algorithm, supports)?;
-        let clock = options.clock.clone().unwrap_or_else(|| backend.clock());
-        Ok(Self {
-            backend,
-            name: name.clone(),
-            key: Arc::from(name.lock_key()),
-            options,
-            ttl_ms,
-            clock,
-        })
-    }
+    algorithm: &'static str,
+    supports: Supports,
+) -> Result<LockBinding, LockError> {
+    LockBinding::for_algorithm(algorithm, supports, name, options, backend.clock())
 }
 
 /// What a guard needs to report its hold: the lock's clock and its validity deadline.

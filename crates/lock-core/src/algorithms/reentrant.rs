@@ -4,12 +4,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, Hold, int_reply, ms_arg, refused, replicated_enough, unexpected, write};
-use crate::lock::{ReleaseError, Supports, run_in_background, ttl_ms};
+use super::held::{Held, Releaser};
+use super::{Hold, bind, int_reply, ms_arg, refused, replicated_enough, unexpected, write};
+use crate::lock::{ReleaseError, Supports, ttl_ms};
 use crate::scripts::{REENTRANT_ACQUIRE, REENTRANT_EXTEND, REENTRANT_RELEASE};
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
-    Replication, Value,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockBinding, LockError, LockGuard, LockName,
+    LockOptions, Replication, Value,
 };
 
 /// Who holds a reentrant lock: a handle, not an OS thread (tokio tasks move between
@@ -58,7 +59,8 @@ impl Default for LockOwner {
 /// owner may then hold one count more than it has guards, which the TTL ends.
 #[derive(Clone, Debug)]
 pub struct ReentrantLock<B> {
-    binding: Binding<B>,
+    backend: B,
+    binding: LockBinding,
     owner: LockOwner,
     /// `{name}:fence` for [`ReentrantLock::fenced`].
     fence_key: Option<Vec<u8>>,
@@ -80,17 +82,13 @@ impl<B: KvBackend + Clone + 'static> ReentrantLock<B> {
         owner: LockOwner,
         options: LockOptions,
     ) -> Result<Self, LockError> {
+        let supports = Supports {
+            notify: false,
+            replication: true,
+        };
         Ok(Self {
-            binding: Binding::new(
-                backend,
-                name,
-                options,
-                "reentrant",
-                Supports {
-                    notify: false,
-                    replication: true,
-                },
-            )?,
+            binding: bind(&backend, name, options, "reentrant", supports)?,
+            backend,
             owner,
             fence_key: None,
         })
@@ -112,20 +110,19 @@ impl<B: KvBackend + Clone + 'static> ReentrantLock<B> {
 impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
     type Guard = ReentrantGuard<B>;
 
-    fn name(&self) -> &'static str {
-        "reentrant"
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
-    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<ReentrantGuard<B>>, LockError> {
-        let Binding {
-            backend,
+        let LockBinding {
             key,
             ttl_ms,
             clock,
             options,
             ..
         } = &self.binding;
+        let backend = &self.backend;
         let started = clock.now_ms();
         let keys: &[&[u8]] = match &self.fence_key {
             Some(fence) => &[key, fence],
@@ -156,16 +153,20 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
             return Err(not_replicated);
         }
         match (code, depth_or_pttl) {
-            (1, depth) => Ok(Attempt::Acquired(ReentrantGuard {
-                backend: backend.clone(),
-                key: key.clone(),
-                owner: self.owner.clone(),
-                depth,
-                fence,
-                replication: options.replication,
-                hold: Hold::new(clock.clone(), started, *ttl_ms),
-                armed: true,
-            })),
+            (1, depth) => {
+                let releaser = LeaveOnce {
+                    backend: backend.clone(),
+                    key: key.clone(),
+                    owner: self.owner.clone(),
+                    replication: options.replication,
+                };
+                let hold = Hold::new(clock.clone(), started, *ttl_ms);
+                Ok(Attempt::Acquired(ReentrantGuard {
+                    held: Held::new(releaser, hold),
+                    depth,
+                    fence,
+                }))
+            }
             (_, pttl) => Ok(refused(pttl)),
         }
     }
@@ -173,15 +174,9 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ReentrantLock<B> {
 
 /// One hold of a [`ReentrantLock`]; releasing it leaves the lock once.
 pub struct ReentrantGuard<B: KvBackend + Clone + 'static> {
-    backend: B,
-    key: Arc<[u8]>,
-    owner: LockOwner,
+    held: Held<LeaveOnce<B>>,
     depth: i64,
     fence: Option<i64>,
-    /// Replicas every extend must reach ([`LockOptions::replication`]).
-    replication: Option<Replication>,
-    hold: Hold,
-    armed: bool,
 }
 
 impl<B: KvBackend + Clone + 'static> ReentrantGuard<B> {
@@ -197,6 +192,34 @@ impl<B: KvBackend + Clone + 'static> ReentrantGuard<B> {
     }
 }
 
+/// [`REENTRANT_RELEASE`]: the owner leaves the lock once (the key goes at count 0).
+#[derive(Clone)]
+struct LeaveOnce<B> {
+    backend: B,
+    key: Arc<[u8]>,
+    owner: LockOwner,
+    /// Replicas every extend must reach ([`LockOptions::replication`]).
+    replication: Option<Replication>,
+}
+
+impl<B: KvBackend + Clone + 'static> Releaser for LeaveOnce<B> {
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    async fn release(&mut self, _hold: &Hold) -> Result<bool, LockError> {
+        leave_once(&self.backend, &self.key, &self.owner).await
+    }
+
+    fn detach(&mut self) -> Self {
+        self.clone()
+    }
+
+    fn describe(&self, out: &mut fmt::DebugStruct<'_, '_>) {
+        out.field("owner", &self.owner.id());
+    }
+}
+
 async fn leave_once<B: KvBackend>(
     backend: &B,
     key: &[u8],
@@ -208,64 +231,29 @@ async fn leave_once<B: KvBackend>(
     Ok(int_reply(&REENTRANT_RELEASE, reply)? >= 0)
 }
 
-impl<B: KvBackend + Clone + 'static> fmt::Debug for ReentrantGuard<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReentrantGuard")
-            .field("key", &String::from_utf8_lossy(&self.key))
-            .field("owner", &self.owner.id())
-            .field("depth", &self.depth)
-            .field("fence", &self.fence)
-            .field("valid_until_ms", &self.hold.valid_until_ms)
-            .field("armed", &self.armed)
-            .finish()
-    }
-}
+held_debug!(ReentrantGuard, depth, fence);
 
 impl<B: KvBackend + Clone + 'static> LockGuard for ReentrantGuard<B> {
-    fn key(&self) -> &[u8] {
-        &self.key
-    }
-    hold_accessors!();
-
-    async fn release(self) -> Result<bool, ReleaseError<Self>> {
-        let left = leave_once(&self.backend, &self.key, &self.owner).await;
-        ReleaseError::settle(left, self, |guard| guard.armed = false)
-    }
-
-    fn abandon(mut self) {
-        self.armed = false;
-    }
+    held_guard!();
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
         let ttl_ms = ttl_ms(ttl)?;
-        let started = self.hold.clock.now_ms();
+        let Held { releaser, hold, .. } = &mut self.held;
+        let started = hold.clock.now_ms();
+        let replication = releaser.replication.as_ref();
         let (reply, acknowledged) = write(
-            &self.backend,
-            self.replication.as_ref(),
+            &releaser.backend,
+            replication,
             &REENTRANT_EXTEND,
-            &[&*self.key],
-            &[self.owner.id().as_bytes(), &ms_arg(ttl_ms)],
+            &[&*releaser.key],
+            &[releaser.owner.id().as_bytes(), &ms_arg(ttl_ms)],
         )
         .await?;
         let extended = int_reply(&REENTRANT_EXTEND, reply)? == 1;
         if extended {
-            self.hold = Hold::new(self.hold.clock.clone(), started, ttl_ms);
-            replicated_enough(&self.key, self.replication.as_ref(), acknowledged)?;
+            *hold = Hold::new(hold.clock.clone(), started, ttl_ms);
+            replicated_enough(&releaser.key, replication, acknowledged)?;
         }
         Ok(extended)
-    }
-}
-
-impl<B: KvBackend + Clone + 'static> Drop for ReentrantGuard<B> {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let backend = self.backend.clone();
-        let key = self.key.clone();
-        let owner = self.owner.clone();
-        run_in_background(async move {
-            let _ = leave_once(&backend, &key, &owner).await;
-        });
     }
 }

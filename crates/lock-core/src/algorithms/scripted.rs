@@ -1,14 +1,15 @@
 //! Seed 001: the timestamp lock's SETNX / GET / GETSET steps in one atomic script.
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Binding, Hold, int_reply, ms_arg, pair_reply, safety_ttl_ms};
-use crate::lock::{ReleaseError, Supports, run_in_background, ttl_ms};
+use super::held::{Held, Releaser};
+use super::{Hold, bind, int_reply, ms_arg, pair_reply, safety_ttl_ms};
+use crate::lock::{ReleaseError, Supports, ttl_ms};
 use crate::scripts::{LEGACY_ACQUIRE, LEGACY_EXTEND, LEGACY_RELEASE};
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, Value,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockBinding, LockError, LockGuard, LockName,
+    LockOptions, NamedLock, Value,
 };
 
 /// The scripted timestamp lock (seed 001): [`LEGACY_ACQUIRE`] answers 0 acquired,
@@ -26,46 +27,29 @@ use crate::{
 /// 1 s safety margin, whatever fails. Clock skew between clients remains a hazard.
 #[derive(Clone, Debug)]
 pub struct ScriptedLock<B> {
-    binding: Binding<B>,
+    backend: B,
+    binding: LockBinding,
 }
 
-impl<B: KvBackend + Clone + 'static> ScriptedLock<B> {
-    /// A scripted timestamp lock named `name` with default options.
-    pub fn new(backend: B, name: &LockName) -> Self {
-        Self::with_options(backend, name, LockOptions::default())
-            .expect("the default options are valid")
-    }
-
-    /// A scripted timestamp lock named `name` with `options`;
-    /// [`LockError::InvalidConfig`] if they are out of range or ask for
-    /// [`Wait::Notify`](crate::Wait::Notify).
-    pub fn with_options(
-        backend: B,
-        name: &LockName,
-        options: LockOptions,
-    ) -> Result<Self, LockError> {
-        Ok(Self {
-            binding: Binding::new(backend, name, options, "scripted", Supports::default())?,
-        })
+impl<B: KvBackend + Clone + 'static> NamedLock<B> for ScriptedLock<B> {
+    fn with_options(backend: B, name: &LockName, options: LockOptions) -> Result<Self, LockError> {
+        let binding = bind(&backend, name, options, "scripted", Supports::default())?;
+        Ok(Self { backend, binding })
     }
 }
 
 impl<B: KvBackend + Clone + 'static> LockAlgorithm for ScriptedLock<B> {
     type Guard = ScriptedGuard<B>;
 
-    fn name(&self) -> &'static str {
-        "scripted"
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
-    binding_accessors!();
 
     async fn try_acquire(&self) -> Result<Attempt<ScriptedGuard<B>>, LockError> {
-        let Binding {
-            backend,
-            key,
-            ttl_ms,
-            clock,
-            ..
+        let LockBinding {
+            key, ttl_ms, clock, ..
         } = &self.binding;
+        let backend = &self.backend;
         let now = clock.now_ms();
         let stamp = now.saturating_add(*ttl_ms);
         let safety = safety_ttl_ms(*ttl_ms);
@@ -77,15 +61,19 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ScriptedLock<B> {
             )
             .await?;
         match pair_reply(&LEGACY_ACQUIRE, reply)? {
-            (0, _) => Ok(Attempt::Acquired(ScriptedGuard {
-                backend: backend.clone(),
-                key: key.clone(),
-                hold: Hold {
+            (0, _) => {
+                let releaser = StampRelease {
+                    backend: backend.clone(),
+                    key: key.clone(),
+                };
+                let hold = Hold {
                     clock: clock.clone(),
                     valid_until_ms: stamp,
-                },
-                armed: true,
-            })),
+                };
+                Ok(Attempt::Acquired(ScriptedGuard {
+                    held: Held::new(releaser, hold),
+                }))
+            }
             (1 | 3, _) => Ok(Attempt::Contended),
             (2, left) => Ok(Attempt::Held {
                 holder_ttl: u64::try_from(left)
@@ -103,72 +91,60 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for ScriptedLock<B> {
 
 /// A held [`ScriptedLock`].
 pub struct ScriptedGuard<B: KvBackend + Clone + 'static> {
-    backend: B,
-    key: Arc<[u8]>,
-    /// Our current stamp is `hold.valid_until_ms`.
-    hold: Hold,
-    armed: bool,
+    /// Our current stamp is the hold's validity.
+    held: Held<StampRelease<B>>,
 }
 
 impl<B: KvBackend + Clone + 'static> ScriptedGuard<B> {
     /// Our current stamp: when the hold ends, in Unix ms.
     pub fn expires_at_ms(&self) -> i64 {
-        self.hold.valid_until_ms
+        self.held.valid_until_ms()
     }
 }
 
-async fn scripted_release<B: KvBackend>(
-    backend: &B,
-    key: &[u8],
-    clock: &Clock,
-    stamp: i64,
-) -> Result<bool, LockError> {
-    let reply = backend
-        .eval(
-            &LEGACY_RELEASE,
-            &[key],
-            &[&ms_arg(stamp), &ms_arg(clock.now_ms())],
-        )
-        .await?;
-    Ok(int_reply(&LEGACY_RELEASE, reply)? == 1)
+/// [`LEGACY_RELEASE`]: deletes the key if it holds our stamp and the stamp has not passed.
+#[derive(Clone)]
+struct StampRelease<B> {
+    backend: B,
+    key: Arc<[u8]>,
 }
 
-impl<B: KvBackend + Clone + 'static> fmt::Debug for ScriptedGuard<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ScriptedGuard")
-            .field("key", &String::from_utf8_lossy(&self.key))
-            .field("stamp", &self.hold.valid_until_ms)
-            .field("armed", &self.armed)
-            .finish()
-    }
-}
-
-impl<B: KvBackend + Clone + 'static> LockGuard for ScriptedGuard<B> {
+impl<B: KvBackend + Clone + 'static> Releaser for StampRelease<B> {
     fn key(&self) -> &[u8] {
         &self.key
     }
-    hold_accessors!();
 
-    async fn release(self) -> Result<bool, ReleaseError<Self>> {
-        let Hold {
-            clock,
-            valid_until_ms,
-        } = &self.hold;
-        let released = scripted_release(&self.backend, &self.key, clock, *valid_until_ms).await;
-        ReleaseError::settle(released, self, |guard| guard.armed = false)
+    async fn release(&mut self, hold: &Hold) -> Result<bool, LockError> {
+        let (stamp, now) = (ms_arg(hold.valid_until_ms), ms_arg(hold.clock.now_ms()));
+        let reply = self
+            .backend
+            .eval(&LEGACY_RELEASE, &[&self.key], &[&stamp, &now])
+            .await?;
+        Ok(int_reply(&LEGACY_RELEASE, reply)? == 1)
     }
+
+    fn detach(&mut self) -> Self {
+        self.clone()
+    }
+}
+
+held_debug!(ScriptedGuard);
+
+impl<B: KvBackend + Clone + 'static> LockGuard for ScriptedGuard<B> {
+    held_guard!();
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
         let ttl_ms = ttl_ms(ttl)?;
-        let now = self.hold.clock.now_ms();
+        let Held { releaser, hold, .. } = &mut self.held;
+        let now = hold.clock.now_ms();
         let stamp = now.saturating_add(ttl_ms);
-        let reply = self
+        let reply = releaser
             .backend
             .eval(
                 &LEGACY_EXTEND,
-                &[&*self.key],
+                &[&*releaser.key],
                 &[
-                    &ms_arg(self.hold.valid_until_ms),
+                    &ms_arg(hold.valid_until_ms),
                     &ms_arg(stamp),
                     &ms_arg(safety_ttl_ms(ttl_ms)),
                     &ms_arg(now),
@@ -177,27 +153,8 @@ impl<B: KvBackend + Clone + 'static> LockGuard for ScriptedGuard<B> {
             .await?;
         let extended = int_reply(&LEGACY_EXTEND, reply)? == 1;
         if extended {
-            self.hold.valid_until_ms = stamp;
+            hold.valid_until_ms = stamp;
         }
         Ok(extended)
-    }
-
-    fn abandon(mut self) {
-        self.armed = false;
-    }
-}
-
-impl<B: KvBackend + Clone + 'static> Drop for ScriptedGuard<B> {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let backend = self.backend.clone();
-        let key = self.key.clone();
-        let clock = self.hold.clock.clone();
-        let stamp = self.hold.valid_until_ms;
-        run_in_background(async move {
-            let _ = scripted_release(&backend, &key, &clock, stamp).await;
-        });
     }
 }

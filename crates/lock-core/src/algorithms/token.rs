@@ -4,8 +4,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::held::{Held, Releaser};
 use super::{
-    Binding, Hold, holder_ttl, int_reply, ms_arg, pair_reply, refused, replicated_enough, write,
+    Hold, bind, holder_ttl, int_reply, ms_arg, pair_reply, refused, replicated_enough, write,
 };
 use crate::lock::{
     Before, Budget, ReleaseError, Supports, acquire_with_policy, run_in_background, ttl_ms,
@@ -16,8 +17,8 @@ use crate::scripts::{
 };
 use crate::wake::{SubscriptionSlot, Waiter};
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions,
-    Replication, SetOptions, SetReply, Wait,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockBinding, LockError, LockGuard, LockName,
+    LockOptions, NamedLock, Replication, SetOptions, SetReply, Wait,
 };
 
 /// The token lock (seed 000): a fresh random UUID v4 per acquire call is the value, so
@@ -49,7 +50,8 @@ use crate::{
 /// until its next release or extend reports `false`; see [`FencedLock`](crate::FencedLock).
 #[derive(Clone, Debug)]
 pub struct TokenLock<B> {
-    binding: Binding<B>,
+    backend: B,
+    binding: LockBinding,
     /// The keys [`Wait::Notify`] adds.
     notify: Option<NotifyKeys>,
     subscription: SubscriptionSlot,
@@ -65,43 +67,36 @@ struct NotifyKeys {
 /// The longest a claim on the next turn lasts without being renewed, ms.
 const CLAIM_TTL_MS: i64 = 1_000;
 
-impl<B: KvBackend + Clone + 'static> TokenLock<B> {
-    /// A token lock named `name` with default options.
-    pub fn new(backend: B, name: &LockName) -> Self {
-        Self::with_options(backend, name, LockOptions::default())
-            .expect("the default options are valid")
-    }
-
-    /// A token lock named `name` with `options`; [`LockError::InvalidConfig`] if they are
-    /// out of range.
-    pub fn with_options(
-        backend: B,
-        name: &LockName,
-        options: LockOptions,
-    ) -> Result<Self, LockError> {
+impl<B: KvBackend + Clone + 'static> NamedLock<B> for TokenLock<B> {
+    fn with_options(backend: B, name: &LockName, options: LockOptions) -> Result<Self, LockError> {
         let supports = Supports {
             notify: true,
             replication: true,
         };
-        let binding = Binding::new(backend, name, options, "token", supports)?;
+        let binding = bind(&backend, name, options, "token", supports)?;
         let notify = (binding.options.wait == Wait::Notify).then(|| NotifyKeys {
             channel: name.key("wake").into(),
             claim: name.key("next").into(),
         });
         Ok(Self {
+            backend,
             binding,
             notify,
             subscription: SubscriptionSlot::default(),
         })
     }
+}
 
+impl<B: KvBackend + Clone + 'static> TokenLock<B> {
     fn guard(&self, token: String, started_ms: i64) -> TokenGuard<B> {
         let binding = &self.binding;
         let hold = Hold::new(binding.clock.clone(), started_ms, binding.ttl_ms);
-        let mut guard = TokenGuard::held(binding.backend.clone(), binding.key.clone(), token, hold)
+        let mut releaser = TokenRelease::new(self.backend.clone(), binding.key.clone(), token)
             .replicated(binding.options.replication);
-        guard.channel = self.notify.as_ref().map(|keys| keys.channel.clone());
-        guard
+        releaser.channel = self.notify.as_ref().map(|keys| keys.channel.clone());
+        TokenGuard {
+            held: Held::new(releaser, hold),
+        }
     }
 
     /// [`ACQUIRE_OR_PTTL`] with `token` ([`NOTIFY_ACQUIRE`] with [`Wait::Notify`], which
@@ -114,12 +109,8 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
         ttl_ms: &[u8],
         claim_ms: &[u8],
     ) -> Result<(bool, i64), LockError> {
-        let Binding {
-            backend,
-            key,
-            options,
-            ..
-        } = &self.binding;
+        let LockBinding { key, options, .. } = &self.binding;
+        let backend = &self.backend;
         let replication = options.replication.as_ref();
         let (script, reply, acknowledged) = match &self.notify {
             None => {
@@ -140,7 +131,7 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
         if code == 1
             && let Err(not_replicated) = replicated_enough(key, replication, acknowledged)
         {
-            TokenGuard::<B>::release_by(backend, key, token, None).await?;
+            release_by(backend, key, token, None).await?;
             return Err(not_replicated);
         }
         Ok((code == 1, pttl))
@@ -153,13 +144,10 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
         token: &str,
         before: Before,
     ) -> Result<Attempt<TokenGuard<B>>, LockError> {
-        let Binding {
-            backend,
-            key,
-            ttl_ms,
-            clock,
-            ..
+        let LockBinding {
+            key, ttl_ms, clock, ..
         } = &self.binding;
+        let backend = &self.backend;
         let started = clock.now_ms();
         // The script recognises our own token: a retry after a lost reply, or any attempt
         // whose write must also reach the replicas, is safe to repeat. Notified locks
@@ -188,9 +176,9 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
     /// claim before it returns (in the background if it is cancelled).
     async fn acquire_notified(&self, notify: &NotifyKeys) -> Result<TokenGuard<B>, LockError> {
         let mut claim = WithdrawOnDrop {
-            backend: &self.binding.backend,
+            backend: &self.backend,
             claim: &notify.claim,
-            token: TokenGuard::<B>::new_token(),
+            token: crate::fresh_token(),
             armed: false,
         };
         let outcome = self.wait_notified(&notify.channel, &mut claim).await;
@@ -205,14 +193,14 @@ impl<B: KvBackend + Clone + 'static> TokenLock<B> {
         channel: &[u8],
         claim: &mut WithdrawOnDrop<'_, B>,
     ) -> Result<TokenGuard<B>, LockError> {
-        let Binding {
-            backend,
+        let LockBinding {
             key,
             options,
             ttl_ms,
             clock,
             ..
         } = &self.binding;
+        let backend = &self.backend;
         let claim_ms = ms_arg((*ttl_ms).min(CLAIM_TTL_MS));
         let ttl_ms = ms_arg(*ttl_ms);
         let policy = &options.policy;
@@ -265,7 +253,7 @@ struct WithdrawOnDrop<'a, B: KvBackend + Clone + 'static> {
 impl<B: KvBackend + Clone + 'static> WithdrawOnDrop<'_, B> {
     /// The claim is a key holding our token: withdrawing is releasing it.
     async fn withdraw(&self) -> Result<bool, LockError> {
-        TokenGuard::<B>::release_by(self.backend, self.claim, &self.token, None).await
+        release_by(self.backend, self.claim, &self.token, None).await
     }
 }
 
@@ -277,7 +265,7 @@ impl<B: KvBackend + Clone + 'static> Drop for WithdrawOnDrop<'_, B> {
         let (backend, claim) = (self.backend.clone(), self.claim.clone());
         let token = std::mem::take(&mut self.token);
         run_in_background(async move {
-            let _ = TokenGuard::<B>::release_by(&backend, &claim, &token, None).await;
+            let _ = release_by(&backend, &claim, &token, None).await;
         });
     }
 }
@@ -285,109 +273,77 @@ impl<B: KvBackend + Clone + 'static> Drop for WithdrawOnDrop<'_, B> {
 impl<B: KvBackend + Clone + 'static> LockAlgorithm for TokenLock<B> {
     type Guard = TokenGuard<B>;
 
-    fn name(&self) -> &'static str {
-        "token"
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
-    binding_accessors!();
 
     async fn acquire(&self) -> Result<TokenGuard<B>, LockError> {
         if let Some(notify) = &self.notify {
             return self.acquire_notified(notify).await;
         }
-        let token = TokenGuard::<B>::new_token();
+        let token = crate::fresh_token();
         acquire_with_policy(self, |before| self.attempt(&token, before)).await
     }
 
     async fn try_acquire(&self) -> Result<Attempt<TokenGuard<B>>, LockError> {
-        self.attempt(&TokenGuard::<B>::new_token(), Before::Nothing)
-            .await
+        self.attempt(&crate::fresh_token(), Before::Nothing).await
     }
 }
 
 /// A held [`TokenLock`].
 pub struct TokenGuard<B: KvBackend + Clone + 'static> {
-    backend: B,
-    key: Arc<[u8]>,
-    token: String,
+    held: Held<TokenRelease<B>>,
+}
+
+impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
+    /// The random token this acquisition wrote.
+    pub fn token(&self) -> &str {
+        &self.held.releaser.token
+    }
+}
+
+/// Compare-and-delete of one acquisition's token ([`COMPARE_AND_DELETE`], or
+/// [`NOTIFY_RELEASE`] when the release publishes a wake-up): the release of the token,
+/// fenced and fair locks' holds.
+#[derive(Clone)]
+pub(super) struct TokenRelease<B> {
+    pub(super) backend: B,
+    pub(super) key: Arc<[u8]>,
+    pub(super) token: String,
     /// Where the release publishes ([`Wait::Notify`]).
     channel: Option<Arc<[u8]>>,
     /// Replicas every extend must reach ([`LockOptions::replication`]).
     replication: Option<Replication>,
-    hold: Hold,
-    armed: bool,
 }
 
-impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
-    /// A fresh token ([`fresh_token`](crate::fresh_token)).
-    pub(super) fn new_token() -> String {
-        crate::fresh_token()
-    }
-
-    /// The guard of a lock just acquired with `token`.
-    pub(super) fn held(backend: B, key: Arc<[u8]>, token: String, hold: Hold) -> Self {
+impl<B: KvBackend + Clone + 'static> TokenRelease<B> {
+    /// The release of a lock just acquired with `token`.
+    pub(super) fn new(backend: B, key: Arc<[u8]>, token: String) -> Self {
         Self {
             backend,
             key,
             token,
             channel: None,
             replication: None,
-            hold,
-            armed: true,
         }
     }
 
-    /// This guard, its extends acknowledged by `replication`.
+    /// This release, its hold's extends acknowledged by `replication`.
     pub(super) fn replicated(mut self, replication: Option<Replication>) -> Self {
         self.replication = replication;
         self
     }
 
-    /// Release, publishing a wake-up when the lock was built with [`Wait::Notify`]: true
-    /// if we still held the lock.
-    async fn release_by(
-        backend: &B,
-        key: &[u8],
-        token: &str,
-        channel: Option<&[u8]>,
-    ) -> Result<bool, LockError> {
-        let (script, reply) = match channel {
-            Some(channel) => (
-                &*NOTIFY_RELEASE,
-                backend
-                    .eval(
-                        &NOTIFY_RELEASE,
-                        &[key],
-                        &[token.as_bytes(), channel, publish_command(backend)],
-                    )
-                    .await,
-            ),
-            None => (
-                &*COMPARE_AND_DELETE,
-                backend
-                    .eval(&COMPARE_AND_DELETE, &[key], &[token.as_bytes()])
-                    .await,
-            ),
-        };
-        Ok(int_reply(script, reply?)? == 1)
-    }
-
-    pub(super) fn backend(&self) -> &B {
-        &self.backend
-    }
-
-    pub(super) fn key_arc(&self) -> Arc<[u8]> {
-        self.key.clone()
-    }
-
-    /// [`LockGuard::extend`] by `script`, a compare-and-PEXPIRE of this hold's token
-    /// (`KEYS[1]` key, `ARGV[1]` token, `ARGV[2]` ms; replies 1 if extended).
-    pub(super) async fn extend_with(
-        &mut self,
+    /// Extends `hold` by `script`, a compare-and-PEXPIRE of this token (`KEYS[1]` key,
+    /// `ARGV[1]` token, `ARGV[2]` ms; replies 1 if extended): [`LockGuard::extend`].
+    pub(super) async fn extend(
+        &self,
+        hold: &mut Hold,
         script: &crate::Script,
         ttl: Duration,
     ) -> Result<bool, LockError> {
         let ttl_ms = ttl_ms(ttl)?;
-        let started = self.hold.clock.now_ms();
+        let started = hold.clock.now_ms();
         let (reply, acknowledged) = write(
             &self.backend,
             self.replication.as_ref(),
@@ -398,72 +354,68 @@ impl<B: KvBackend + Clone + 'static> TokenGuard<B> {
         .await?;
         let extended = int_reply(script, reply)? == 1;
         if extended {
-            self.hold = Hold::new(self.hold.clock.clone(), started, ttl_ms);
+            *hold = Hold::new(hold.clock.clone(), started, ttl_ms);
             replicated_enough(&self.key, self.replication.as_ref(), acknowledged)?;
         }
         Ok(extended)
     }
-
-    /// Stops Drop from releasing; true if it would have.
-    pub(super) fn disarm(&mut self) -> bool {
-        std::mem::replace(&mut self.armed, false)
-    }
-
-    /// The random token this acquisition wrote.
-    pub fn token(&self) -> &str {
-        &self.token
-    }
 }
 
-impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
+impl<B: KvBackend + Clone + 'static> Releaser for TokenRelease<B> {
     fn key(&self) -> &[u8] {
         &self.key
     }
-    hold_accessors!();
 
-    async fn release(self) -> Result<bool, ReleaseError<Self>> {
-        let released = Self::release_by(
-            &self.backend,
-            &self.key,
-            &self.token,
-            self.channel.as_deref(),
-        )
-        .await;
-        // Disarmed only now: if this future is dropped mid-flight, Drop still releases.
-        ReleaseError::settle(released, self, |guard| guard.armed = false)
+    async fn release(&mut self, _hold: &Hold) -> Result<bool, LockError> {
+        let channel = self.channel.as_deref();
+        release_by(&self.backend, &self.key, &self.token, channel).await
     }
+
+    fn detach(&mut self) -> Self {
+        self.clone()
+    }
+
+    fn describe(&self, out: &mut fmt::DebugStruct<'_, '_>) {
+        out.field("token", &self.token);
+    }
+}
+
+/// Release, publishing a wake-up when the lock was built with [`Wait::Notify`]: true if we
+/// still held the lock.
+async fn release_by<B: KvBackend>(
+    backend: &B,
+    key: &[u8],
+    token: &str,
+    channel: Option<&[u8]>,
+) -> Result<bool, LockError> {
+    let (script, reply) = match channel {
+        Some(channel) => (
+            &*NOTIFY_RELEASE,
+            backend
+                .eval(
+                    &NOTIFY_RELEASE,
+                    &[key],
+                    &[token.as_bytes(), channel, publish_command(backend)],
+                )
+                .await,
+        ),
+        None => (
+            &*COMPARE_AND_DELETE,
+            backend
+                .eval(&COMPARE_AND_DELETE, &[key], &[token.as_bytes()])
+                .await,
+        ),
+    };
+    Ok(int_reply(script, reply?)? == 1)
+}
+
+impl<B: KvBackend + Clone + 'static> LockGuard for TokenGuard<B> {
+    held_guard!();
 
     async fn extend(&mut self, ttl: Duration) -> Result<bool, LockError> {
-        self.extend_with(&COMPARE_AND_PEXPIRE, ttl).await
-    }
-
-    fn abandon(mut self) {
-        self.armed = false;
+        let Held { releaser, hold, .. } = &mut self.held;
+        releaser.extend(hold, &COMPARE_AND_PEXPIRE, ttl).await
     }
 }
 
-impl<B: KvBackend + Clone + 'static> fmt::Debug for TokenGuard<B> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TokenGuard")
-            .field("key", &String::from_utf8_lossy(&self.key))
-            .field("token", &self.token)
-            .field("valid_until_ms", &self.hold.valid_until_ms)
-            .field("armed", &self.armed)
-            .finish()
-    }
-}
-
-impl<B: KvBackend + Clone + 'static> Drop for TokenGuard<B> {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
-        let backend = self.backend.clone();
-        let key = self.key.clone();
-        let token = std::mem::take(&mut self.token);
-        let channel = self.channel.take();
-        run_in_background(async move {
-            let _ = Self::release_by(&backend, &key, &token, channel.as_deref()).await;
-        });
-    }
-}
+held_debug!(TokenGuard);

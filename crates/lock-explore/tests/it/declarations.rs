@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use lock_core::{
-    KvBackend, Lease, LeaseOptions, LockAlgorithm, LockName, SetOptions, SetReply, TokenLock,
+    KvBackend, Lease, LeaseOptions, LockAlgorithm, LockName, NamedLock, SetOptions, SetReply,
+    TokenLock,
 };
 use lock_explore::{Context, Explorer, Fault, Schedule, Step, ViolationKind, What, When};
 

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use lock_core::{LockAlgorithm, LockGuard, LockName, LockOptions, Replication, TokenLock};
+use lock_core::{
+    LockAlgorithm, LockGuard, LockName, LockOptions, NamedLock, Replication, TokenLock,
+};
 use lock_explore::{Context, Explorer, Report, ViolationKind};
 
 pub const TTL: Duration = Duration::from_millis(1_000);

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use lock_core::{LockAlgorithm, LockName, TokenLock};
+//! use lock_core::{LockAlgorithm, LockName, NamedLock, TokenLock};
 //! use lock_memory::MemoryReplicaSet;
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use lock_core::{
     CountingBackend, ErrorKind, FairLock, FencedLock, KvBackend, Lease, LeaseOptions, LegacyLock,
-    LockAlgorithm, LockError, LockGuard, LockOptions, LockOwner, Redlock, RedlockOptions,
-    ReentrantLock, ScriptedLock, TokenLock, Versioned, lock_name,
+    LockAlgorithm, LockError, LockGuard, LockOptions, LockOwner, NamedLock, Redlock,
+    RedlockOptions, ReentrantLock, ScriptedLock, TokenLock, Versioned, lock_name,
 };
 use lock_memory::{MemoryBackend, MemoryInstances, MemoryReplicaSet};
 

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use lock_core::{
     ErrorKind, FairLock, FencedLock, KvBackend, LegacyLock, LockAlgorithm, LockError, LockGuard,
-    LockName, LockOptions, LockOwner, MAX_TTL, ReentrantLock, ScriptedLock, TokenLock, Value, Wait,
-    scripts,
+    LockName, LockOptions, LockOwner, MAX_TTL, NamedLock, ReentrantLock, ScriptedLock, TokenLock,
+    Value, Wait, scripts,
 };
 use lock_memory::MemoryBackend;
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, ErrorKind, FairLock, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions,
-    TokenLock, TxWrite,
+    NamedLock, TokenLock, TxWrite,
 };
 use lock_memory::MemoryBackend;
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use lock_core::scripts::LINE_MARK;
 use lock_core::{
     AcquirePolicy, Backoff, ErrorKind, FairGuard, FairLock, KvBackend, LockAlgorithm, LockError,
-    LockGuard, LockName, LockOptions, Retry,
+    LockGuard, LockName, LockOptions, NamedLock, Retry,
 };
 use lock_memory::MemoryBackend;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, Attempt, Backoff, FairLock, KvBackend, LockAlgorithm, LockError, LockGuard,
-    LockName, LockOptions, Retry,
+    LockName, LockOptions, NamedLock, Retry,
 };
 use lock_memory::MemoryBackend;
 

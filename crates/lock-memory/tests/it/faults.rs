@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, Backoff, ErrorKind, FencedLock, KvBackend, LockAlgorithm, LockError, LockGuard,
-    LockName, LockOptions, Retry, SetOptions, TokenLock,
+    LockName, LockOptions, NamedLock, Retry, SetOptions, TokenLock,
 };
 use lock_memory::{MemoryBackend, injected_error};
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, KvBackend, Lease, LeaseOptions, LegacyLock, LockAlgorithm, LockGuard, LockName,
-    LockOptions, LostReason, TokenLock,
+    LockOptions, LostReason, NamedLock, TokenLock,
 };
 use lock_memory::MemoryBackend;
 

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use lock_core::{
-    AcquirePolicy, KvBackend, LockAlgorithm, LockName, LockOptions, SetOptions, TokenLock,
+    AcquirePolicy, KvBackend, LockAlgorithm, LockName, LockOptions, NamedLock, SetOptions,
+    TokenLock,
 };
 use lock_memory::MemoryBackend;
 

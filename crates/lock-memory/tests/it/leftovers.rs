@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, Backoff, FairLock, FencedLock, LockAlgorithm, LockError, LockGuard, LockName,
-    LockOptions, LockOwner, Redlock, ReentrantLock, Retry, ScriptedLock, TokenLock, Wait,
+    LockOptions, LockOwner, NamedLock, Redlock, ReentrantLock, Retry, ScriptedLock, TokenLock,
+    Wait,
 };
 use lock_memory::{MemoryBackend, MemoryInstances};
 

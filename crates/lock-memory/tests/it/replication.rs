@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use lock_core::{
     FencedLock, KvBackend, LockAlgorithm, LockError, LockGuard, LockName, LockOptions, LockOwner,
-    ReentrantLock, Replication, SetOptions, TokenLock, scripts::COMPARE_AND_DELETE,
+    NamedLock, ReentrantLock, Replication, SetOptions, TokenLock, scripts::COMPARE_AND_DELETE,
 };
 use lock_memory::{Link, MemoryReplicaSet, Role};
 

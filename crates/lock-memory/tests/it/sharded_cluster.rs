@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use lock_core::{
-    ErrorKind, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions, SetOptions, TokenLock,
-    hash_slot,
+    ErrorKind, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions, NamedLock, SetOptions,
+    TokenLock, hash_slot,
 };
 use lock_memory::{Link, MemoryCluster};
 

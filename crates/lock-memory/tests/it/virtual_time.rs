@@ -3,8 +3,8 @@
 use std::time::{Duration, Instant};
 
 use lock_core::{
-    AcquirePolicy, Backoff, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions, Retry,
-    SetOptions, TokenLock,
+    AcquirePolicy, Backoff, KvBackend, LockAlgorithm, LockGuard, LockName, LockOptions, NamedLock,
+    Retry, SetOptions, TokenLock,
 };
 use lock_memory::MemoryBackend;
 

@@ -13,13 +13,13 @@ use std::time::Duration;
 
 use fanout::{Fan, Tally};
 
-use super::{TokenGuard, int_reply, ms_arg, pair_reply};
-use crate::lock::{Before, Budget, Supports, acquire_with_budget, run_in_background, ttl_ms};
+use super::{int_reply, ms_arg, pair_reply};
+use crate::lock::{Before, Budget, Supports, acquire_with_budget, run_in_background};
 use crate::scripts::{ACQUIRE_OR_PTTL, COMPARE_AND_DELETE};
 use crate::turns::{Turn, Turns};
 use crate::{
-    Attempt, Clock, KvBackend, LockAlgorithm, LockError, LockName, LockOptions, SetOptions,
-    SetReply,
+    Attempt, Clock, KvBackend, LockAlgorithm, LockBinding, LockError, LockName, LockOptions,
+    SetOptions, SetReply,
 };
 
 /// Redlock's own settings, beside the [`LockOptions`] every lock has.
@@ -231,10 +231,8 @@ pub struct Redlock<B> {
     nodes: Nodes<B>,
     /// Shared by clones.
     turns: Turns,
-    name: LockName,
-    options: LockOptions,
-    ttl_ms: i64,
-    /// `ttl_ms` as a command argument, formatted once.
+    binding: LockBinding,
+    /// The TTL as a command argument, formatted once.
     ttl_arg: Vec<u8>,
     redlock: RedlockOptions,
     drift_ms: i64,
@@ -248,9 +246,9 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
     /// it cannot fail: without nodes, each acquire answers [`LockError::InvalidConfig`]
     /// ([`Redlock::with_options`] refuses them at once).
     pub fn new(nodes: Vec<B>, name: &LockName) -> Self {
-        let options = LockOptions::default();
-        let ttl_ms = ttl_ms(options.ttl).expect("the default TTL is valid");
-        Self::build(nodes, name, options, RedlockOptions::default(), ttl_ms)
+        let binding = Self::bind(&nodes, name, LockOptions::default())
+            .expect("the default options are valid");
+        Self::build(nodes, binding, RedlockOptions::default())
     }
 
     /// A Redlock named `name` on `nodes` with `options` and the default
@@ -271,7 +269,8 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
         options: LockOptions,
         redlock: RedlockOptions,
     ) -> Result<Self, LockError> {
-        let ttl_ms = options.validate("redlock", Supports::default())?;
+        let binding = Self::bind(&nodes, name, options)?;
+        let ttl_ms = binding.ttl_ms;
         let invalid = |why: String| Err(LockError::InvalidConfig(why));
         if nodes.is_empty() {
             return invalid(NO_NODES.into());
@@ -289,41 +288,36 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
         {
             return invalid("node_timeout must be positive".into());
         }
-        Ok(Self::build(nodes, name, options, redlock, ttl_ms))
+        Ok(Self::build(nodes, binding, redlock))
+    }
+
+    /// Binds the lock to `name` with `options`, on the clock of the options or else of
+    /// the first node.
+    fn bind(nodes: &[B], name: &LockName, options: LockOptions) -> Result<LockBinding, LockError> {
+        let clock = nodes.first().map_or_else(Clock::system, KvBackend::clock);
+        LockBinding::for_algorithm("redlock", Supports::default(), name, options, clock)
     }
 
     /// The lock, its options already checked (and its nodes, but by [`Redlock::new`]).
-    fn build(
-        nodes: Vec<B>,
-        name: &LockName,
-        options: LockOptions,
-        redlock: RedlockOptions,
-        ttl_ms: i64,
-    ) -> Self {
-        let drift_ms = redlock.drift_ms(options.ttl);
+    fn build(nodes: Vec<B>, binding: LockBinding, redlock: RedlockOptions) -> Self {
+        let ttl = binding.options.ttl;
+        let drift_ms = redlock.drift_ms(ttl);
         let node_timeout = redlock.node_timeout.unwrap_or_else(|| {
-            (options.ttl / 100).clamp(Duration::from_millis(5), Duration::from_millis(50))
+            (ttl / 100).clamp(Duration::from_millis(5), Duration::from_millis(50))
         });
-        let clock = options
-            .clock
-            .clone()
-            .or_else(|| nodes.first().map(KvBackend::clock))
-            .unwrap_or_else(Clock::system);
         let quorum = nodes.len() / 2 + 1;
         Self {
             nodes: Nodes {
                 nodes: nodes.into(),
-                key: Arc::from(name.lock_key()),
+                key: binding.key.clone(),
                 quorum,
                 node_timeout,
                 fail_fast: redlock.fail_fast,
-                clock,
+                clock: binding.clock.clone(),
             },
             turns: Turns::default(),
-            name: name.clone(),
-            options,
-            ttl_ms,
-            ttl_arg: ms_arg(ttl_ms),
+            ttl_arg: ms_arg(binding.ttl_ms),
+            binding,
             redlock,
             drift_ms,
         }
@@ -347,7 +341,7 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
 
     /// The lock's name.
     pub fn lock_name(&self) -> &LockName {
-        &self.name
+        &self.binding.name
     }
 
     /// The drift allowance subtracted from every validity, in milliseconds.
@@ -375,10 +369,11 @@ impl<B: KvBackend + Clone + 'static> Redlock<B> {
         };
         let tally = nodes
             .each(nodes.fail_fast, |node| {
-                Self::take(node, &nodes.key, token, (self.ttl_ms, ttl), before)
+                Self::take(node, &nodes.key, token, (self.binding.ttl_ms, ttl), before)
             })
             .await;
-        let valid_until = valid_until_ms(&nodes.clock, started_us, self.ttl_ms, self.drift_ms);
+        let valid_until =
+            valid_until_ms(&nodes.clock, started_us, self.binding.ttl_ms, self.drift_ms);
         undo.armed = false;
         if let Some(valid_until_ms) = valid_until.filter(|_| tally.yes() >= nodes.quorum) {
             let guard = RedlockGuard::held(
@@ -442,22 +437,17 @@ impl<B: KvBackend + Clone + 'static> Drop for Undo<'_, B> {
 impl<B: KvBackend + Clone + 'static> LockAlgorithm for Redlock<B> {
     type Guard = RedlockGuard<B>;
 
-    fn name(&self) -> &'static str {
-        "redlock"
-    }
-    fn key(&self) -> &[u8] {
-        &self.nodes.key
-    }
-    fn options(&self) -> &LockOptions {
-        &self.options
-    }
-    fn clock(&self) -> &Clock {
-        &self.nodes.clock
+    fn binding(&self) -> &LockBinding {
+        &self.binding
     }
 
     async fn acquire(&self) -> Result<RedlockGuard<B>, LockError> {
-        let token = TokenGuard::<B>::new_token();
-        let (policy, clock, key) = (&self.options.policy, &self.nodes.clock, &self.nodes.key);
+        let token = crate::fresh_token();
+        let (policy, clock, key) = (
+            &self.binding.options.policy,
+            &self.nodes.clock,
+            &self.nodes.key,
+        );
         let mut budget = Budget::new(policy, clock);
         let granted = self.turns.take(&mut budget, policy, clock, key).await?;
         let turn = granted.map(|granted| granted.turn);
@@ -471,9 +461,7 @@ impl<B: KvBackend + Clone + 'static> LockAlgorithm for Redlock<B> {
             None if self.turns.holder_lapsed(&self.nodes.clock) => None,
             None => return Ok(Attempt::Held { holder_ttl: None }),
         };
-        let attempt = self
-            .attempt(&TokenGuard::<B>::new_token(), Before::Nothing)
-            .await?;
+        let attempt = self.attempt(&crate::fresh_token(), Before::Nothing).await?;
         Ok(match attempt {
             Attempt::Acquired(guard) => Attempt::Acquired(guard.with_turn(turn)),
             other => other,
@@ -487,9 +475,7 @@ impl<B> Clone for Redlock<B> {
         Self {
             nodes: self.nodes.clone(),
             turns: self.turns.clone(),
-            name: self.name.clone(),
-            options: self.options.clone(),
-            ttl_ms: self.ttl_ms,
+            binding: self.binding.clone(),
             ttl_arg: self.ttl_arg.clone(),
             redlock: self.redlock,
             drift_ms: self.drift_ms,
@@ -503,7 +489,7 @@ impl<B> fmt::Debug for Redlock<B> {
             .field("key", &String::from_utf8_lossy(&self.nodes.key))
             .field("nodes", &self.nodes.nodes.len())
             .field("quorum", &self.nodes.quorum)
-            .field("ttl_ms", &self.ttl_ms)
+            .field("ttl_ms", &self.binding.ttl_ms)
             .field("drift_ms", &self.drift_ms)
             .field("node_timeout", &self.nodes.node_timeout)
             .finish()
