@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use nxlock::explore::{Algorithm, FaultKind, Topology};
+use nxlock::explore::{Algorithm, Explorer, FaultKind, Topology};
 
 /// The allocator `nxlock explore` runs with, so that the figures are the command's.
 #[global_allocator]
@@ -20,14 +20,17 @@ fn explore(c: &mut Criterion) {
     group.throughput(Throughput::Elements(RUNS));
     group.sample_size(10);
     for threads in [1, cores] {
-        let explorer = Algorithm::Token
-            .explorer(Topology::Replicated { replicas: 2 }, Duration::from_secs(1))
-            .clients(4)
-            .cycles(20)
-            .faults(&[FaultKind::Pause, FaultKind::Failover])
-            .keep_going(true)
-            .runs(RUNS)
-            .threads(threads);
+        let explorer = Explorer::builtin(
+            Algorithm::Token,
+            Topology::Replicated { replicas: 2 },
+            Duration::from_secs(1),
+        )
+        .clients(4)
+        .cycles(20)
+        .faults(&[FaultKind::Pause, FaultKind::Failover])
+        .keep_going(true)
+        .runs(RUNS)
+        .threads(threads);
         group.bench_function(BenchmarkId::new("threads", threads), |b| {
             let mut seed = 0;
             // The search's own time: shrinking and replaying what it found are not runs

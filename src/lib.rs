@@ -62,11 +62,12 @@ pub use lock_wire_explore as wire_explore;
 // leases, and what acquiring and releasing can answer.
 pub use lock_core::lock_name;
 pub use lock_core::{
-    AcquirePolicy, Attempt, Backoff, Clock, DEFAULT_PATIENCE, Error, ErrorKind, FairGuard,
-    FairLock, FencedGuard, FencedLock, KvBackend, Lease, LeaseOptions, LegacyGuard, LegacyLock,
-    LockAlgorithm, LockBinding, LockError, LockGuard, LockName, LockOptions, LockOwner, LostReason,
-    MAX_TTL, NamedLock, Redlock, RedlockGuard, RedlockOptions, ReentrantGuard, ReentrantLock,
-    ReleaseError, Retry, ScriptedGuard, ScriptedLock, TokenGuard, TokenLock,
+    AcquirePolicy, AlgorithmKind, Attempt, Backoff, Clock, DEFAULT_PATIENCE, Error, ErrorKind,
+    FairGuard, FairLock, FencedGuard, FencedLock, KvBackend, Lease, LeaseOptions, LegacyGuard,
+    LegacyLock, LockAlgorithm, LockBinding, LockError, LockGuard, LockName, LockOptions, LockOwner,
+    LostReason, MAX_TTL, NamedLock, Redlock, RedlockGuard, RedlockOptions, ReentrantGuard,
+    ReentrantLock, ReleaseError, Retry, ScriptedGuard, ScriptedLock, TokenGuard, TokenLock,
+    TopologyKind,
 };
 pub use lock_memory::MemoryBackend;
 #[cfg(feature = "redis")]

@@ -47,5 +47,5 @@ pub use redlock::{RedlockReport, Scenario, run_memory as run_redlock_memory};
 pub use report::{BenchReport, Fairness, Latency, Placement};
 #[cfg(feature = "compare-rslock")]
 pub use rslock::{RslockGuard, RslockLock, RslockManagers, run_rslock};
-pub use run::run;
+pub use run::{benched_names, run};
 pub use workload::{Algorithm, Waiting, Workload};

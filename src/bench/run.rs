@@ -45,6 +45,10 @@ pub async fn run<B: KvBackend + Clone + 'static>(
         }
         (Algorithm::Watch, _) => counters::run(backend, name, workload, Protection::Watch).await,
         (Algorithm::Locked, _) => counters::run(backend, name, workload, Protection::Lock).await,
+        (algorithm, _) if !algorithm.benched() => Err(BenchError::InvalidWorkload(format!(
+            "the bench runs {}; {algorithm} is not among them",
+            benched_names()
+        ))),
         (algorithm, wait) => Err(BenchError::InvalidWorkload(
             format!(
                 "--wait {wait:?} needs --algorithm token; {} locks can only poll",
@@ -53,4 +57,14 @@ pub async fn run<B: KvBackend + Clone + 'static>(
             .to_lowercase(),
         )),
     }
+}
+
+/// The algorithms the bench runs, as a list for messages.
+pub fn benched_names() -> String {
+    let names: Vec<&str> = Algorithm::ALL
+        .into_iter()
+        .filter(|algorithm| algorithm.benched())
+        .map(Algorithm::name)
+        .collect();
+    names.join(", ")
 }

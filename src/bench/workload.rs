@@ -4,37 +4,10 @@
 
 use std::time::Duration;
 
-/// Which lock algorithm a benchmark drives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Algorithm {
-    /// [`TokenLock`](lock_core::TokenLock) (seed 000).
-    Token,
-    /// [`LegacyLock`](lock_core::LegacyLock) (seeds 002-004).
-    Legacy,
-    /// [`ScriptedLock`](lock_core::ScriptedLock) (seed 001).
-    Scripted,
-    /// No lock: counters incremented by versioned compare-and-set
-    /// ([`Versioned`](lock_core::Versioned), seed 002's optimistic lock).
-    Optimistic,
-    /// No lock: counters incremented in `WATCH` … `EXEC` transactions.
-    Watch,
-    /// The same counter increments inside the fair lock, for comparison.
-    Locked,
-}
-
-impl Algorithm {
-    /// `token`, `legacy` or `scripted`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Token => "token",
-            Algorithm::Legacy => "legacy",
-            Algorithm::Scripted => "scripted",
-            Algorithm::Optimistic => "optimistic",
-            Algorithm::Watch => "watch",
-            Algorithm::Locked => "locked",
-        }
-    }
-}
+/// What `nxlock bench --algorithm` runs: the one list, [`AlgorithmKind`]
+/// (lock_core::AlgorithmKind), which `nxlock explore` shares; the bench runs those
+/// [`AlgorithmKind::benched`](lock_core::AlgorithmKind::benched) says.
+pub use lock_core::AlgorithmKind as Algorithm;
 
 /// How blocked clients wait (`nxlock bench --wait`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

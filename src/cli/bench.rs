@@ -13,33 +13,13 @@ use nxlock::bench::{
 };
 use nxlock::cluster::{ClusterBackend, SlotLayout};
 use nxlock::testing::{CpuPlacement, RedisCluster};
-use nxlock::{MemoryBackend, RedisBackend};
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum AlgorithmArg {
-    Token,
-    Legacy,
-    Scripted,
-    /// Counters incremented by versioned compare-and-set, no lock.
-    Optimistic,
-    /// Counters incremented in WATCH … EXEC transactions, no lock.
-    Watch,
-    /// The same counter increments inside the fair lock.
-    Locked,
-}
+use nxlock::{MemoryBackend, RedisBackend, TopologyKind};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum WaitArg {
     Poll,
     Notify,
     Fair,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum TopologyArg {
-    Single,
-    Redlock,
-    Cluster,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -66,11 +46,11 @@ pub struct BenchArgs {
     /// through ClusterBackend (--topology cluster).
     #[arg(long, value_name = "redis://HOST:PORT,...", value_delimiter = ',')]
     cluster: Vec<String>,
-    /// The lock algorithm; or, on counters incremented with --hold-us between read and
-    /// write: optimistic (versioned compare-and-set), watch (WATCH … EXEC) or locked (the
-    /// fair lock around the same read and write).
-    #[arg(long, value_enum, default_value = "token")]
-    algorithm: AlgorithmArg,
+    /// The lock algorithm: token, legacy or scripted; or, on counters incremented with
+    /// --hold-us between read and write: optimistic (versioned compare-and-set), watch
+    /// (WATCH … EXEC) or locked (the fair lock around the same read and write).
+    #[arg(long, default_value = "token", value_parser = benched_algorithm)]
+    algorithm: Algorithm,
     /// How blocked clients wait: poll (backoff and retry), notify (wake on release) or
     /// fair (FIFO ticket line with direct hand-off). Default: fair for token, else poll.
     #[arg(long, value_enum)]
@@ -101,8 +81,8 @@ pub struct BenchArgs {
     /// black-holed; `cluster`: a Redis Cluster of 3 primaries (the double with cluster
     /// rules, --spawn, or --cluster URL,...), client i on key i % --keys, the keys spread
     /// over the slots.
-    #[arg(long, value_enum, default_value = "single")]
-    topology: TopologyArg,
+    #[arg(long, default_value = "single", value_parser = benched_topology)]
+    topology: TopologyKind,
     /// Instances for --topology redlock.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=99))]
     instances: u32,
@@ -167,40 +147,40 @@ fn usage_error(args: &BenchArgs) -> Option<&'static str> {
     if args.pin && !args.spawn {
         return Some("--pin is for --spawn (it places the spawned servers)");
     }
-    if !args.cluster.is_empty() && args.topology != TopologyArg::Cluster {
+    if !args.cluster.is_empty() && args.topology != TopologyKind::Cluster {
         return Some("--cluster is for --topology cluster");
     }
     if args.rounds.is_some() && args.compare.is_none() {
         return Some("--rounds is for --compare");
     }
-    let fair = matches!(args.algorithm, AlgorithmArg::Token)
+    let fair = matches!(args.algorithm, Algorithm::Token)
         && matches!(args.wait, None | Some(WaitArg::Fair));
-    if args.shared_lock && args.topology != TopologyArg::Redlock && !fair {
+    if args.shared_lock && args.topology != TopologyKind::Redlock && !fair {
         return Some("--shared-lock is for the fair lock and --topology redlock");
     }
     match args.topology {
-        TopologyArg::Single if args.spawn || args.instances != 5 => {
+        TopologyKind::Single if args.spawn || args.instances != 5 => {
             Some("--spawn and --instances are for --topology redlock or cluster")
         }
-        TopologyArg::Cluster if args.url.is_some() => {
+        TopologyKind::Cluster if args.url.is_some() => {
             Some("--topology cluster runs on the double, --spawn or --cluster URL,...")
         }
-        TopologyArg::Cluster if args.spawn && !args.cluster.is_empty() => {
+        TopologyKind::Cluster if args.spawn && !args.cluster.is_empty() => {
             Some("--spawn and --cluster exclude each other")
         }
-        TopologyArg::Cluster if args.instances != 5 || args.compare.is_some() => {
+        TopologyKind::Cluster if args.instances != 5 || args.compare.is_some() => {
             Some("--instances and --compare are not for --topology cluster")
         }
-        TopologyArg::Redlock if args.url.is_some() => {
+        TopologyKind::Redlock if args.url.is_some() => {
             Some("--topology redlock runs on the double or, with --spawn, on spawned servers")
         }
-        TopologyArg::Redlock if args.compare == Some(CompareArg::Floor) => {
+        TopologyKind::Redlock if args.compare == Some(CompareArg::Floor) => {
             Some("--topology redlock compares with rslock: --compare rslock")
         }
-        TopologyArg::Redlock if args.compare.is_some() && !args.spawn => {
+        TopologyKind::Redlock if args.compare.is_some() && !args.spawn => {
             Some("--compare rslock needs --spawn (rslock talks to real servers)")
         }
-        TopologyArg::Redlock if args.wait.is_some() => {
+        TopologyKind::Redlock if args.wait.is_some() => {
             Some("--wait is for --topology single; Redlock polls")
         }
         _ => None,
@@ -212,7 +192,7 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         eprintln!("nxlock bench: {why}");
         return ExitCode::from(2);
     }
-    if args.topology == TopologyArg::Redlock {
+    if args.topology == TopologyKind::Redlock {
         return run_redlock(&args);
     }
     if args.compare.is_some() && args.url.is_none() {
@@ -220,37 +200,22 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     if matches!(args.wait, Some(WaitArg::Notify | WaitArg::Fair))
-        && !matches!(args.algorithm, AlgorithmArg::Token)
+        && !matches!(args.algorithm, Algorithm::Token)
     {
         eprintln!("nxlock bench: --wait notify and --wait fair need --algorithm token");
         return ExitCode::from(2);
     }
     let workload = Workload {
-        algorithm: match args.algorithm {
-            AlgorithmArg::Token => Algorithm::Token,
-            AlgorithmArg::Legacy => Algorithm::Legacy,
-            AlgorithmArg::Scripted => Algorithm::Scripted,
-            AlgorithmArg::Optimistic => Algorithm::Optimistic,
-            AlgorithmArg::Watch => Algorithm::Watch,
-            AlgorithmArg::Locked => Algorithm::Locked,
-        },
+        algorithm: args.algorithm,
         clients: args.clients as usize,
         keys: args.keys as usize,
         hold: Duration::from_micros(args.hold_us),
         ttl: Duration::from_millis(args.ttl_ms),
         duration: Duration::from_secs_f64(args.duration),
         wait: match (args.wait, args.algorithm) {
-            (Some(WaitArg::Poll), _)
-            | (
-                None,
-                AlgorithmArg::Legacy
-                | AlgorithmArg::Scripted
-                | AlgorithmArg::Optimistic
-                | AlgorithmArg::Watch
-                | AlgorithmArg::Locked,
-            ) => Waiting::Poll,
             (Some(WaitArg::Notify), _) => Waiting::Notify,
-            (Some(WaitArg::Fair), _) | (None, AlgorithmArg::Token) => Waiting::Fair,
+            (Some(WaitArg::Fair), _) | (None, Algorithm::Token) => Waiting::Fair,
+            (Some(WaitArg::Poll) | None, _) => Waiting::Poll,
         },
         shared_lock: args.shared_lock,
     };
@@ -272,7 +237,7 @@ pub fn run_bench(args: BenchArgs) -> ExitCode {
             })
         });
         let result = match &args.url {
-            None if args.topology == TopologyArg::Cluster => {
+            None if args.topology == TopologyKind::Cluster => {
                 run_cluster(&args, &workload, placement.as_ref())
                     .await
                     .map(Output::Plain)
@@ -478,4 +443,23 @@ fn run_redlock(args: &BenchArgs) -> ExitCode {
         }
         report.violations()
     })
+}
+
+/// `--algorithm`: a name from the one list that the bench runs.
+fn benched_algorithm(name: &str) -> Result<Algorithm, String> {
+    match name.parse::<Algorithm>() {
+        Ok(algorithm) if algorithm.benched() => Ok(algorithm),
+        _ => Err(format!("the bench runs {}", nxlock::bench::benched_names())),
+    }
+}
+
+/// `--topology`: a name from the one list that the bench runs on.
+fn benched_topology(name: &str) -> Result<TopologyKind, String> {
+    match name.parse::<TopologyKind>() {
+        Ok(TopologyKind::Replicated) => {
+            Err("the bench runs on single, redlock and cluster topologies".into())
+        }
+        Ok(topology) => Ok(topology),
+        Err(unknown) => Err(unknown.to_string()),
+    }
 }

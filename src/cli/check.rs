@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use nxlock::backend::RedisVersion;
 use nxlock::conformance::check_instance_count;
 use nxlock::conformance::{Harness, JudgedAs, Report, run_matching};
@@ -11,21 +11,7 @@ use nxlock::harness::{
     RedisClusterHarness, RedisHarness, RedisRedlockHarness, RedisReplicatedHarness,
     RedisSentinelHarness,
 };
-use nxlock::{RedisBackend, RedisOptions};
-
-/// How the checked backend is deployed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Topology {
-    /// One server.
-    Single,
-    /// A primary and a replica, with the failover cases.
-    Replicated,
-    /// N independent instances, with the Redlock cases.
-    Redlock,
-    /// A Redis Cluster (3 primaries, 1 replica each when spawned), with the cross-slot,
-    /// migration and failover cases.
-    Cluster,
-}
+use nxlock::{RedisBackend, RedisOptions, TopologyKind};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -52,8 +38,8 @@ pub struct CheckArgs {
     /// Redlock cases); `cluster` (3 primaries, with the cross-slot cases, and with
     /// --spawn 1 replica each and the migration and failover cases). In memory, or
     /// spawned with --spawn.
-    #[arg(long, value_enum, default_value = "single")]
-    topology: Topology,
+    #[arg(long, default_value = "single")]
+    topology: TopologyKind,
     /// How many independent instances each Redlock case runs on (--topology redlock): odd,
     /// at least 3.
     #[arg(long, default_value_t = 5, value_name = "N")]
@@ -253,7 +239,7 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
     // Read only once the arguments are known to fit together.
     let version = || judged_version(args);
     if let Some(master) = &args.master {
-        if args.topology != Topology::Single || args.spawn {
+        if args.topology != TopologyKind::Single || args.spawn {
             return Err(
                 "--sentinel checks an existing deployment: no --spawn or --topology".into(),
             );
@@ -261,69 +247,71 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
         let harness = RedisSentinelHarness::new(args.sentinel.clone(), master.clone());
         return Ok(judged(harness, version().await?, args).await);
     }
-    if args.topology == Topology::Redlock {
+    if args.topology == TopologyKind::Redlock {
         check_instance_count(args.instances)?;
     } else if args.instances != 5 {
         return Err("--instances is for --topology redlock".into());
     }
     if !args.cluster.is_empty() {
-        if !matches!(args.topology, Topology::Single | Topology::Cluster) {
+        if !matches!(args.topology, TopologyKind::Single | TopologyKind::Cluster) {
             return Err("--cluster checks a Redis Cluster: --topology cluster or none".into());
         }
         let harness = RedisClusterHarness::at(args.cluster.clone());
         return Ok(judged(harness, version().await?, args).await);
     }
     match (&args.url, args.spawn, args.topology) {
-        (Some(url), _, Topology::Single) => {
+        (Some(url), _, TopologyKind::Single) => {
             Ok(judged(RedisHarness::at(url), version().await?, args).await)
         }
-        (Some(_), _, Topology::Replicated) => Err(
+        (Some(_), _, TopologyKind::Replicated) => Err(
             "--topology replicated needs --spawn (real processes) or neither (the double); \
              an existing deployment is checked with --sentinel"
                 .into(),
         ),
-        (Some(_), _, Topology::Redlock) => Err(
+        (Some(_), _, TopologyKind::Redlock) => Err(
             "--topology redlock needs --spawn (real processes, which the cases kill and \
              restart) or neither (the double)"
                 .into(),
         ),
-        (None, false, Topology::Redlock) => Ok(judged(
+        (None, false, TopologyKind::Redlock) => Ok(judged(
             MemoryRedlockHarness::new(args.instances),
             version().await?,
             args,
         )
         .await),
-        (None, true, Topology::Redlock) => {
+        (None, true, TopologyKind::Redlock) => {
             let harness = RedisRedlockHarness::spawn(args.instances);
             match harness.skip_reason() {
                 Some(why) => Err(why),
                 None => Ok(judged(harness, version().await?, args).await),
             }
         }
-        (Some(_), _, Topology::Cluster) => {
+        (Some(_), _, TopologyKind::Cluster) => {
             Err("a cluster is checked with --cluster URL[,URL...], not --url".into())
         }
-        (None, false, Topology::Cluster) => {
+        (None, false, TopologyKind::Cluster) => {
             // The double answers as the version it is judged against.
             let version = version().await?;
             let harness = MemoryClusterHarness::default().with_redis_version(version.version);
             Ok(judged(harness, version, args).await)
         }
-        (None, true, Topology::Cluster) => {
+        (None, true, TopologyKind::Cluster) => {
             // Building a cluster blocks on the nodes' answers; keep it off the runtime.
             let harness = tokio::task::spawn_blocking(|| RedisClusterHarness::spawn(3, 1))
                 .await
                 .map_err(|e| format!("spawning the cluster panicked: {e}"))??;
             Ok(judged(harness, version().await?, args).await)
         }
-        (None, false, Topology::Single) => Ok(judged(MemoryHarness, version().await?, args).await),
-        (None, false, Topology::Replicated) => {
+        (None, false, TopologyKind::Single) => {
+            Ok(judged(MemoryHarness, version().await?, args).await)
+        }
+        (None, false, TopologyKind::Replicated) => {
             Ok(judged(MemoryReplicaSetHarness, version().await?, args).await)
         }
-        (None, true, Topology::Single) => {
+        (None, true, TopologyKind::Single) => {
             Ok(judged(RedisHarness::spawned()?, version().await?, args).await)
         }
-        (None, true, Topology::Replicated) => {
+        (None, true, TopologyKind::Replicated) => {
             let harness = RedisReplicatedHarness::spawn().await;
             match harness.skip_reason() {
                 Some(why) => Err(why),

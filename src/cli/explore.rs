@@ -12,14 +12,15 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nxlock::explore::{
-    Algorithm, Confirmation, EXIT_FOUND, EXIT_NOTHING_CHECKED, Explorer, FaultKind, Fencing,
+    Algorithm, Blame, Confirmation, EXIT_FOUND, EXIT_NOTHING_CHECKED, Explorer, FaultKind, Fencing,
     ReplayFile, Report, ShardReport, Topology,
 };
 
 #[derive(Debug, Args)]
 pub struct ExploreArgs {
-    /// The algorithm: token, fenced, fair, reentrant, legacy, scripted, redlock,
-    /// optimistic or unprotected.
+    /// The algorithm: token, fenced, fair, reentrant, legacy, scripted, redlock; or, on a
+    /// counter: optimistic (versioned compare-and-set), watch (WATCH … EXEC), locked
+    /// (inside the fair lock) or unprotected (GET then SET).
     #[arg(long, default_value = "token")]
     algorithm: Algorithm,
     /// What the clients talk to: single, replicated (1 primary + 2 replicas), redlock
@@ -214,7 +215,8 @@ pub fn run(args: ExploreArgs) -> ExitCode {
 
 /// The explorer of `--algorithm` on the double.
 fn algorithm_explorer(args: &ExploreArgs) -> Explorer {
-    args.algorithm.explorer_waiting(
+    Explorer::builtin_waiting(
+        args.algorithm,
         topology(args),
         Duration::from_millis(args.ttl_ms.unwrap_or(1_000)),
         args.wait_replicas,
@@ -307,7 +309,7 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
     let blame = || {
         let found = report.counterexample.as_ref()?;
         found.workload.as_ref()?;
-        Some(args.algorithm.blame(found))
+        Some(Blame::of(args.algorithm, found))
     };
     if let Some(found) = report
         .counterexample

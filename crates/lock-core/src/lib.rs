@@ -25,6 +25,7 @@
 //! Every algorithm implements [`LockAlgorithm`]; [`LockAlgorithm::acquire`] retries by the
 //! lock's [`AcquirePolicy`] and never forever unless asked ([`Retry::Forever`]).
 
+mod algorithm_kind;
 mod algorithms;
 mod backend;
 mod binding;
@@ -45,6 +46,7 @@ mod replication;
 mod script;
 pub mod scripts;
 mod slots;
+mod topology_kind;
 mod transaction;
 mod turns;
 mod value;
@@ -52,6 +54,7 @@ mod version;
 mod versioned;
 mod wake;
 
+pub use algorithm_kind::{AlgorithmKind, UnknownAlgorithm};
 pub use algorithms::{
     DEFAULT_PATIENCE, FairGuard, FairLock, FencedGuard, FencedLock, LegacyGuard, LegacyLock,
     LockOwner, Redlock, RedlockGuard, RedlockOptions, ReentrantGuard, ReentrantLock, ScriptedGuard,
@@ -79,6 +82,7 @@ pub use random::{SeededRandom, fresh_token};
 pub use replication::{Replicated, Replication};
 pub use script::{NativeScript, Script, ScriptContext, integer_arg, nth};
 pub use slots::{SLOTS, SlotLayout, common_slot, hash_slot};
+pub use topology_kind::{TopologyKind, UnknownTopology};
 pub use transaction::{Session, Transaction, TxWrite};
 pub use value::Value;
 pub use version::{RedisVersion, UnknownVersion};

@@ -3,14 +3,13 @@
 //! releases.
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use lock_core::{
     AcquirePolicy, Backoff, FairLock, FencedLock, KvBackend, LegacyLock, LockAlgorithm, LockError,
     LockGuard, LockName, LockOptions, LockOwner, NamedLock, Redlock, ReentrantLock, Replication,
-    Retry, ScriptedLock, SetOptions, TokenLock, Versioned,
+    Retry, ScriptedLock, SetOptions, TokenLock, TxWrite, UnknownAlgorithm, Versioned,
 };
 
 use crate::context::Context;
@@ -28,91 +27,43 @@ pub const RESOURCE: &str = "resource";
 /// The counter the optimistic workload increments.
 pub const COUNTER: &str = "counter";
 
-/// One of nxlock's algorithms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Algorithm {
-    /// [`TokenLock`]: `SET NX PX` and a compare-and-delete script.
-    Token,
-    /// [`FencedLock`]: a token lock that hands out a fence, written to a fenced resource.
-    Fenced,
-    /// [`FairLock`]: a FIFO ticket line.
-    Fair,
-    /// [`ReentrantLock`]: `<owner>:<count>`.
-    Reentrant,
-    /// [`LegacyLock`]: SETNX with a timestamp and GETSET recovery (seeds 002-004).
-    Legacy,
-    /// [`ScriptedLock`]: the one-script SETNX/GET/GETSET acquire (seed 001).
-    Scripted,
-    /// [`Redlock`] over the Redlock topology's nodes.
-    Redlock,
-    /// [`Versioned`]: a counter incremented by compare-and-set, no lock at all.
-    Optimistic,
-    /// No protection: a counter incremented by `GET`, then `SET` of the value plus one.
-    /// The baseline every lock is meant to beat; it loses updates.
-    Unprotected,
-}
+/// One of nxlock's algorithms: the one list, [`AlgorithmKind`], which `nxlock bench`
+/// shares. The explorer runs every one.
+pub use lock_core::AlgorithmKind as Algorithm;
 
-impl Algorithm {
-    /// Every algorithm, in `--algorithm` order.
-    pub const ALL: [Algorithm; 9] = [
-        Algorithm::Token,
-        Algorithm::Fenced,
-        Algorithm::Fair,
-        Algorithm::Reentrant,
-        Algorithm::Legacy,
-        Algorithm::Scripted,
-        Algorithm::Redlock,
-        Algorithm::Optimistic,
-        Algorithm::Unprotected,
-    ];
-
-    /// The name `--algorithm` uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Token => "token",
-            Algorithm::Fenced => "fenced",
-            Algorithm::Fair => "fair",
-            Algorithm::Reentrant => "reentrant",
-            Algorithm::Legacy => "legacy",
-            Algorithm::Scripted => "scripted",
-            Algorithm::Redlock => "redlock",
-            Algorithm::Optimistic => "optimistic",
-            Algorithm::Unprotected => "unprotected",
-        }
+impl Explorer {
+    /// An explorer of nxlock's `algorithm` on `topology`, with what the checkers must
+    /// know about it: the keys it keeps without a TTL by design, where its counter lives.
+    pub fn builtin(algorithm: Algorithm, topology: Topology, ttl: Duration) -> Explorer {
+        Self::builtin_waiting(algorithm, topology, ttl, None)
     }
 
-    /// An explorer of this algorithm on `topology`, with what the checkers must know
-    /// about it: the keys it keeps without a TTL by design, where its counter lives.
-    pub fn explorer(self, topology: Topology, ttl: Duration) -> Explorer {
-        self.explorer_waiting(topology, ttl, None)
-    }
-
-    /// Like [`Algorithm::explorer`], with the lock waiting for `replicas` replicas to
+    /// Like [`Explorer::builtin`], with the lock waiting for `replicas` replicas to
     /// acknowledge every acquire and extend ([`LockOptions::replication`]; the token,
     /// fenced and reentrant locks accept it) within a tenth of the TTL.
-    pub fn explorer_waiting(
-        self,
+    pub fn builtin_waiting(
+        algorithm: Algorithm,
         topology: Topology,
         ttl: Duration,
         replicas: Option<u32>,
     ) -> Explorer {
         let replication = replicas.map(|n| Replication::new(n, ttl / 10));
         let workload: Arc<dyn Workload> = Arc::new(Builtin {
-            algorithm: self,
+            algorithm,
             ttl,
             replication,
         });
         let name = LockName::new(LOCK).expect("a valid name");
         let key = |suffix: &str| String::from_utf8_lossy(&name.key(suffix)).into_owned();
         let label = match replicas {
-            Some(n) => format!("{}+wait{n}", self.name()),
-            None => self.name().to_owned(),
+            Some(n) => format!("{}+wait{n}", algorithm.name()),
+            None => algorithm.name().to_owned(),
         };
         let mut explorer = Explorer::from_arc(workload)
             .named(label)
             .topology(topology)
             .ttl(ttl);
-        explorer = match self {
+        explorer = match algorithm {
             // Fence counters must outlive holds; the stamp locks' key has no TTL by design
             // (a stamp, not a TTL, ends the hold).
             Algorithm::Fenced => explorer.permanent_keys(key("fence")),
@@ -120,7 +71,7 @@ impl Algorithm {
             Algorithm::Optimistic => explorer
                 .counter_in_key(COUNTER, key("versioned"))
                 .permanent_keys(key("versioned")),
-            Algorithm::Unprotected => explorer
+            Algorithm::Watch | Algorithm::Locked | Algorithm::Unprotected => explorer
                 .counter_in_key(COUNTER, key("counter"))
                 .permanent_keys(key("counter")),
             _ => explorer,
@@ -169,23 +120,23 @@ impl fmt::Display for Blame {
     }
 }
 
-impl Algorithm {
-    /// The correct reference of the same kind: Redlock for Redlock, the fenced lock for
-    /// fenced, Versioned for the counters, the token lock for every other lock.
-    pub fn reference(self) -> Algorithm {
-        match self {
-            Algorithm::Redlock => Algorithm::Redlock,
-            Algorithm::Fenced => Algorithm::Fenced,
-            Algorithm::Optimistic | Algorithm::Unprotected => Algorithm::Optimistic,
-            _ => Algorithm::Token,
-        }
+/// The correct reference of `algorithm`'s kind: Redlock for Redlock, the fenced lock
+/// for fenced, Versioned for the counters, the token lock for every other lock.
+pub fn reference(algorithm: Algorithm) -> Algorithm {
+    match algorithm {
+        Algorithm::Redlock => Algorithm::Redlock,
+        Algorithm::Fenced => Algorithm::Fenced,
+        Algorithm::Optimistic | Algorithm::Watch | Algorithm::Unprotected => Algorithm::Optimistic,
+        _ => Algorithm::Token,
     }
+}
 
-    /// Runs [`Algorithm::reference`] under `found`'s schedule, its steps placed at the
+impl Blame {
+    /// Runs [`reference`]`(algorithm)` under `found`'s schedule, its steps placed at the
     /// virtual times they took effect (the reference sends other commands, so an
     /// operation's index means nothing to it).
-    pub fn blame(self, found: &Counterexample) -> Blame {
-        let reference = self.reference();
+    pub fn of(algorithm: Algorithm, found: &Counterexample) -> Blame {
+        let reference = reference(algorithm);
         let mut schedule = found.schedule.clone();
         if found.anchored.len() == schedule.steps.len() {
             schedule.steps = found
@@ -202,40 +153,16 @@ impl Algorithm {
                 })
                 .collect();
         }
-        let explorer = reference
-            .explorer(found.options.topology, found.options.ttl())
+        let explorer = Explorer::builtin(reference, found.options.topology, found.options.ttl())
             .fencing(found.options.fencing)
             .clients(found.options.clients)
             .cycles(found.options.cycles);
         let (_, violation) = explorer.run_schedule(&schedule);
         Blame {
-            algorithm: self,
+            algorithm,
             reference,
             reference_broke: violation.filter(|v| !v.is_inherent()).map(|v| v.kind),
         }
-    }
-}
-
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A name that is not an algorithm.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown algorithm {0:?}; the algorithms are token, fenced, fair, reentrant, legacy, scripted, redlock, optimistic and unprotected"
-)]
-pub struct UnknownAlgorithm(pub String);
-
-impl FromStr for Algorithm {
-    type Err = UnknownAlgorithm;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Algorithm::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
-            .ok_or_else(|| UnknownAlgorithm(s.to_owned()))
     }
 }
 
@@ -320,6 +247,16 @@ where
     if let Ok(guard) = lock.acquire().await {
         hold(context, ttl, guard).await;
     }
+}
+
+/// How many times a WATCH increment tries before it gives up.
+const WATCH_ATTEMPTS: usize = 16;
+
+/// A counter's value as stored (0 when absent or not a number).
+fn counted(value: Option<&[u8]>) -> i64 {
+    value
+        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// One cycle of `algorithm`, boxed alone: a future of every arm at once would be the size
@@ -408,6 +345,48 @@ fn cycle(
                 // Versioned's contract: any other error means the write did not run.
                 Err(_) => increment.failed(),
             }
+        }),
+        Algorithm::Watch => Box::pin(async move {
+            let key = name.key("counter");
+            let increment = context.increment(COUNTER);
+            // Again on an abort, within the policy's attempts: WATCH's own retry loop.
+            for _ in 0..WATCH_ATTEMPTS {
+                let Ok(transaction) = backend.watch(&[&key]).await else {
+                    return increment.failed();
+                };
+                let old = counted(transaction.values()[0].as_deref());
+                let write = TxWrite::set(key.clone(), (old + 1).to_string());
+                match transaction.exec(vec![write]).await {
+                    Ok(true) => return increment.done(),
+                    Ok(false) => continue,
+                    // EXEC may have run before its reply was lost.
+                    Err(_) => return increment.unknown(),
+                }
+            }
+            increment.failed();
+        }),
+        Algorithm::Locked => Box::pin(async move {
+            let Ok(lock) = FairLock::with_options(backend.clone(), &name, options) else {
+                return;
+            };
+            let Ok(guard) = lock.acquire().await else {
+                return;
+            };
+            let key = name.key("counter");
+            context.enter_until(RESOURCE, guard.valid_until_ms()).await;
+            let increment = context.increment(COUNTER);
+            match backend.get(&key).await {
+                Ok(old) => {
+                    let new = (counted(old.as_deref()) + 1).to_string();
+                    match backend.set(&key, new.as_bytes(), SetOptions::new()).await {
+                        Ok(_) => increment.done(),
+                        Err(_) => increment.unknown(),
+                    }
+                }
+                Err(_) => increment.failed(),
+            }
+            context.exit(RESOURCE).await;
+            let _ = guard.release().await;
         }),
         Algorithm::Unprotected => Box::pin(async move {
             let key = name.key("counter");

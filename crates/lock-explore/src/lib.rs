@@ -97,7 +97,7 @@ mod violation;
 mod when_woken;
 mod workload;
 
-pub use algorithms::{Algorithm, Blame, COUNTER, LOCK, RESOURCE, UnknownAlgorithm};
+pub use algorithms::{Algorithm, Blame, COUNTER, LOCK, RESOURCE, reference};
 pub use client::ClientView;
 pub use context::{Context, Increment};
 pub use counterexample::Counterexample;
@@ -107,6 +107,8 @@ pub use external::{CommandFate, ExternalRun, ReplyFate};
 pub use fastrand;
 pub use generate::random_fault;
 pub use in_process::InProcess;
+pub use lock_core::UnknownAlgorithm;
+pub use lock_core::{TopologyKind, UnknownTopology};
 pub use monitor::StaleWrite;
 pub use options::{Fencing, Options, is_setup_command};
 pub use replay::{REPLAY_FORMAT, ReplayError, ReplayFile, Replayed};
@@ -116,7 +118,7 @@ pub use schedule::Schedule;
 pub use shard::{MergeError, ShardReport};
 pub use step::{Fault, FaultKind, Step, UnknownFault, When};
 pub use timeline::{Timeline, timeline_page};
-pub use topology::{Topology, UnknownTopology};
+pub use topology::Topology;
 pub use trace::{Event, Trace, What};
 pub use violation::{Violation, ViolationKind};
 pub use workload::{Cycle, Workload};
@@ -133,7 +135,11 @@ pub fn replay(path: impl AsRef<std::path::Path>) -> Result<Replayed, ExploreErro
     })?;
     let (algorithm, replicas) =
         algorithms::parse_label(&name).map_err(|e| ExploreError::Invalid(e.to_string()))?;
-    algorithm
-        .explorer_waiting(file.options.topology, file.options.ttl(), replicas)
-        .replay(path)
+    Explorer::builtin_waiting(
+        algorithm,
+        file.options.topology,
+        file.options.ttl(),
+        replicas,
+    )
+    .replay(path)
 }

@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use lock_core::{Clock, DynBackend};
+use lock_core::{Clock, DynBackend, TopologyKind, UnknownTopology};
 use lock_memory::{
     Dump, MemoryBackend, MemoryCluster, MemoryInstances, MemoryReplicaSet, Persistence,
     ScriptRunner,
@@ -92,14 +92,29 @@ impl Topology {
         }
     }
 
+    /// Which of the one list of topologies this is.
+    pub fn kind(&self) -> TopologyKind {
+        match self {
+            Topology::Single => TopologyKind::Single,
+            Topology::Replicated { .. } => TopologyKind::Replicated,
+            Topology::Redlock { .. } => TopologyKind::Redlock,
+            Topology::Cluster { .. } => TopologyKind::Cluster,
+        }
+    }
+
+    /// `kind` at its default size: 1 + 2 replicated, 3 Redlock nodes, 3 cluster shards.
+    pub fn of(kind: TopologyKind) -> Self {
+        match kind {
+            TopologyKind::Single => Topology::Single,
+            TopologyKind::Replicated => Topology::Replicated { replicas: 2 },
+            TopologyKind::Redlock => Topology::Redlock { nodes: 3 },
+            TopologyKind::Cluster => Topology::Cluster { shards: 3 },
+        }
+    }
+
     /// The name `--topology` uses.
     pub fn name(&self) -> &'static str {
-        match self {
-            Topology::Single => "single",
-            Topology::Replicated { .. } => "replicated",
-            Topology::Redlock { .. } => "redlock",
-            Topology::Cluster { .. } => "cluster",
-        }
+        self.kind().name()
     }
 }
 
@@ -114,22 +129,11 @@ impl fmt::Display for Topology {
     }
 }
 
-/// A name that is not a topology.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown topology {0:?}; the topologies are single, replicated, redlock and cluster")]
-pub struct UnknownTopology(pub String);
-
 impl FromStr for Topology {
     type Err = UnknownTopology;
     /// `single`, `replicated` (1 + 2), `redlock` (3 nodes) or `cluster` (3 shards).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "single" => Ok(Topology::Single),
-            "replicated" => Ok(Topology::Replicated { replicas: 2 }),
-            "redlock" => Ok(Topology::Redlock { nodes: 3 }),
-            "cluster" => Ok(Topology::Cluster { shards: 3 }),
-            other => Err(UnknownTopology(other.to_owned())),
-        }
+        s.parse().map(Topology::of)
     }
 }
 

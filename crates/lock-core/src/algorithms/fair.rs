@@ -391,7 +391,6 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
     /// whoever must leave the line after.
     async fn wait_in_line(
         &self,
-        token: &str,
         mut budget: Budget<'_>,
         leave: &mut LeaveOnDrop<'_, B>,
     ) -> Result<FairGuard<B>, LockError> {
@@ -409,10 +408,10 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         loop {
             budget.count_attempt();
             let looked = clock.now_ms();
-            let holder_ttl = match self.ask_line(token, leave.ticket).await {
+            let holder_ttl = match self.ask_line(&leave.token, leave.ticket).await {
                 Ok(AcquireReply::Acquired) => {
                     leave.armed = false;
-                    return Ok(self.guard(token.to_owned(), looked, *ttl_ms));
+                    return Ok(self.guard(leave.token.clone(), looked, *ttl_ms));
                 }
                 Ok(AcquireReply::Waiting { holder_ttl, ticket }) => {
                     leave.ticket = ticket;
@@ -423,8 +422,12 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
                     // The failed look may have queued us under a number we never learnt:
                     // leave (by token) before queueing again, or the line would hold us
                     // twice.
-                    if self.leave(token, 0).await.is_ok() {
+                    if self.leave(&leave.token, 0).await.is_ok() {
                         leave.ticket = 0;
+                        // Leaving passed on any lock handed to us meanwhile, but its
+                        // wake-up may still be on its way to us: queue again as a new
+                        // waiter, whom no earlier wake-up names.
+                        leave.token = crate::fresh_token();
                     }
                     None
                 }
@@ -440,10 +443,11 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
                 policy.wake_limit(holder_ttl, budget.waited())
             }
             .min(refresh_every);
+            let token = leave.token.clone();
             let wanted = |message: &[u8]| message == token.as_bytes();
             if waiter.wait(clock, limit, wanted).await == Woken::Message {
                 leave.armed = false;
-                return Ok(self.handed_over(token.to_owned(), looked));
+                return Ok(self.handed_over(token, looked));
             }
         }
     }
@@ -473,7 +477,8 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
 /// the lock: cancelled, timed out or failed.
 struct LeaveOnDrop<'a, B: KvBackend + Clone + 'static> {
     lock: &'a FairLock<B>,
-    token: &'a str,
+    /// The token we wait in line with (a new one after each time we left and came back).
+    token: String,
     ticket: i64,
     armed: bool,
 }
@@ -573,12 +578,12 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
         }
         let mut leave = LeaveOnDrop {
             lock: self,
-            token: &token,
+            token,
             ticket: 0,
             armed: true,
         };
-        let outcome = self.wait_in_line(&token, budget, &mut leave).await;
-        if outcome.is_err() && leave.armed && self.leave(&token, leave.ticket).await.is_ok() {
+        let outcome = self.wait_in_line(budget, &mut leave).await;
+        if outcome.is_err() && leave.armed && self.leave(&leave.token, leave.ticket).await.is_ok() {
             // Left before answering. Had that failed, LeaveOnDrop would retry in the
             // background.
             leave.armed = false;

@@ -987,7 +987,16 @@ impl Monitor {
         };
         if let Some(found) = found {
             let mut state = self.state.lock();
-            self.violate(&mut state, found);
+            // A holder that wrote past its validity (an expired-holder finding, what every
+            // TTL lock allows) explains an update lost in the same run: the run's verdict
+            // stays that inherent finding.
+            let overran = state
+                .finding
+                .as_ref()
+                .is_some_and(|f| f.kind == ViolationKind::ExpiredHolder);
+            if !(overran && found.kind == ViolationKind::LostUpdate) {
+                self.violate(&mut state, found);
+            }
             return;
         }
         if let Some(name) = self.keys_without_ttl().first() {

@@ -10,7 +10,7 @@ use crate::support::{TTL, explorer};
 #[test]
 fn one_seed_finds_the_same_counterexample_twice() {
     let explore = || {
-        explorer(Algorithm::Legacy.explorer(Topology::Single, TTL))
+        explorer(Explorer::builtin(Algorithm::Legacy, Topology::Single, TTL))
             .faults(&[FaultKind::ClientClock, FaultKind::LostReply])
             .runs(500)
             .explore()
@@ -27,8 +27,7 @@ fn one_seed_finds_the_same_counterexample_twice() {
 #[test]
 fn the_counterexample_does_not_depend_on_the_thread_count() {
     let explore = |threads| {
-        Algorithm::Legacy
-            .explorer(Topology::Single, TTL)
+        Explorer::builtin(Algorithm::Legacy, Topology::Single, TTL)
             .faults(&[FaultKind::ClientClock, FaultKind::Pause])
             .seed(3)
             .runs(500)
@@ -45,7 +44,7 @@ fn the_counterexample_does_not_depend_on_the_thread_count() {
 
 #[test]
 fn a_seeded_run_replays_to_an_identical_trace() {
-    let explorer = explorer(Algorithm::Fair.explorer(Topology::Single, TTL)).faults(&[
+    let explorer = explorer(Explorer::builtin(Algorithm::Fair, Topology::Single, TTL)).faults(&[
         FaultKind::Pause,
         FaultKind::LostReply,
         FaultKind::Cancel,
@@ -153,7 +152,7 @@ fn ctx_rng_is_seeded_by_the_run_the_client_and_the_cycle() {
 #[test]
 fn shards_of_a_budget_merge_into_what_one_search_finds() {
     let search = || {
-        explorer(Algorithm::Legacy.explorer(Topology::Single, TTL))
+        explorer(Explorer::builtin(Algorithm::Legacy, Topology::Single, TTL))
             .faults(&[FaultKind::ClientClock, FaultKind::Pause])
             .seed(5)
             .runs(400)

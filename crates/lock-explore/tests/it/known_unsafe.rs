@@ -18,7 +18,7 @@ fn search(
     runs: u64,
     kind: ViolationKind,
 ) -> lock_explore::Counterexample {
-    let report = explorer(algorithm.explorer(topology, TTL))
+    let report = explorer(Explorer::builtin(algorithm, topology, TTL))
         .faults(faults)
         .runs(runs)
         .explore()
@@ -73,11 +73,15 @@ fn a_fenced_lock_is_lost_on_failover_before_its_fence_goes_back() {
 #[test]
 fn redlock_breaks_when_a_node_restarts_without_persistence() {
     // Inherent to Redlock: no client can prevent it; the deployment can.
-    let report = explorer(Algorithm::Redlock.explorer(Topology::Redlock { nodes: 3 }, TTL))
-        .faults(&[FaultKind::Restart, FaultKind::RestartEmpty])
-        .runs(2_000)
-        .explore()
-        .unwrap();
+    let report = explorer(Explorer::builtin(
+        Algorithm::Redlock,
+        Topology::Redlock { nodes: 3 },
+        TTL,
+    ))
+    .faults(&[FaultKind::Restart, FaultKind::RestartEmpty])
+    .runs(2_000)
+    .explore()
+    .unwrap();
     let found = inherent(report);
     assert!(
         found.schedule.steps.iter().any(|s| matches!(
@@ -94,11 +98,15 @@ fn redlock_breaks_when_a_node_restarts_without_persistence() {
 #[test]
 fn redlock_breaks_when_a_bare_majority_node_jumps_its_clock() {
     // Inherent: a server clock jump ends every lease early. Found, and labelled so.
-    let report = explorer(Algorithm::Redlock.explorer(Topology::Redlock { nodes: 3 }, TTL))
-        .faults(&[FaultKind::NodeClock])
-        .runs(2_000)
-        .explore()
-        .unwrap();
+    let report = explorer(Explorer::builtin(
+        Algorithm::Redlock,
+        Topology::Redlock { nodes: 3 },
+        TTL,
+    ))
+    .faults(&[FaultKind::NodeClock])
+    .runs(2_000)
+    .explore()
+    .unwrap();
     let found = inherent(report);
     assert!(
         found

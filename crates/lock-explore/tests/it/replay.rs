@@ -2,14 +2,15 @@
 //! gives small schedules; bad options and bad files get typed errors.
 
 use lock_explore::{
-    Algorithm, ExploreError, FaultKind, ReplayError, ReplayFile, Topology, ViolationKind,
+    Algorithm, Blame, ExploreError, Explorer, FaultKind, ReplayError, ReplayFile, Topology,
+    ViolationKind,
 };
 
 use crate::support::{TTL, explorer};
 
 /// The legacy lock's race under client clock jumps: a bug of its own.
 fn found() -> lock_explore::Counterexample {
-    explorer(Algorithm::Legacy.explorer(Topology::Single, TTL))
+    explorer(Explorer::builtin(Algorithm::Legacy, Topology::Single, TTL))
         .faults(&[FaultKind::ClientClock])
         .runs(500)
         .explore()
@@ -37,8 +38,7 @@ fn a_saved_counterexample_replays() {
         assert!(replayed.reproduced());
         assert_eq!(replayed.trace, found.trace);
     }
-    let on_the_explorer = Algorithm::Legacy
-        .explorer(Topology::Single, TTL)
+    let on_the_explorer = Explorer::builtin(Algorithm::Legacy, Topology::Single, TTL)
         .replay(&path)
         .unwrap();
     assert_eq!(
@@ -81,9 +81,7 @@ fn options_the_double_cannot_honour_are_refused() {
         Ok(report) => panic!("ran: {report:?}"),
     };
     let migrate = refused(
-        Algorithm::Token
-            .explorer(Topology::Single, TTL)
-            .faults(&[FaultKind::Migrate]),
+        Explorer::builtin(Algorithm::Token, Topology::Single, TTL).faults(&[FaultKind::Migrate]),
     );
     assert!(matches!(migrate, ExploreError::Unsupported(_)), "{migrate}");
     assert!(
@@ -92,22 +90,16 @@ fn options_the_double_cannot_honour_are_refused() {
             .contains("'migrate' does not apply to the single topology")
     );
     let failover = refused(
-        Algorithm::Token
-            .explorer(Topology::Single, TTL)
-            .faults(&[FaultKind::Failover]),
+        Explorer::builtin(Algorithm::Token, Topology::Single, TTL).faults(&[FaultKind::Failover]),
     );
     assert!(
         failover
             .to_string()
             .contains("does not apply to the single topology")
     );
-    let nobody = refused(Algorithm::Token.explorer(Topology::Single, TTL).clients(0));
+    let nobody = refused(Explorer::builtin(Algorithm::Token, Topology::Single, TTL).clients(0));
     assert!(matches!(nobody, ExploreError::Invalid(_)));
-    let stepless = refused(
-        Algorithm::Token
-            .explorer(Topology::Single, TTL)
-            .max_steps(0),
-    );
+    let stepless = refused(Explorer::builtin(Algorithm::Token, Topology::Single, TTL).max_steps(0));
     assert!(
         stepless.to_string().contains("at least 1 step"),
         "{stepless}"
@@ -147,7 +139,7 @@ fn shrinking_finds_the_smallest_length_that_still_breaks() {
                     *m -= ms.signum();
                 }
             }
-            let explorer = explorer(Algorithm::Legacy.explorer(Topology::Single, TTL));
+            let explorer = explorer(Explorer::builtin(Algorithm::Legacy, Topology::Single, TTL));
             let (_, violation) = explorer.run_schedule(&smaller);
             assert_ne!(
                 violation.map(|v| v.kind),
@@ -161,19 +153,23 @@ fn shrinking_finds_the_smallest_length_that_still_breaks() {
 #[test]
 fn blame_tells_an_algorithms_bug_from_the_deployments() {
     // The legacy lock's race: the token lock survives the same schedule.
-    let blame = Algorithm::Legacy.blame(&found());
+    let blame = Blame::of(Algorithm::Legacy, &found());
     assert_eq!(blame.reference, Algorithm::Token);
     assert!(!blame.is_inherent(), "{blame}");
     assert!(blame.to_string().contains("a bug of legacy"), "{blame}");
     // A failover without WAIT: the reference token lock breaks too.
-    let lost = explorer(Algorithm::Token.explorer(Topology::Replicated { replicas: 2 }, TTL))
-        .faults(&[FaultKind::Failover])
-        .runs(2_000)
-        .explore()
-        .unwrap()
-        .counterexample
-        .expect("found");
-    let blame = Algorithm::Token.blame(&lost);
+    let lost = explorer(Explorer::builtin(
+        Algorithm::Token,
+        Topology::Replicated { replicas: 2 },
+        TTL,
+    ))
+    .faults(&[FaultKind::Failover])
+    .runs(2_000)
+    .explore()
+    .unwrap()
+    .counterexample
+    .expect("found");
+    let blame = Blame::of(Algorithm::Token, &lost);
     assert!(blame.is_inherent(), "{blame}");
     assert!(
         blame.to_string().contains("reference lock of its kind"),

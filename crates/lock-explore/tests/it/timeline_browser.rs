@@ -71,7 +71,7 @@ fn rendered(html: &str) -> Option<String> {
 fn the_timeline_loads_in_a_browser_with_lanes_marker_and_steps() {
     // Legacy under client clock jumps: the violation is the instant the second client
     // enters, an overlap of zero width.
-    let found = explorer(Algorithm::Legacy.explorer(Topology::Single, TTL))
+    let found = explorer(Explorer::builtin(Algorithm::Legacy, Topology::Single, TTL))
         .faults(&[FaultKind::ClientClock])
         .runs(500)
         .explore()
@@ -262,17 +262,21 @@ fn a_clean_hand_off_draws_no_overlap_and_the_violation_alone_is_red() {
 
 #[test]
 fn node_lanes_and_error_replies_show_on_a_redlock_timeline() {
-    let found = explorer(Algorithm::Redlock.explorer(Topology::Redlock { nodes: 3 }, TTL))
-        .faults(&[
-            FaultKind::RestartEmpty,
-            FaultKind::Blackhole,
-            FaultKind::Refuse,
-        ])
-        .runs(2_000)
-        .explore()
-        .unwrap()
-        .inherent_finding
-        .expect("a node that restarts empty");
+    let found = explorer(Explorer::builtin(
+        Algorithm::Redlock,
+        Topology::Redlock { nodes: 3 },
+        TTL,
+    ))
+    .faults(&[
+        FaultKind::RestartEmpty,
+        FaultKind::Blackhole,
+        FaultKind::Refuse,
+    ])
+    .runs(2_000)
+    .explore()
+    .unwrap()
+    .inherent_finding
+    .expect("a node that restarts empty");
     let html = found.timeline_html();
     assert!(html.contains(r#"data-lane="node 2""#), "one lane per node");
     let Some(dom) = rendered(&html) else {
