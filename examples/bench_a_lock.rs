@@ -2,7 +2,7 @@
 //! loop (here the fenced lock, 8 clients on 2 keys, on the double) and read the report.
 //! `nxlock bench` runs the same loop from the command line.
 //!
-//! `cargo run --release --example bench_a_lock`
+//! `cargo run --release -p nxlock-examples --example bench_a_lock`
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! backend here is the double with one planted bug (PTTL answers -1 for a missing key,
 //! where Redis answers -2), and the suite names the cases it breaks.
 //!
-//! `cargo run --example check_a_backend`
+//! `cargo run --release -p nxlock-examples --example check_a_backend`
 
 use std::time::Duration;
 

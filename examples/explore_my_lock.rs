@@ -6,7 +6,7 @@
 //! every one by search alone, shrinks it to a few fault steps, and saves a replay file
 //! that turns into a regression test. The correct version stays clean.
 //!
-//! `cargo run --example explore_my_lock --features lua`
+//! `cargo run --release -p nxlock-examples --example explore_my_lock`
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! with faults, and no Redis server. Each step below is what a `#[tokio::test(start_paused
 //! = true)]` would assert.
 //!
-//! `cargo run --example unit_test_a_lock`
+//! `cargo run --release -p nxlock-examples --example unit_test_a_lock`
 
 use std::time::Duration;
 

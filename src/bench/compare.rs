@@ -2,12 +2,17 @@
 //! the same server, in the same process, taking turns, and the ratio of their cycles/s.
 
 use std::fmt;
+#[cfg(feature = "redis")]
 use std::future::Future;
 
 use serde::Serialize;
 
+#[cfg(feature = "redis")]
 use super::BenchError;
-use super::report::{BenchReport, ratio};
+use super::report::BenchReport;
+#[cfg(feature = "redis")]
+use super::report::ratio;
+#[cfg(feature = "redis")]
 use super::workload::Workload;
 
 /// What `nxlock bench --compare` runs beside nxlock.
@@ -54,6 +59,7 @@ pub async fn compare_on_server<B: lock_core::KvBackend + Clone + 'static>(
     })
 }
 
+#[cfg(feature = "redis")]
 /// Both sides of a comparison, each merged over its rounds, and each round's ratio.
 pub(crate) struct Alternated {
     pub(crate) ours: BenchReport,
@@ -61,6 +67,7 @@ pub(crate) struct Alternated {
     pub(crate) round_ratios: Vec<f64>,
 }
 
+#[cfg(feature = "redis")]
 impl Alternated {
     /// Our cycles/s over the reference's, over all rounds.
     fn ratio(&self) -> f64 {
@@ -88,6 +95,7 @@ pub(crate) fn round_spread(round_ratios: &[f64]) -> (f64, [f64; 2]) {
     (at(0.5), [at(0.25), at(0.75)])
 }
 
+#[cfg(feature = "redis")]
 /// Runs `ours` and `reference` on `workload` in turns, `rounds` times each, every run a
 /// `rounds`th of the workload's duration. On a machine whose speed drifts by tens of
 /// percent within a minute, two runs one after the other measure the drift as much as
@@ -172,6 +180,7 @@ pub struct ComparedReport {
 }
 
 impl ComparedReport {
+#[cfg(feature = "redis")]
     /// nxlock beside the floor, taking turns.
     pub(crate) fn with_floor(compared: Alternated) -> Self {
         let (round_median, round_quartiles) = round_spread(&compared.round_ratios);
@@ -188,6 +197,7 @@ impl ComparedReport {
         }
     }
 
+#[cfg(feature = "redis")]
     /// nxlock beside rslock, taking turns.
     pub(crate) fn with_rslock(compared: Alternated) -> Self {
         let (round_median, round_quartiles) = round_spread(&compared.round_ratios);

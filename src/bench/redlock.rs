@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use lock_core::{CountingBackend, KvBackend, LockName, LockOptions, Redlock, RedlockOptions};
+use lock_core::{CountingBackend, KvBackend, LockName, Redlock, RedlockOptions};
 use lock_memory::MemoryInstances;
 use serde::Serialize;
 
@@ -287,7 +287,7 @@ pub async fn run_spawned(
     let rslock = |workload: Workload| {
         let managers = &managers;
         async move {
-            let make = |name: &LockName, options: LockOptions| managers.lock(name, options);
+            let make = |name: &LockName, options: lock_core::LockOptions| managers.lock(name, options);
             let mut report = run_clients(label, &workload, || 0, make).await?;
             report.algorithm = "rslock".into();
             Ok(report)

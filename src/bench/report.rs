@@ -38,6 +38,7 @@ impl ClientResult {
         }
     }
 
+#[cfg(feature = "redis")]
     /// This client's results followed by `later`, the same client's in a later run.
     fn add(&mut self, later: &ClientResult) {
         self.cycles += later.cycles;
@@ -217,6 +218,7 @@ pub(crate) fn ratio(numerator: f64, denominator: f64) -> f64 {
     }
 }
 
+#[cfg(feature = "redis")]
 /// A failure of a reference library's client, as the client loop counts it.
 pub(crate) fn connection_error(e: impl std::fmt::Display) -> lock_core::LockError {
     lock_core::LockError::Backend(lock_core::Error::new(
@@ -271,6 +273,7 @@ impl BenchReport {
         report
     }
 
+#[cfg(feature = "redis")]
     /// This run followed by `later`, a run of the same workload with the same clients:
     /// one report over both, as if they had been one run.
     pub(crate) fn merged(mut self, later: BenchReport) -> BenchReport {
@@ -285,6 +288,7 @@ impl BenchReport {
         self
     }
 
+#[cfg(feature = "redis")]
     /// The same run with `commands` counted another way (by the server, for a reference
     /// client that nxlock cannot count).
     pub(crate) fn with_commands(mut self, commands: u64) -> BenchReport {

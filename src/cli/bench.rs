@@ -55,19 +55,21 @@ pub struct BenchArgs {
     /// fair (FIFO ticket line with direct hand-off). Default: fair for token, else poll.
     #[arg(long, value_enum)]
     wait: Option<WaitArg>,
-    /// Concurrent clients.
+    /// Concurrent clients: 1 to 100,000.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     clients: u32,
-    /// Keys; client i uses key i % keys.
+    /// Keys, 1 to 100,000; client i uses key i % keys.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     keys: u32,
-    /// Microseconds each client holds the lock per cycle.
-    #[arg(long, default_value_t = 0)]
+    /// Microseconds each client holds the lock per cycle: 0 (release at once) to
+    /// 3,600,000,000 (an hour).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=3_600_000_000))]
     hold_us: u64,
-    /// Lock TTL in milliseconds.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Lock TTL in milliseconds: 1 to 4,503,599,627,370,496 (2^52, the longest TTL a
+    /// lock accepts).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1 << 52))]
     ttl_ms: u64,
-    /// Seconds to run.
+    /// Seconds to run: more than 0, at most 86,400 (a day).
     #[arg(long, default_value_t = 5.0)]
     duration: f64,
     /// Tokio runtime flavour.
@@ -83,7 +85,7 @@ pub struct BenchArgs {
     /// over the slots.
     #[arg(long, default_value = "single", value_parser = benched_topology)]
     topology: TopologyKind,
-    /// Instances for --topology redlock.
+    /// Instances for --topology redlock: 1 to 99.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=99))]
     instances: u32,
     /// Spawn the instances (--topology redlock) or the cluster (--topology cluster) as
@@ -98,7 +100,7 @@ pub struct BenchArgs {
     compare: Option<CompareArg>,
     /// With --compare: nxlock and the reference take turns this many times, each run a
     /// slice of --duration, so a machine that speeds up or slows down during the
-    /// comparison moves both sides alike. Default 5.
+    /// comparison moves both sides alike: 1 to 1,000, default 5.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     rounds: Option<u32>,
     /// The clients on one key share one lock object (clones of it), as the tasks of one

@@ -40,10 +40,10 @@ pub struct CheckArgs {
     /// spawned with --spawn.
     #[arg(long, default_value = "single")]
     topology: TopologyKind,
-    /// How many independent instances each Redlock case runs on (--topology redlock): odd,
-    /// at least 3.
-    #[arg(long, default_value_t = 5, value_name = "N")]
-    instances: usize,
+    /// How many independent instances each Redlock case runs on (--topology redlock): an
+    /// odd number from 3 to 99.
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u64).range(3..=99))]
+    instances: u64,
     /// Check the master an existing Sentinel deployment names (repeat for several
     /// sentinels); needs --master.
     #[arg(long, value_name = "HOST:PORT", requires = "master")]
@@ -248,7 +248,7 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
         return Ok(judged(harness, version().await?, args).await);
     }
     if args.topology == TopologyKind::Redlock {
-        check_instance_count(args.instances)?;
+        check_instance_count(instances(args))?;
     } else if args.instances != 5 {
         return Err("--instances is for --topology redlock".into());
     }
@@ -274,13 +274,13 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
                 .into(),
         ),
         (None, false, TopologyKind::Redlock) => Ok(judged(
-            MemoryRedlockHarness::new(args.instances),
+            MemoryRedlockHarness::new(instances(args)),
             version().await?,
             args,
         )
         .await),
         (None, true, TopologyKind::Redlock) => {
-            let harness = RedisRedlockHarness::spawn(args.instances);
+            let harness = RedisRedlockHarness::spawn(instances(args));
             match harness.skip_reason() {
                 Some(why) => Err(why),
                 None => Ok(judged(harness, version().await?, args).await),
@@ -319,4 +319,9 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
             }
         }
     }
+}
+
+/// `--instances`, which clap holds to 3..=99.
+fn instances(args: &CheckArgs) -> usize {
+    usize::try_from(args.instances).unwrap_or(usize::MAX)
 }

@@ -29,11 +29,11 @@ pub struct ExploreArgs {
     #[arg(long, default_value = "single")]
     topology: Topology,
     /// Redlock nodes (--topology redlock), replicas (--topology replicated) or shards
-    /// (--topology cluster).
-    #[arg(long)]
-    nodes: Option<usize>,
+    /// (--topology cluster): 1 to 16.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=16))]
+    nodes: Option<u64>,
     /// The lock waits for this many replicas to acknowledge every acquire and extend
-    /// (WAIT, within a tenth of the TTL): token, fenced and reentrant locks.
+    /// (WAIT, within a tenth of the TTL): token, fenced and reentrant locks; 1 to 64.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     wait_replicas: Option<u32>,
     /// Comma-separated faults in play: pause, client-clock, lost-reply, refuse,
@@ -43,27 +43,28 @@ pub struct ExploreArgs {
     /// fault the topology supports.
     #[arg(long, value_delimiter = ',')]
     faults: Option<Vec<FaultKind>>,
-    /// No pause is drawn longer than this many milliseconds.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// No pause is drawn longer than this many milliseconds: 1 to 3,600,000 (an hour).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     max_pause_ms: Option<u64>,
-    /// No latency or late reply is drawn longer than this many milliseconds.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// No latency or late reply is drawn longer than this many milliseconds: 1 to
+    /// 3,600,000 (an hour).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     max_latency_ms: Option<u64>,
-    /// Run shard K of N of the budget (K from 0): N machines with the same seed and
+    /// Run shard K of N of the budget (0 <= K < N): N machines with the same seed and
     /// budget explore it together; --merge combines their --json reports.
     #[arg(long, value_parser = parse_shard)]
     shard: Option<(u64, u64)>,
     /// Merge these shard reports (written by --shard K/N --json) and print the result.
     #[arg(long, num_args = 1.., conflicts_with_all = ["replay", "shard", "runs", "time", "exec"])]
     merge: Option<Vec<PathBuf>>,
-    /// Clients running the algorithm at once.
+    /// Clients running the algorithm at once: 1 to 64.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
     clients: u64,
-    /// Cycles (acquire, critical section, release) per client.
+    /// Cycles (acquire, critical section, release) per client: 1 to 10,000.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     cycles: u32,
-    /// The lock TTL in milliseconds: the unit of pause lengths and the liveness bound.
-    /// Default 1000; 200 with --exec, whose clients sleep in real time.
+    /// The lock TTL in milliseconds, 1 to 3,600,000: the unit of pause lengths and the
+    /// liveness bound. Default 1000; 200 with --exec, whose clients sleep in real time.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     ttl_ms: Option<u64>,
     /// Explore lock code in any language: run this shell command once per client
@@ -78,11 +79,11 @@ pub struct ExploreArgs {
     #[arg(long)]
     long_lived: bool,
     /// With --exec: how many times a finding is replayed to confirm it, and its shrunk
-    /// schedule to say how often it reproduces.
+    /// schedule to say how often it reproduces: 1 to 1,000.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     replays: u32,
     /// With --exec: how many of the --replays must reproduce a finding for it to count
-    /// as the lock's own (default 5 of 10, or half the replays); fewer, and it is listed
+    /// as the lock's own (1 to --replays; default 5 of 10, or half the replays); fewer, and it is listed
     /// as unconfirmed, never failing the search.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     confirm: Option<u32>,
@@ -98,26 +99,27 @@ pub struct ExploreArgs {
     /// anchor faults; by default it does not.
     #[arg(long)]
     anchor_setup: bool,
-    /// At most this many fault steps per schedule.
+    /// At most this many fault steps per schedule: 1 to 64.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
     max_steps: u64,
     /// How the fenced resource judges fences (the fenced algorithm; NXLOCK.WRITE with
     /// --exec): strict, lenient or none.
     #[arg(long, default_value = "strict")]
     fencing: FencingArg,
-    /// Stop after this many runs (default 10,000 when --time is not given).
-    #[arg(long)]
+    /// Stop after this many runs, at least 1 (default 10,000 when --time is not given).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     runs: Option<u64>,
-    /// Stop after this many seconds.
+    /// Stop after this many seconds: more than 0, at most 31,536,000 (a year).
     #[arg(long)]
     time: Option<f64>,
-    /// The seed: the same seed (and budget in runs) finds the same counterexample.
+    /// The seed, any 64-bit number: the same seed (and budget in runs) finds the same
+    /// counterexample.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Worker threads (default: every core). With --exec: runs at once (default: one per
-    /// core, two with --long-lived).
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Worker threads, 1 to 1,024 (default: every core). With --exec: runs at once
+    /// (default: one per core, two with --long-lived).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
     /// Print the result as JSON (the counterexample's fault steps under "steps").
     #[arg(long)]
     json: bool,
@@ -142,7 +144,9 @@ pub struct ExploreArgs {
 
 /// `--topology`, sized by `--nodes`.
 fn topology(args: &ExploreArgs) -> Topology {
-    match (args.topology, args.nodes) {
+    // At most 16 (clap checked it), so the conversion cannot fail.
+    let nodes = args.nodes.and_then(|n| usize::try_from(n).ok());
+    match (args.topology, nodes) {
         (Topology::Redlock { .. }, Some(nodes)) => Topology::Redlock { nodes },
         (Topology::Replicated { .. }, Some(replicas)) => Topology::Replicated { replicas },
         (Topology::Cluster { .. }, Some(shards)) => Topology::Cluster { shards },
@@ -263,8 +267,8 @@ fn configured(mut explorer: Explorer, args: &ExploreArgs) -> Result<Explorer, Ex
         needed,
     });
     if let Some(time) = args.time {
-        if !(time.is_finite() && time > 0.0) {
-            eprintln!("nxlock explore: --time must be a positive number of seconds");
+        if !(time > 0.0 && time <= 31_536_000.0) {
+            eprintln!("nxlock explore: --time must be more than 0 and at most 31,536,000 seconds");
             return Err(ExitCode::from(2));
         }
         explorer = explorer.time(Duration::from_secs_f64(time));
@@ -272,7 +276,7 @@ fn configured(mut explorer: Explorer, args: &ExploreArgs) -> Result<Explorer, Ex
     if let Some(runs) = args.runs {
         explorer = explorer.runs(runs);
     }
-    if let Some(threads) = args.threads {
+    if let Some(threads) = args.threads.and_then(|n| usize::try_from(n).ok()) {
         explorer = explorer.threads(threads);
     }
     if let Some(ms) = args.max_pause_ms {

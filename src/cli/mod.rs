@@ -54,3 +54,96 @@ impl Cli {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::any::TypeId;
+
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// The words a numeric flag's help uses for its range.
+    fn states_a_range(help: &str) -> bool {
+        [" to ", "at least", "at most", "any 64-bit", "more than"]
+            .iter()
+            .any(|words| help.contains(words))
+    }
+
+    #[test]
+    fn every_numeric_flag_states_its_range_in_its_help() {
+        let numeric = [
+            TypeId::of::<u16>(),
+            TypeId::of::<u32>(),
+            TypeId::of::<u64>(),
+            TypeId::of::<usize>(),
+            TypeId::of::<f64>(),
+        ];
+        let command = Cli::command();
+        let mut checked = 0;
+        for sub in command.get_subcommands() {
+            for arg in sub.get_arguments() {
+                let parsed = arg.get_value_parser().type_id();
+                if !numeric.iter().any(|t| parsed == *t) {
+                    continue;
+                }
+                checked += 1;
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert!(
+                    states_a_range(&help),
+                    "nxlock {} --{}: {help:?} states no range",
+                    sub.get_name(),
+                    arg.get_id()
+                );
+            }
+        }
+        assert!(checked >= 20, "only {checked} numeric flags seen");
+    }
+
+    #[test]
+    fn a_numeric_flag_outside_its_range_is_refused_before_anything_runs() {
+        for args in [
+            &["nxlock", "bench", "--hold-us", "3600000001"][..],
+            &["nxlock", "bench", "--ttl-ms", "0"],
+            &["nxlock", "bench", "--algorithm", "fenced"],
+            &["nxlock", "bench", "--topology", "replicated"],
+            &["nxlock", "check", "--instances", "101"],
+            &["nxlock", "explore", "--runs", "0"],
+            &["nxlock", "explore", "--threads", "0"],
+            &["nxlock", "explore", "--nodes", "17"],
+            &["nxlock", "explore", "--max-pause-ms", "3600001"],
+            &["nxlock", "explore", "--algorithm", "tokn"],
+            &["nxlock", "check", "--topology", "singel"],
+        ] {
+            assert!(Cli::try_parse_from(args).is_err(), "{args:?} was accepted");
+        }
+        for args in [
+            &[
+                "nxlock",
+                "bench",
+                "--algorithm",
+                "watch",
+                "--hold-us",
+                "3600000000",
+            ][..],
+            &[
+                "nxlock",
+                "explore",
+                "--algorithm",
+                "locked",
+                "--threads",
+                "1024",
+            ],
+            &[
+                "nxlock",
+                "check",
+                "--topology",
+                "redlock",
+                "--instances",
+                "99",
+            ],
+        ] {
+            assert!(Cli::try_parse_from(args).is_ok(), "{args:?} was refused");
+        }
+    }
+}

@@ -11,7 +11,7 @@ pub struct ServeArgs {
     /// Address to listen on (loopback by default: the double is for tests).
     #[arg(long, default_value = "127.0.0.1")]
     bind: IpAddr,
-    /// Port to listen on (0 picks a free one).
+    /// Port to listen on, 0 to 65535 (0 picks a free one).
     #[arg(long, default_value_t = 6379)]
     port: u16,
     /// Password clients must AUTH with.

@@ -280,12 +280,9 @@ fn a_late_marker_with_a_monotonic_deadline_is_not_stale_in_python_or_node() {
         );
         let valid = validities(&outcome.trace);
         assert_eq!(valid.len(), 3, "{command}: {}", shown(&outcome.trace));
-        // 200 ms ahead, entered 50 ms later: at most 150 ms left (and the clocks agree
-        // to well within the 50 ms).
-        assert!(
-            (100_000..=150_000).contains(&valid[0]),
-            "{command}: {valid:?}"
-        );
+        // 200 ms ahead, entered 50 ms later: at most 150 ms left, and some left (not
+        // stale), however long a loaded machine took between the two.
+        assert!((1..=150_000).contains(&valid[0]), "{command}: {valid:?}");
         // PX 200, less the slack of a twentieth of the 200 ms TTL.
         assert_eq!(valid[1], 190_000, "{command}: {valid:?}");
         assert!(
