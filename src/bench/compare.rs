@@ -180,7 +180,7 @@ pub struct ComparedReport {
 }
 
 impl ComparedReport {
-#[cfg(feature = "redis")]
+    #[cfg(feature = "redis")]
     /// nxlock beside the floor, taking turns.
     pub(crate) fn with_floor(compared: Alternated) -> Self {
         let (round_median, round_quartiles) = round_spread(&compared.round_ratios);
@@ -197,7 +197,7 @@ impl ComparedReport {
         }
     }
 
-#[cfg(feature = "redis")]
+    #[cfg(feature = "redis")]
     /// nxlock beside rslock, taking turns.
     pub(crate) fn with_rslock(compared: Alternated) -> Self {
         let (round_median, round_quartiles) = round_spread(&compared.round_ratios);

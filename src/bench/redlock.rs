@@ -287,7 +287,8 @@ pub async fn run_spawned(
     let rslock = |workload: Workload| {
         let managers = &managers;
         async move {
-            let make = |name: &LockName, options: lock_core::LockOptions| managers.lock(name, options);
+            let make =
+                |name: &LockName, options: lock_core::LockOptions| managers.lock(name, options);
             let mut report = run_clients(label, &workload, || 0, make).await?;
             report.algorithm = "rslock".into();
             Ok(report)

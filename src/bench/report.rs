@@ -38,7 +38,7 @@ impl ClientResult {
         }
     }
 
-#[cfg(feature = "redis")]
+    #[cfg(feature = "redis")]
     /// This client's results followed by `later`, the same client's in a later run.
     fn add(&mut self, later: &ClientResult) {
         self.cycles += later.cycles;
@@ -273,7 +273,7 @@ impl BenchReport {
         report
     }
 
-#[cfg(feature = "redis")]
+    #[cfg(feature = "redis")]
     /// This run followed by `later`, a run of the same workload with the same clients:
     /// one report over both, as if they had been one run.
     pub(crate) fn merged(mut self, later: BenchReport) -> BenchReport {
@@ -288,7 +288,7 @@ impl BenchReport {
         self
     }
 
-#[cfg(feature = "redis")]
+    #[cfg(feature = "redis")]
     /// The same run with `commands` counted another way (by the server, for a reference
     /// client that nxlock cannot count).
     pub(crate) fn with_commands(mut self, commands: u64) -> BenchReport {

@@ -104,6 +104,15 @@ impl<'a, B: KvBackend> Waiter<'a, B> {
         }
     }
 
+    /// Forgets the wake-ups received so far: a look that found us still waiting is newer
+    /// than every one of them. One published after the look ran is dropped too; the next
+    /// look finds what it announced.
+    pub(crate) fn skip_backlog(&mut self) {
+        if let Some(subscription) = self.subscription.as_mut() {
+            subscription.skip_backlog();
+        }
+    }
+
     /// Whether waits are by time alone (no subscription could be made).
     pub(crate) fn polling(&self) -> bool {
         self.polling

@@ -415,20 +415,22 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
                 }
                 Ok(AcquireReply::Waiting { holder_ttl, ticket }) => {
                     leave.ticket = ticket;
+                    // A hand-off announced before this look has lapsed or gone to
+                    // another: only a wake-up after it may give us the lock.
+                    waiter.skip_backlog();
                     holder_ttl
                 }
                 Err(error) => {
                     budget.absorb(error)?;
                     // The failed look may have queued us under a number we never learnt:
                     // leave (by token) before queueing again, or the line would hold us
-                    // twice.
-                    if self.leave(&leave.token, 0).await.is_ok() {
-                        leave.ticket = 0;
-                        // Leaving passed on any lock handed to us meanwhile, but its
-                        // wake-up may still be on its way to us: queue again as a new
-                        // waiter, whom no earlier wake-up names.
-                        leave.token = crate::fresh_token();
-                    }
+                    // twice. Leaving passes on a lock handed to us meanwhile, whose
+                    // wake-up may still be on its way: queue again as a new waiter, whom
+                    // no earlier wake-up names. Should the leave fail, the old ticket
+                    // (and a hand-off to it) lapses within the patience.
+                    let _ = self.leave(&leave.token, 0).await;
+                    leave.ticket = 0;
+                    leave.token = crate::fresh_token();
                     None
                 }
             };

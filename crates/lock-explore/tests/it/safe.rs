@@ -154,14 +154,33 @@ fn a_token_lock_under_the_default_faults_has_no_bug_of_its_own() {
 /// the hand-off's stale wake-up, beside the client the leave passed it to.
 #[test]
 fn a_fair_waiter_that_left_the_line_is_not_woken_by_a_hand_off_it_passed_on() {
-    clean(
-        Explorer::builtin(Algorithm::Fair, Topology::Single, TTL)
-            .threads(1)
-            .seed(0)
-            .runs(1300)
-            .explore()
-            .unwrap(),
-    );
+    clean(fair_search(0, 1300));
+}
+
+/// Seed 1 found, at run 8,111, the same with the leave failing too (its outcome unknown):
+/// the waiter kept its token and took the lock on the stale wake-up.
+#[test]
+fn a_fair_waiter_whose_leave_failed_queues_again_under_a_new_token() {
+    clean(fair_search(1, 8200));
+}
+
+/// Seed 0 found, at run 40,872, a waiter subscribed late: the wake-up of a hand-off that
+/// had since lapsed was waiting in its subscription, and a look that found it still in
+/// line did not make it forget that wake-up.
+#[test]
+fn a_fair_waiter_forgets_the_wake_ups_from_before_a_look_that_found_it_waiting() {
+    clean(fair_search(0, 41_000));
+}
+
+/// The fair lock's built-in workload under the default faults, one thread, `runs` runs
+/// of `seed`: the searches that once found its bugs.
+fn fair_search(seed: u64, runs: u64) -> lock_explore::Report {
+    Explorer::builtin(Algorithm::Fair, Topology::Single, TTL)
+        .threads(1)
+        .seed(seed)
+        .runs(runs)
+        .explore()
+        .unwrap()
 }
 
 #[test]
