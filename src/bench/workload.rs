@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-/// What `nxlock bench --algorithm` runs: the one list, [`AlgorithmKind`]
-/// (lock_core::AlgorithmKind), which `nxlock explore` shares; the bench runs those
-/// [`AlgorithmKind::benched`](lock_core::AlgorithmKind::benched) says.
+/// What `nxlock bench --algorithm` runs: the one list,
+/// [`AlgorithmKind`](lock_core::AlgorithmKind), which `nxlock explore` shares; the bench
+/// runs those [`AlgorithmKind::benched`](lock_core::AlgorithmKind::benched) says.
 pub use lock_core::AlgorithmKind as Algorithm;
 
 /// How blocked clients wait (`nxlock bench --wait`).

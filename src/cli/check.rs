@@ -60,6 +60,10 @@ pub struct CheckArgs {
     /// "xfail", "cases": […]}`.
     #[arg(long)]
     json: bool,
+    /// Also write a JUnit XML report to FILE: a test case per conformance case. In GitHub Actions
+    /// (GITHUB_ACTIONS=true), each failure is also an `::error` annotation.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<std::path::PathBuf>,
     /// Run only the cases whose names (`group::case`) contain PATTERN, as `cargo test
     /// NAME` does; repeat for several.
     #[arg(long = "case", value_name = "PATTERN")]
@@ -124,6 +128,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
         say!("{}", report.to_json());
     } else {
         say!("{report}");
+    }
+    let suite = super::junit::of_check(&report);
+    suite.annotate();
+    if let Some(path) = &args.junit
+        && let Err(error) = suite.write(path)
+    {
+        eprintln!("nxlock check: {}: {error}", path.display());
+        return ExitCode::from(2);
     }
     if report.failed() == 0 {
         ExitCode::SUCCESS

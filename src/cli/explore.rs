@@ -123,6 +123,10 @@ pub struct ExploreArgs {
     /// Print the result as JSON (the counterexample's fault steps under "steps").
     #[arg(long)]
     json: bool,
+    /// Also write a JUnit XML report to FILE: a test case per finding (a violation of the lock's own fails it), or one for a clean search. In GitHub Actions
+    /// (GITHUB_ACTIONS=true), each failure is also an `::error` annotation.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<std::path::PathBuf>,
     /// Write the counterexample's timeline to this HTML file.
     #[arg(long)]
     html: Option<PathBuf>,
@@ -376,6 +380,18 @@ fn finish(args: &ExploreArgs, report: &Report) -> ExitCode {
         if let (Some(path), Some(_)) = (&args.save, found) {
             say!("saved to {}", path.display());
         }
+    }
+    let subject = match &args.exec {
+        Some(command) => format!("--exec {command}"),
+        None => format!("--algorithm {}", args.algorithm),
+    };
+    let suite = super::junit::of_explore(report, &subject);
+    suite.annotate();
+    if let Some(path) = &args.junit
+        && let Err(error) = suite.write(path)
+    {
+        eprintln!("nxlock explore: {}: {error}", path.display());
+        return ExitCode::from(2);
     }
     ExitCode::from(report.exit_code())
 }

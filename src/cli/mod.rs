@@ -13,6 +13,7 @@ macro_rules! say {
 mod bench;
 mod check;
 mod explore;
+mod junit;
 mod serve;
 
 use std::process::ExitCode;

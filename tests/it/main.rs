@@ -8,6 +8,7 @@ mod cli_bench;
 mod cli_check;
 mod cli_closed_stdout;
 mod cli_explore;
+mod cli_junit;
 mod cli_serve;
 mod clients;
 mod cluster_redis;

@@ -53,8 +53,8 @@ impl AlgorithmKind {
         AlgorithmKind::Unprotected,
     ];
 
-    /// The name the tools use (`token`, `fenced`…), and [`LockAlgorithm::name`]
-    /// (crate::LockAlgorithm::name) for the locks.
+    /// The name the tools use (`token`, `fenced`…), and
+    /// [`LockAlgorithm::name`](crate::LockAlgorithm::name) for the locks.
     pub fn name(self) -> &'static str {
         match self {
             AlgorithmKind::Token => "token",

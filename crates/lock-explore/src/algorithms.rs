@@ -27,7 +27,7 @@ pub const RESOURCE: &str = "resource";
 /// The counter the optimistic workload increments.
 pub const COUNTER: &str = "counter";
 
-/// One of nxlock's algorithms: the one list, [`AlgorithmKind`], which `nxlock bench`
+/// One of nxlock's algorithms: the one list, [`AlgorithmKind`](lock_core::AlgorithmKind), which `nxlock bench`
 /// shares. The explorer runs every one.
 pub use lock_core::AlgorithmKind as Algorithm;
 
@@ -132,7 +132,7 @@ pub fn reference(algorithm: Algorithm) -> Algorithm {
 }
 
 impl Blame {
-    /// Runs [`reference`]`(algorithm)` under `found`'s schedule, its steps placed at the
+    /// Runs [`reference()`]`(algorithm)` under `found`'s schedule, its steps placed at the
     /// virtual times they took effect (the reference sends other commands, so an
     /// operation's index means nothing to it).
     pub fn of(algorithm: Algorithm, found: &Counterexample) -> Blame {
