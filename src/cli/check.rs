@@ -42,8 +42,8 @@ pub struct CheckArgs {
     topology: TopologyKind,
     /// How many independent instances each Redlock case runs on (--topology redlock): an
     /// odd number from 3 to 99.
-    #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u64).range(3..=99))]
-    instances: u64,
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = redlock_instances)]
+    instances: usize,
     /// Check the master an existing Sentinel deployment names (repeat for several
     /// sentinels); needs --master.
     #[arg(long, value_name = "HOST:PORT", requires = "master")]
@@ -259,9 +259,7 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
         let harness = RedisSentinelHarness::new(args.sentinel.clone(), master.clone());
         return Ok(judged(harness, version().await?, args).await);
     }
-    if args.topology == TopologyKind::Redlock {
-        check_instance_count(instances(args))?;
-    } else if args.instances != 5 {
+    if args.topology != TopologyKind::Redlock && args.instances != 5 {
         return Err("--instances is for --topology redlock".into());
     }
     if !args.cluster.is_empty() {
@@ -286,13 +284,13 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
                 .into(),
         ),
         (None, false, TopologyKind::Redlock) => Ok(judged(
-            MemoryRedlockHarness::new(instances(args)),
+            MemoryRedlockHarness::new(args.instances),
             version().await?,
             args,
         )
         .await),
         (None, true, TopologyKind::Redlock) => {
-            let harness = RedisRedlockHarness::spawn(instances(args));
+            let harness = RedisRedlockHarness::spawn(args.instances);
             match harness.skip_reason() {
                 Some(why) => Err(why),
                 None => Ok(judged(harness, version().await?, args).await),
@@ -333,7 +331,14 @@ async fn check(args: &CheckArgs) -> Result<Report, String> {
     }
 }
 
-/// `--instances`, which clap holds to 3..=99.
-fn instances(args: &CheckArgs) -> usize {
-    usize::try_from(args.instances).unwrap_or(usize::MAX)
+/// `--instances N`: odd, 3 to 99 (the check spawns that many servers with --spawn).
+fn redlock_instances(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of instances"))?;
+    check_instance_count(n)?;
+    if n > 99 {
+        return Err(format!("at most 99 instances (got {n})"));
+    }
+    Ok(n)
 }

@@ -107,7 +107,7 @@ pub struct ExploreArgs {
     #[arg(long, default_value = "strict")]
     fencing: FencingArg,
     /// Stop after this many runs, at least 1 (default 10,000 when --time is not given).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = at_least_one_run)]
     runs: Option<u64>,
     /// Stop after this many seconds: more than 0, at most 31,536,000 (a year).
     #[arg(long)]
@@ -164,6 +164,15 @@ fn parse_counter_key(text: &str) -> Result<(String, String), String> {
             Ok((counter.to_owned(), key.to_owned()))
         }
         _ => Err(format!("{text:?} is not COUNTER=KEY")),
+    }
+}
+
+/// `--runs N`: a search makes at least 1 run.
+fn at_least_one_run(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("a search makes at least 1 run".into()),
+        Ok(runs) => Ok(runs),
+        Err(_) => Err(format!("{text:?} is not a number of runs")),
     }
 }
 

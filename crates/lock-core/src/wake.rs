@@ -104,9 +104,9 @@ impl<'a, B: KvBackend> Waiter<'a, B> {
         }
     }
 
-    /// Forgets the wake-ups received so far: a look that found us still waiting is newer
-    /// than every one of them. One published after the look ran is dropped too; the next
-    /// look finds what it announced.
+    /// Forgets the wake-ups received so far, when a look showed them stale. One
+    /// published after the look ran is dropped too; the next look finds what it
+    /// announced.
     pub(crate) fn skip_backlog(&mut self) {
         if let Some(subscription) = self.subscription.as_mut() {
             subscription.skip_backlog();

@@ -414,10 +414,15 @@ impl<B: KvBackend + Clone + 'static> FairLock<B> {
                     return Ok(self.guard(leave.token.clone(), looked, *ttl_ms));
                 }
                 Ok(AcquireReply::Waiting { holder_ttl, ticket }) => {
+                    // A new ticket for the same token: the old one was served while we
+                    // did not look, and the hand-off to it lapsed (or went on). Its
+                    // wake-up may still be waiting for us; it gives us nothing now.
+                    // (Under the same ticket, no hand-off to us came before this look:
+                    // a wake-up received is one that came after it.)
+                    if leave.ticket != 0 && ticket != leave.ticket {
+                        waiter.skip_backlog();
+                    }
                     leave.ticket = ticket;
-                    // A hand-off announced before this look has lapsed or gone to
-                    // another: only a wake-up after it may give us the lock.
-                    waiter.skip_backlog();
                     holder_ttl
                 }
                 Err(error) => {

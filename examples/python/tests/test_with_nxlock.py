@@ -1,0 +1,53 @@
+"""The nxlock pytest plugin on lock code: a server whose clock a test moves, and the
+explorer run from a test. `pip install` the nxlock package (its pytest11 entry point
+registers the fixtures), then `pytest examples/python/tests`."""
+
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+
+EXAMPLES = Path(__file__).resolve().parent.parent
+
+
+def python(script):
+    """The command line that runs one of the example locks with this interpreter."""
+    return f"{sys.executable} {EXAMPLES / script}"
+
+
+def test_a_30_second_lock_expires_at_once_when_the_server_fastforwards(nxlock_server):
+    r = redis.Redis.from_url(nxlock_server.url)
+    assert r.set("lock", "me", nx=True, px=30_000)
+    assert not r.set("lock", "you", nx=True, px=30_000)
+    nxlock_server.fastforward(29_999)
+    assert not r.set("lock", "you", nx=True, px=30_000)
+    nxlock_server.fastforward(2)
+    assert r.set("lock", "you", nx=True, px=30_000)
+
+
+@pytest.mark.parametrize("test", ["first", "second"])
+def test_every_test_starts_on_an_empty_server(nxlock_server, test):
+    r = redis.Redis.from_url(nxlock_server.url)
+    assert r.dbsize() == 0
+    r.set("left-by", test)
+
+
+def test_a_server_of_another_redis_version(nxlock_server_factory):
+    server = nxlock_server_factory(redis_version="7.0")
+    info = redis.Redis.from_url(server.url).info("server")
+    assert info["redis_version"].startswith("7.0")
+
+
+def test_the_token_lock_has_no_bug_of_its_own(nxlock_explore):
+    report = nxlock_explore(python("token_lock.py"), runs=60)
+    assert report["runs"] == 60
+    assert not report["violations"]
+
+
+def test_the_get_compare_del_lock_is_caught_with_its_counterexample(nxlock_explore):
+    with pytest.raises(pytest.fail.Exception) as failed:
+        nxlock_explore(python("get_then_del.py"), runs=300, seed=1)
+    message = str(failed.value)
+    assert "lost-ownership" in message
+    assert "timeline: " in message and "--replay" in message
