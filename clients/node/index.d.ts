@@ -66,3 +66,37 @@ export function monotonic(): number;
 export function deadline(ms: number, start?: number): number;
 /** Each run this process serves. */
 export function runs(): AsyncIterableIterator<Run>;
+
+/** A running `nxlock serve` (see `startServer`). */
+export interface Server {
+  /** `redis://127.0.0.1:PORT`. */
+  url: string;
+  /** Sends one command on the helper's own connection. */
+  command(...args: Array<string | number>): Promise<unknown>;
+  /** Moves the server's clock `ms` ahead: every TTL runs down at once. */
+  fastforward(ms: number): Promise<unknown>;
+  /** Empties every database. */
+  flush(): Promise<unknown>;
+  /** Stops the server. */
+  stop(): Promise<void>;
+}
+
+/** Starts `nxlock serve` on a free loopback port (NXLOCK_BIN, else `nxlock` on PATH). */
+export function startServer(options?: { redisVersion?: string; cluster?: boolean }): Promise<Server>;
+
+/** Options of `explore`. */
+export interface ExploreOptions {
+  runs?: number;
+  clients?: number;
+  cycles?: number;
+  seed?: number;
+  longLived?: boolean;
+  faults?: string[];
+  extra?: string[];
+}
+
+/**
+ * Runs `command` under `nxlock explore --exec`: resolves to the report when the search is
+ * clean, rejects with the counterexample when it finds a violation of the lock's own.
+ */
+export function explore(command: string, options?: ExploreOptions): Promise<Record<string, unknown>>;

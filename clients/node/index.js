@@ -182,4 +182,7 @@ function markers(client, options) {
   return new Markers(client, options);
 }
 
-module.exports = { Markers, deadline, markers, monotonic, runs };
+// For tests: a server to point a client at, and the explorer run from a test.
+const { explore, startServer } = require("./testing");
+
+module.exports = { Markers, deadline, explore, markers, monotonic, runs, startServer };

@@ -426,11 +426,14 @@ fn clients_sharing_one_fair_lock_take_turns() {
     ]);
     assert_eq!(report["algorithm"], "fair, shared");
     assert_eq!(report["violations"], 0);
-    // Each hold is passed to the next client in one command.
+    // Each hold is passed to the next client in one command; each of the 8 clients may
+    // spend one more to join the turns (which counts on a slow machine, whose 0.3 s holds
+    // few cycles).
     let commands = report["commands_per_cycle"].as_f64().unwrap();
+    let cycles_run = report["cycles"].as_f64().unwrap();
     assert!(
-        (1.0..=1.01).contains(&commands),
-        "{commands} commands per cycle"
+        commands >= 1.0 && commands <= 1.0 + 9.0 / cycles_run + 0.001,
+        "{commands} commands per cycle over {cycles_run} cycles"
     );
     let cycles = &report["per_client_cycles"];
     let (min, max) = (
