@@ -75,13 +75,29 @@ export interface Server {
   command(...args: Array<string | number>): Promise<unknown>;
   /** Moves the server's clock `ms` ahead: every TTL runs down at once. */
   fastforward(ms: number): Promise<unknown>;
-  /** Empties every database. */
+  /**
+   * Faults the clients named `clientName` (ioredis's `connectionName`): `"delay"` holds
+   * each command `ms` on the server's clock (until cleared), `"disconnect"` closes the
+   * connection before the command runs, `"lose-reply"` runs it and closes the connection
+   * unanswered (one command each, unless `count` says how many).
+   */
+  fault(
+    clientName: string,
+    kind: "delay" | "disconnect" | "lose-reply",
+    options?: { ms?: number; count?: number },
+  ): Promise<unknown>;
+  /** Ends the fault of `clientName`, or every fault. */
+  clearFaults(clientName?: string): Promise<unknown>;
+  /** Empties every database and ends every fault. */
   flush(): Promise<unknown>;
   /** Stops the server. */
   stop(): Promise<void>;
 }
 
-/** Starts `nxlock serve` on a free loopback port (NXLOCK_BIN, else `nxlock` on PATH). */
+/**
+ * Starts `nxlock serve` on a free loopback port (NXLOCK_BIN, else the binary bundled in
+ * the package, else `nxlock` on PATH).
+ */
 export function startServer(options?: { redisVersion?: string; cluster?: boolean }): Promise<Server>;
 
 /** Options of `explore`. */

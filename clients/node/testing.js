@@ -1,7 +1,9 @@
 "use strict";
 // For tests in node:test, jest or vitest: `startServer()` runs an `nxlock serve` on a
 // free loopback port, and `explore(command)` runs lock code under `nxlock explore
-// --exec`. Both run the `nxlock` binary: NXLOCK_BIN, else `nxlock` on PATH.
+// --exec`. Both run the `nxlock` binary: NXLOCK_BIN, else the one bundled in the
+// package for this platform (vendor/<platform>-<arch>/nxlock), else the checkout's
+// release build when the package is linked from a checkout, else `nxlock` on PATH.
 
 const { spawn, spawnSync } = require("node:child_process");
 const fs = require("node:fs");
@@ -9,9 +11,30 @@ const net = require("node:net");
 const os = require("node:os");
 const path = require("node:path");
 
-/** The `nxlock` binary: NXLOCK_BIN, else `nxlock` (found on PATH). */
+/**
+ * The `nxlock` binary: NXLOCK_BIN, else the one bundled in the package, else (the package
+ * linked from a checkout) the checkout's release build, else `nxlock` on PATH.
+ */
 function binary() {
-  return process.env.NXLOCK_BIN || "nxlock";
+  if (process.env.NXLOCK_BIN) return process.env.NXLOCK_BIN;
+  const candidates = [
+    path.join(__dirname, "vendor", `${process.platform}-${process.arch}`, "nxlock"),
+    path.join(__dirname, "..", "..", "target", "release", "nxlock"),
+  ];
+  return candidates.find((candidate) => fs.existsSync(candidate)) || "nxlock";
+}
+
+/** NXLOCK.FAULT's arguments for `fault(clientName, kind, { ms, count })`. */
+function faultArgs(clientName, kind, { ms, count } = {}) {
+  const args = ["NXLOCK.FAULT", clientName, String(kind).toUpperCase()];
+  if (String(kind).toLowerCase() === "delay") {
+    if (ms === undefined) throw new TypeError("a delay needs ms");
+    args.push(Math.trunc(ms));
+  } else if (ms !== undefined) {
+    throw new TypeError(`a ${kind} fault takes no ms`);
+  }
+  if (count !== undefined) args.push("COUNT", Math.trunc(count));
+  return args;
 }
 
 /** One command as RESP2. */
@@ -90,8 +113,12 @@ function connect(port, host) {
 
 /**
  * Starts `nxlock serve` on a free loopback port. Resolves to `{ url, command(...args),
- * fastforward(ms), flush(), stop() }`. Options: `redisVersion` ("7.0", "7.2", "7.4"),
- * `cluster` (answer as a one-node Redis Cluster).
+ * fastforward(ms), fault(clientName, kind, { ms, count }), clearFaults(clientName?),
+ * flush(), stop() }`. `fault` stalls (`"delay"`, `ms` on the server's clock, which
+ * `fastforward` moves), crashes (`"disconnect"`) or silences (`"lose-reply"`) the
+ * clients of one name (ioredis's `connectionName`): a delay until cleared, the others
+ * for one command, unless `count` says how many. Options: `redisVersion` ("7.0", "7.2",
+ * "7.4"), `cluster` (answer as a one-node Redis Cluster).
  */
 function startServer({ redisVersion, cluster = false } = {}) {
   const args = ["serve", "--port", "0"];
@@ -116,7 +143,16 @@ function startServer({ redisVersion, cluster = false } = {}) {
         url,
         command: (...command) => connection.command(...command),
         fastforward: (ms) => connection.command("NXLOCK.FASTFORWARD", Math.trunc(ms)),
-        flush: () => connection.command("FLUSHALL"),
+        fault: (clientName, kind, options) =>
+          connection.command(...faultArgs(clientName, kind, options)),
+        clearFaults: (clientName) =>
+          clientName === undefined
+            ? connection.command("NXLOCK.FAULT", "RESET")
+            : connection.command("NXLOCK.FAULT", clientName, "CLEAR"),
+        flush: async () => {
+          await connection.command("FLUSHALL");
+          return connection.command("NXLOCK.FAULT", "RESET");
+        },
         stop() {
           connection.close();
           return new Promise((done) => {

@@ -174,8 +174,7 @@ async fn commands_run_in_the_order_they_arrived_across_connections() {
         signal("-CONT");
         let published = publisher.read_reply().await;
         assert_eq!(
-            published,
-            b":0\r\n",
+            published, b":0\r\n",
             "round {round}: the PUBLISH ran before the UNSUBSCRIBE sent ahead of it"
         );
         let unsubscribed = subscriber.read_reply().await;

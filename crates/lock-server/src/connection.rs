@@ -17,6 +17,7 @@ use crate::commands::replication::Wait;
 use crate::protocol::reply::{self, Protocol, Reply, encode, encode_event, encode_in};
 use crate::protocol::request::{Parsed, ProtocolError, Request, read, read_rest};
 use crate::run::pipeline::Pipeline;
+use crate::run::steering::Steering;
 use crate::run::{blocked, caching, dispatch, replicas, transaction};
 use crate::state::blocked::Ticket;
 use crate::state::client::{Buffers, Client, Replies, Unblock, UnblockMode};
@@ -181,11 +182,24 @@ async fn converse(
             }
             // The request's one lookup: everything after carries the command's place.
             let found = table::lookup_in(shared.options.redis_version, &args[0]);
-            // An observed client's commands run one by one, each steered on its own.
-            let observer = client
-                .tag
-                .and_then(|tag| Some((tag, shared.options.observer.as_ref()?)));
-            let args = if client.plain() && observer.is_none() {
+            // An observed or faulted client's commands run one by one, each steered on
+            // its own. The NXLOCK commands are never faulted: a test can always clear.
+            let steering = match (client.tag, &shared.options.observer, &client.name) {
+                (Some(tag), Some(observer), _) => Some(Steering::Explored {
+                    tag,
+                    observer: observer.as_ref(),
+                }),
+                (_, _, Some(name))
+                    if shared.client_faults.applies(name) && !table::is_nxlock(&args[0]) =>
+                {
+                    Some(Steering::Faulted {
+                        name: name.clone(),
+                        faults: &shared.client_faults,
+                    })
+                }
+                _ => None,
+            };
+            let args = if client.plain() && steering.is_none() {
                 shared.registry.record(client, &args);
                 match pipeline.gather(shared, client.db, found, args) {
                     Some(args) => args,
@@ -214,9 +228,9 @@ async fn converse(
                 arguments: args.iter().map(Vec::len).sum(),
                 reply: out.capacity(),
             };
-            let observed = observer.map(|(tag, observer)| (tag, observer, args.clone()));
-            if let Some((tag, observer, args)) = &observed {
-                let mut verdict = observer.before(*tag, args);
+            let observed = steering.map(|steering| (steering, args.clone()));
+            if let Some((steering, args)) = &observed {
+                let mut verdict = steering.before(args);
                 loop {
                     match verdict {
                         Before::Run => break,
@@ -229,7 +243,7 @@ async fn converse(
                                 () = shared.clock.sleep(pause) => {}
                                 _ = stopped.changed() => return,
                             }
-                            verdict = match observer.held(*tag, args) {
+                            verdict = match steering.held(args) {
                                 Before::Hold(_) => Before::Run,
                                 other => other,
                             };
@@ -349,10 +363,10 @@ async fn converse(
             for invalidation in caching::invalidations(shared, client) {
                 encode_event(client.protocol, &invalidation, &mut out);
             }
-            if let Some((tag, observer, args)) = &observed {
+            if let Some((steering, args)) = &observed {
                 // A blocked command wrote what came before it already.
                 let reply_from = reply_from.min(out.len());
-                match observer.after(*tag, args, &out[reply_from..]) {
+                match steering.after(args, &out[reply_from..]) {
                     After::Send => {}
                     After::Late(delay) => {
                         if stream.write_all(&out[..reply_from]).await.is_err() {

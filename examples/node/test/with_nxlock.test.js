@@ -1,6 +1,6 @@
 "use strict";
-// The nxlock package's test helpers on lock code: `npm install` here, then
-// `NXLOCK_BIN=../../target/release/nxlock node --test`.
+// The nxlock package's test helpers on lock code: `npm install` here (the package comes
+// from the checkout, with the binary `cargo build --release` made), then `node --test`.
 
 const assert = require("node:assert/strict");
 const path = require("node:path");
@@ -24,6 +24,24 @@ test("a 30 second lock expires at once when the server fastforwards", async () =
     assert.equal(await redis.set("lock", "you", "PX", 30000, "NX"), "OK");
   } finally {
     redis.disconnect();
+    await server.stop();
+  }
+});
+
+test("ioredis resends a lock SET whose reply was lost, and reports the lock as not taken", async () => {
+  const server = await startServer();
+  const worker = new Redis(server.url, { connectionName: "worker" });
+  const admin = new Redis(server.url);
+  try {
+    await worker.ping();
+    await server.fault("worker", "lose-reply");
+    // The SET runs, its reply is lost with the connection; ioredis reconnects and sends
+    // it again (autoResendUnfulfilledCommands), and the lock it took refuses it.
+    assert.equal(await worker.set("lock", "token-1", "PX", 30000, "NX"), null);
+    assert.equal(await admin.get("lock"), "token-1");
+  } finally {
+    worker.disconnect();
+    admin.disconnect();
     await server.stop();
   }
 });

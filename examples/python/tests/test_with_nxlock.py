@@ -33,6 +33,43 @@ def test_every_test_starts_on_an_empty_server(nxlock_server, test):
     r.set("left-by", test)
 
 
+def test_a_lock_set_whose_reply_was_lost_is_held_by_nobody_who_knows(nxlock_server):
+    # The SET NX took effect, but its reply never came: the client cannot tell it holds
+    # the lock, and a naive retry of SET NX is refused by its own lock until the TTL.
+    worker = redis.Redis.from_url(
+        nxlock_server.url, client_name="worker", retry_on_timeout=False
+    )
+    worker.ping()
+    nxlock_server.fault("worker", "lose-reply")
+    with pytest.raises(redis.ConnectionError):
+        worker.set("lock", "token-1", nx=True, px=30_000)
+    assert not worker.set("lock", "token-2", nx=True, px=30_000)  # refused by itself
+    assert worker.get("lock") == b"token-1"
+    nxlock_server.fastforward(30_001)
+    assert worker.set("lock", "token-2", nx=True, px=30_000)
+
+
+def test_a_paused_holders_plain_del_frees_the_next_holders_lock(nxlock_server):
+    # The classic bug of unlocking with a plain DEL: the holder stalls (a minute-long GC
+    # pause) with its DEL in flight, its lock expires, another client takes the lock,
+    # and the DEL, run when the pause ends, deletes the other client's lock.
+    holder = redis.Redis.from_url(nxlock_server.url, client_name="holder")
+    other = redis.Redis.from_url(nxlock_server.url, client_name="other")
+    assert holder.set("lock", "holder", nx=True, px=10_000)
+    nxlock_server.fault("holder", "delay", ms=60_000)
+    try:
+        unlock = holder.connection_pool.get_connection()
+    except TypeError:  # redis-py before 5.3 asks for the command's name
+        unlock = holder.connection_pool.get_connection("DEL")
+    unlock.send_command("DEL", "lock")  # sent; held by the server for a minute
+    nxlock_server.fastforward(10_001)  # the holder's lock expires meanwhile
+    assert other.set("lock", "other", nx=True, px=120_000)
+    nxlock_server.fastforward(50_000)  # the pause ends: the DEL runs now
+    assert unlock.read_response() == 1
+    holder.connection_pool.release(unlock)
+    assert other.get("lock") is None  # the other client's lock is gone
+
+
 def test_a_server_of_another_redis_version(nxlock_server_factory):
     server = nxlock_server_factory(redis_version="7.0")
     info = redis.Redis.from_url(server.url).info("server")

@@ -3,7 +3,8 @@
 
 - `nxlock_server`: an `nxlock serve` on a free loopback port, one per test session,
   flushed before each test. `.url` for `redis.Redis.from_url`, `.fastforward(ms)` to age
-  every key at once, `.command(*args)` for anything else.
+  every key at once, `.fault(client_name, kind, ms=None, count=None)` to stall, crash or
+  silence one named client, `.command(*args)` for anything else.
 - `nxlock_server_factory(redis_version=None, cluster=False)`: a server of its own, for a
   test that needs another Redis version or cluster mode; stopped after the test.
 - `nxlock_explore(command, ...)`: runs `command` (a shell command line, once per
@@ -12,7 +13,8 @@
   when nothing was checked; returns the report (the `--json` object) when the search is
   clean.
 
-The fixtures run the `nxlock` binary: `NXLOCK_BIN`, else `nxlock` on PATH.
+The fixtures run the `nxlock` binary: `NXLOCK_BIN`, else the one the wheel installed in
+this environment's scripts directory, else `nxlock` on PATH.
 """
 
 import json
@@ -22,6 +24,8 @@ import shlex
 import shutil
 import socket
 import subprocess
+import sys
+import sysconfig
 from xml.etree import ElementTree
 
 import pytest
@@ -30,8 +34,18 @@ __all__ = ["Server", "binary"]
 
 
 def binary():
-    """The `nxlock` binary the fixtures run: `NXLOCK_BIN`, else `nxlock` on PATH."""
-    path = os.environ.get("NXLOCK_BIN") or shutil.which("nxlock")
+    """The `nxlock` binary the fixtures run: `NXLOCK_BIN`, else the one installed with
+    this package (the wheel puts it in the environment's scripts directory, which is on
+    PATH only while the environment is active), else `nxlock` on PATH."""
+    path = os.environ.get("NXLOCK_BIN")
+    if not path:
+        name = "nxlock.exe" if sys.platform == "win32" else "nxlock"
+        for scripts in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+            candidate = os.path.join(scripts, name) if scripts else ""
+            if candidate and os.access(candidate, os.X_OK):
+                path = candidate
+                break
+    path = path or shutil.which("nxlock")
     if not path:
         raise pytest.UsageError(
             "nxlock: no nxlock binary; install the nxlock wheel, put nxlock on PATH "
@@ -104,9 +118,34 @@ class Server:
         """Moves the server's clock `ms` milliseconds ahead: every TTL runs down at once."""
         self.command("NXLOCK.FASTFORWARD", int(ms))
 
+    def fault(self, client_name, kind, ms=None, count=None):
+        """Faults the clients named `client_name` (redis-py's `client_name=`): `kind` is
+        `"delay"` (each command waits `ms` on the server's clock first; `fastforward`
+        ends the wait), `"disconnect"` (the connection closes, the command never runs)
+        or `"lose-reply"` (the command runs, the reply never comes). A delay lasts until
+        `clear_faults`, the others befall one command, unless `count` says how many."""
+        args = ["NXLOCK.FAULT", client_name, kind.upper()]
+        if kind.lower() == "delay":
+            if ms is None:
+                raise ValueError("a delay needs ms")
+            args.append(int(ms))
+        elif ms is not None:
+            raise ValueError(f"a {kind} fault takes no ms")
+        if count is not None:
+            args += ["COUNT", int(count)]
+        self.command(*args)
+
+    def clear_faults(self, client_name=None):
+        """Ends the fault of `client_name`, or every fault."""
+        if client_name is None:
+            self.command("NXLOCK.FAULT", "RESET")
+        else:
+            self.command("NXLOCK.FAULT", client_name, "CLEAR")
+
     def flush(self):
-        """Empties every database."""
+        """Empties every database and ends every fault."""
         self.command("FLUSHALL")
+        self.command("NXLOCK.FAULT", "RESET")
 
     def stop(self):
         """Stops the server."""
@@ -131,7 +170,7 @@ def _nxlock_session_server():
 
 @pytest.fixture
 def nxlock_server(_nxlock_session_server):
-    """The session's `nxlock serve`, flushed before the test."""
+    """The session's `nxlock serve`, flushed (and its faults ended) before the test."""
     _nxlock_session_server.flush()
     return _nxlock_session_server
 

@@ -1,5 +1,5 @@
 //! Server commands: INFO, CONFIG, CLUSTER, PUBSUB, DEBUG (refused, as Redis refuses it by
-//! default), FLUSHDB, FLUSHALL and `NXLOCK.FASTFORWARD`.
+//! default), FLUSHDB, FLUSHALL, `NXLOCK.FASTFORWARD` and `NXLOCK.FAULT`.
 
 use std::time::Duration;
 
@@ -16,6 +16,7 @@ pub(crate) enum Admin {
     Debug,
     FlushAll,
     FastForward,
+    Fault,
     Cluster,
     PubSub,
 }
@@ -29,6 +30,7 @@ pub(crate) fn run(shared: &Shared, client: Option<usize>, which: Admin, args: &[
         Admin::Debug => Value::Error(DEBUG_REFUSED.into()),
         Admin::Cluster => super::cluster::cluster(shared, client, args),
         Admin::PubSub => super::pubsub_command::pubsub(shared, args),
+        Admin::Fault => super::client_fault::run(&shared.client_faults, args),
         Admin::FlushAll => {
             if !flush_mode_ok(args) {
                 return Value::Error(SYNTAX_ERROR.into());

@@ -8,6 +8,7 @@
 pub(crate) mod admin;
 pub(crate) mod bits;
 pub(crate) mod client_command;
+pub(crate) mod client_fault;
 pub(crate) mod cluster;
 pub(crate) mod config_command;
 pub(crate) mod connection;

@@ -4,7 +4,8 @@
 //! [`transaction`] is MULTI/EXEC and WATCH; [`scripting`] is EVAL and what a script's
 //! `redis.call` runs; [`pipeline`] gathers a client's pipelined commands into one step;
 //! [`blocked`] serves clients blocked in BLPOP and its kin; [`caching`] is client-side
-//! caching's bookkeeping after each command; [`replicas`] is WAIT on a replica set's node.
+//! caching's bookkeeping after each command; [`replicas`] is WAIT on a replica set's node; [`steering`] decides, for an explored
+//! or faulted client, whether a command runs and its reply goes.
 
 pub(crate) mod blocked;
 pub(crate) mod caching;
@@ -14,5 +15,6 @@ pub(crate) mod keyspace;
 pub(crate) mod pipeline;
 pub(crate) mod replicas;
 pub(crate) mod scripting;
+pub(crate) mod steering;
 pub(crate) mod transaction;
 pub(crate) mod undo;

@@ -5,6 +5,7 @@
 
 pub(crate) mod blocked;
 pub(crate) mod client;
+pub(crate) mod client_faults;
 pub(crate) mod clients;
 pub(crate) mod cluster_layout;
 pub(crate) mod config;

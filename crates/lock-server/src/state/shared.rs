@@ -8,6 +8,7 @@ use lock_core::Clock;
 use lock_memory::MemoryBackend;
 
 use super::blocked::Blocked;
+use super::client_faults::ClientFaults;
 use super::clients::Registry;
 use super::config::Config;
 use super::options::{DATABASES, ServerOptions};
@@ -41,6 +42,8 @@ pub(crate) struct Shared {
     pub(crate) tracking: Tracking,
     /// INFO's counters.
     pub(crate) stats: Stats,
+    /// Faults on named clients (`NXLOCK.FAULT`).
+    pub(crate) client_faults: ClientFaults,
     /// When the server started (INFO's uptime).
     pub(crate) started: Instant,
     /// INFO's `run_id`: random, different for every server.
@@ -84,6 +87,7 @@ impl Shared {
             registry: Registry::default(),
             tracking: Tracking::default(),
             stats: Stats::default(),
+            client_faults: ClientFaults::default(),
             started: Instant::now(),
             run_id: random_hex_id(),
             node_id: random_hex_id(),

@@ -249,6 +249,7 @@ pub(crate) static TABLE: &[Command] = &[
     entry("flushall", -1, W, Kind::Admin(A::FlushAll)),
     keyspace("time", 1, R, keys::time),
     entry(FAST_FORWARD, 2, R, Kind::Admin(A::FastForward)),
+    entry("nxlock.fault", -2, NS, Kind::Admin(A::Fault)),
     // What an explored client says it does; accepted and ignored by a server that
     // explores nothing.
     entry("nxlock.enter", -2, NS, Kind::Marker(M::Enter)),
@@ -560,4 +561,9 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), TABLE.len(), "a name appears twice");
     }
+}
+
+/// Whether `name` is one of this server's own `NXLOCK.*` commands (or would be).
+pub(crate) fn is_nxlock(name: &[u8]) -> bool {
+    name.len() > 7 && name[..7].eq_ignore_ascii_case(b"nxlock.")
 }

@@ -123,3 +123,121 @@ async fn armed_faults_hit_pipelined_commands_one_by_one() {
     );
     server.stop().await;
 }
+
+/// `NXLOCK.FAULT` faults the clients of one name, and no other: a lost reply is a SET
+/// that took effect unanswered, a disconnect a command that never ran, and both befall
+/// one command unless counted. The named client, reconnected, is itself again.
+#[tokio::test]
+async fn nxlock_fault_befalls_the_named_client_only() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let address = server.addr().to_string();
+    let mut admin = Raw::connect(&address).await;
+    let named = |name: &'static str| {
+        let address = address.clone();
+        async move {
+            let mut client = Raw::connect(&address).await;
+            assert_eq!(
+                client.command(&["CLIENT", "SETNAME", name]).await,
+                b"+OK\r\n"
+            );
+            client
+        }
+    };
+    let mut a = named("a").await;
+    let mut b = named("b").await;
+    assert_eq!(
+        admin.command(&["NXLOCK.FAULT", "a", "LOSE-REPLY"]).await,
+        b"+OK\r\n"
+    );
+    assert_eq!(b.command(&["SET", "kb", "1"]).await, b"+OK\r\n");
+    assert_eq!(a.command(&["SET", "ka", "1", "NX"]).await, b"");
+    assert_eq!(admin.command(&["GET", "ka"]).await, b"$1\r\n1\r\n");
+
+    let mut a = named("a").await;
+    assert_eq!(
+        admin
+            .command(&["NXLOCK.FAULT", "a", "DISCONNECT", "COUNT", "1"])
+            .await,
+        b"+OK\r\n"
+    );
+    assert_eq!(a.command(&["DEL", "ka"]).await, b"");
+    assert_eq!(admin.command(&["EXISTS", "ka"]).await, b":1\r\n");
+    let mut a = named("a").await;
+    assert_eq!(a.command(&["DEL", "ka"]).await, b":1\r\n");
+    server.stop().await;
+}
+
+/// A delay holds each of the client's commands on the server's clock until cleared:
+/// `NXLOCK.FASTFORWARD` ends a held one, as it ends a TTL, with no real waiting.
+#[tokio::test]
+async fn an_nxlock_fault_delay_is_ended_by_fastforward_and_by_clear() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let address = server.addr().to_string();
+    let mut admin = Raw::connect(&address).await;
+    let mut a = Raw::connect(&address).await;
+    assert_eq!(a.command(&["CLIENT", "SETNAME", "a"]).await, b"+OK\r\n");
+    assert_eq!(
+        admin
+            .command(&["NXLOCK.FAULT", "a", "DELAY", "600000"])
+            .await,
+        b"+OK\r\n"
+    );
+    a.send_only(&["SET", "k", "1"]).await;
+    // Not run yet: the SET waits out ten minutes of the server's clock.
+    assert_eq!(admin.command(&["EXISTS", "k"]).await, b":0\r\n");
+    assert_eq!(
+        admin.command(&["NXLOCK.FASTFORWARD", "600000"]).await,
+        b"+OK\r\n"
+    );
+    assert_eq!(a.read_reply().await, b"+OK\r\n");
+    assert_eq!(
+        admin.command(&["NXLOCK.FAULT", "a", "CLEAR"]).await,
+        b"+OK\r\n"
+    );
+    assert_eq!(a.command(&["GET", "k"]).await, b"$1\r\n1\r\n");
+    server.stop().await;
+}
+
+/// NXLOCK.FAULT's arguments are checked: a wrong word, a negative delay, a count below
+/// one; RESET clears every fault.
+#[tokio::test]
+async fn nxlock_fault_checks_its_arguments() {
+    let server = Server::start(ServerOptions::default()).await.unwrap();
+    let mut admin = Raw::connect(&server.addr().to_string()).await;
+    for (args, reply) in [
+        (
+            &["NXLOCK.FAULT"][..],
+            &b"-ERR wrong number of arguments for 'nxlock.fault' command\r\n"[..],
+        ),
+        (&["NXLOCK.FAULT", "x"], b"-ERR syntax error\r\n"),
+        (&["NXLOCK.FAULT", "a", "CRASH"], b"-ERR syntax error\r\n"),
+        (&["NXLOCK.FAULT", "a", "DELAY"], b"-ERR syntax error\r\n"),
+        (
+            &["NXLOCK.FAULT", "a", "DELAY", "-1"],
+            b"-ERR NXLOCK.FAULT DELAY takes milliseconds, 0 or more\r\n",
+        ),
+        (
+            &["NXLOCK.FAULT", "a", "DISCONNECT", "COUNT", "0"],
+            b"-ERR NXLOCK.FAULT COUNT takes a number of commands, 1 or more\r\n",
+        ),
+        (
+            &["NXLOCK.FAULT", "a", "DISCONNECT", "TIMES", "2"],
+            b"-ERR syntax error\r\n",
+        ),
+        (
+            &["NXLOCK.FAULT", "a", "CLEAR", "now"],
+            b"-ERR syntax error\r\n",
+        ),
+        (
+            &["NXLOCK.FAULT", "a", "DISCONNECT", "COUNT", "5"],
+            b"+OK\r\n",
+        ),
+        (&["NXLOCK.FAULT", "RESET"], b"+OK\r\n"),
+    ] {
+        assert_eq!(admin.command(args).await, reply, "{args:?}");
+    }
+    let mut a = Raw::connect(&server.addr().to_string()).await;
+    assert_eq!(a.command(&["CLIENT", "SETNAME", "a"]).await, b"+OK\r\n");
+    assert_eq!(a.command(&["PING"]).await, b"+PONG\r\n");
+    server.stop().await;
+}
