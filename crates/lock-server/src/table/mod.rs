@@ -547,6 +547,11 @@ pub(crate) fn knows(version: RedisVersion, name: &[u8]) -> bool {
     lookup_in(version, name).is_some()
 }
 
+/// Whether `name` is one of this server's own `NXLOCK.*` commands (or would be).
+pub(crate) fn is_nxlock(name: &[u8]) -> bool {
+    name.len() > 7 && name[..7].eq_ignore_ascii_case(b"nxlock.")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -561,9 +566,4 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), TABLE.len(), "a name appears twice");
     }
-}
-
-/// Whether `name` is one of this server's own `NXLOCK.*` commands (or would be).
-pub(crate) fn is_nxlock(name: &[u8]) -> bool {
-    name.len() > 7 && name[..7].eq_ignore_ascii_case(b"nxlock.")
 }
