@@ -16,8 +16,9 @@ The suites are the installed versions' own, from their source distributions:
   port 6390 (redis-server, then nxlock serve), and its "fake" variants (fakeredis in
   process, told the real server's version, as its suite does).
 
-Every run is RESP2 and RESP3 where the suite parametrises both. redis-server must be on
-PATH, and port 6390 free.
+Every run is RESP2 and RESP3 where the suite parametrises both; nxlock serve answers as
+redis-server's version (`--redis-version`). redis-server must be on PATH, and port 6390
+free.
 """
 
 import argparse
@@ -95,8 +96,9 @@ def redis_server(port, work):
     )
 
 
-def nxlock_serve(binary, port):
-    return Process([binary, "serve", "--port", str(port)], port)
+def nxlock_serve(binary, port, version):
+    # Answering as the reference's version: a suite reads INFO and runs what it offers.
+    return Process([binary, "serve", "--port", str(port), "--redis-version", version], port)
 
 
 def fakeredis_tcp(port):
@@ -130,13 +132,21 @@ def sources(package, work):
     return extracted, version
 
 
+SESSION_FAILED = "(the session)"
+
+
 def pytest(cwd, args, junit):
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+    """The outcome of every test; a session that never ran its tests (its conftest
+    failed) is one failed entry, SESSION_FAILED, with pytest's last error line."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          f"--junitxml={junit}", *args],
-        cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=cwd, capture_output=True, text=True,
     )
-    return outcomes(junit)
+    if Path(junit).exists():
+        return outcomes(junit)
+    errors = [line for line in (done.stdout + done.stderr).splitlines() if "Error" in line]
+    return {SESSION_FAILED: ("failed", (errors or ["pytest wrote no report"])[-1].strip())}
 
 
 def outcomes(junit):
@@ -170,9 +180,9 @@ def compare(title, reference, others):
     for name, results in others:
         passed = {t for t in passed_ref if results.get(t, ("missing", ""))[0] == "passed"}
         row.append(str(len(passed)))
-        differences[name] = sorted(
-            (t, results.get(t, ("missing", ""))) for t in passed_ref - passed
-        )
+        # A session that never started fails every test for one reason.
+        absent = results.get(SESSION_FAILED, ("missing", "not run"))
+        differences[name] = sorted((t, results.get(t, absent)) for t in passed_ref - passed)
     return row, differences
 
 
@@ -185,15 +195,19 @@ def main():
     if not shutil.which("redis-server"):
         sys.exit("redis-server is not on PATH")
     work = args.work or tempfile.mkdtemp(prefix="nxlock-vs-fakeredis-")
+    os.makedirs(work, exist_ok=True)
     redis_py, redis_version = sources("redis", work)
     fake, fake_version = sources("fakeredis", work)
     server_version = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout
     server_version = re.search(r"v=(\S+)", server_version).group(1)
+    as_version = ".".join(server_version.split(".")[:2])
+    if as_version not in ("7.0", "7.2", "7.4"):
+        sys.exit(f"nxlock serve answers as Redis 7.0, 7.2 or 7.4, not as {server_version}")
     results = {}
 
     for label, start in [
         ("redis-server", lambda p: redis_server(p, work)),
-        ("nxlock serve", lambda p: nxlock_serve(binary, p)),
+        ("nxlock serve", lambda p: nxlock_serve(binary, p, as_version)),
         ("fakeredis", fakeredis_tcp),
     ]:
         port = free_port()
@@ -206,7 +220,7 @@ def main():
     # variants in process (they read the real server's version first).
     for label, start, marker in [
         ("redis-server", lambda: redis_server(FAKEREDIS_PORT, work), "real"),
-        ("nxlock serve", lambda: nxlock_serve(binary, FAKEREDIS_PORT), "real"),
+        ("nxlock serve", lambda: nxlock_serve(binary, FAKEREDIS_PORT, as_version), "real"),
         ("fakeredis", lambda: redis_server(FAKEREDIS_PORT, work), "fake"),
     ]:
         with start():

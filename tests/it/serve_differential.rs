@@ -310,6 +310,9 @@ fn scenarios() -> Vec<Scenario> {
             "EXEC extra",
             "EXEC",
             "GET c",
+            // Refused outside MULTI too, EXEC is an EXECABORT (Redis's rejectCommand).
+            "EXEC extra",
+            "EXEC a b",
             "MULTI",
             "OBJECT ENCODING",
             "MEMORY USAGE",

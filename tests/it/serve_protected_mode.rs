@@ -123,3 +123,43 @@ async fn a_password_lets_clients_off_loopback_connect() {
     assert_eq!(remote.command(&["PING"]).await, b"+PONG\r\n");
     server.stop().await;
 }
+
+/// An unauthenticated client is told of an unknown command or a wrong arity before it is
+/// asked to authenticate, and a refused EXEC is an EXECABORT, as Redis's processCommand
+/// orders its checks: byte for byte against redis-server with the same password.
+#[tokio::test]
+async fn an_unauthenticated_client_gets_redis_replies_in_redis_order() {
+    let redis = match RedisServer::spawn_with(&["--requirepass".into(), "secret".into()]) {
+        Ok(redis) => redis,
+        Err(why) => return skip_or_fail("requirepass on redis-server", &why),
+    };
+    let options = ServerOptions {
+        requirepass: Some("secret".into()),
+        ..ServerOptions::default()
+    };
+    let server = Server::start(options).await.unwrap();
+    let commands: &[&[&str]] = &[
+        &["NOSUCH"],
+        &["GET"],
+        &["GET", "k"],
+        &["EXEC"],
+        &["EXEC", "extra"],
+        &["MULTI"],
+        &["AUTH", "wrong"],
+        &["AUTH", "secret"],
+        &["EXEC", "extra"],
+        &["MULTI"],
+        &["EXEC", "extra"],
+        &["EXEC"],
+    ];
+    let mut ours = Raw::connect(&server.addr().to_string()).await;
+    let mut theirs = Raw::connect(&format!("127.0.0.1:{}", redis.port())).await;
+    for command in commands {
+        assert_eq!(
+            String::from_utf8_lossy(&ours.command(command).await),
+            String::from_utf8_lossy(&theirs.command(command).await),
+            "{command:?}"
+        );
+    }
+    server.stop().await;
+}

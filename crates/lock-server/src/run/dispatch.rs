@@ -37,21 +37,6 @@ pub(crate) async fn execute(
                 .rejected_call(introspection::stat_name(command, &args));
         }
     };
-    if !client.authenticated && !command.is_some_and(|c| c.flags.has(Flags::NO_AUTH)) {
-        rejected(command);
-        return one(Value::Error("NOAUTH Authentication required.".into()));
-    }
-    if client.restricted() && !command.is_some_and(|c| c.flags.has(Flags::PUBSUB)) {
-        rejected(command);
-        return Ok(vec![match command {
-            None => unknown_command(&args),
-            Some(command) => Value::Error(format!(
-                "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-                command.name
-            ))
-            .into(),
-        }]);
-    }
     let refusal: Option<Reply> = match command {
         None => Some(unknown_command(&args)),
         Some(command) if !command.arity_ok(args.len()) => Some(wrong_arity(command.name).into()),
@@ -61,6 +46,21 @@ pub(crate) async fn execute(
                 subcommands::refusal(command.name, &args, shared.options.redis_version) =>
         {
             Some(refused.into())
+        }
+        // As in Redis's processCommand: a command is looked up and its arity checked
+        // before authentication is asked for, so an unauthenticated client is told of an
+        // unknown command or a wrong arity first.
+        Some(command) if !client.authenticated && !command.flags.has(Flags::NO_AUTH) => {
+            Some(Value::Error("NOAUTH Authentication required.".into()).into())
+        }
+        Some(command) if client.restricted() && !command.flags.has(Flags::PUBSUB) => {
+            Some(
+                Value::Error(format!(
+                    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                    command.name
+                ))
+                .into(),
+            )
         }
         Some(command) if shared.options.cluster && command_keys::cross_slot(command, &args) => {
             Some(Value::Error(command_keys::CROSSSLOT.into()).into())
@@ -77,9 +77,11 @@ pub(crate) async fn execute(
     if let Some(refusal) = refusal {
         rejected(command);
         // A refused command inside MULTI makes EXEC abort, as in Redis; a refused EXEC
-        // aborts the transaction there and then.
+        // is an EXECABORT there and then, with or without a MULTI (Redis's rejectCommand
+        // discards the transaction, and its watches, either way).
         let exec = command.is_some_and(|c| matches!(c.kind, Kind::Transaction(Transaction::Exec)));
-        if exec && client.transaction.take().is_some() {
+        if exec {
+            client.transaction = None;
             transaction::release_watches(shared, client, None).await?;
             return one(exec_abort(&refusal));
         }
