@@ -129,10 +129,19 @@ async fn a_password_lets_clients_off_loopback_connect() {
 /// orders its checks: byte for byte against redis-server with the same password.
 #[tokio::test]
 async fn an_unauthenticated_client_gets_redis_replies_in_redis_order() {
-    let redis = match RedisServer::spawn_with(&["--requirepass".into(), "secret".into()]) {
+    // The spawner asks a server whether it is up without a password: the password is set
+    // once it answers, and asked of connections made after.
+    let redis = match RedisServer::spawn() {
         Ok(redis) => redis,
         Err(why) => return skip_or_fail("requirepass on redis-server", &why),
     };
+    let mut admin = Raw::connect(&format!("127.0.0.1:{}", redis.port())).await;
+    assert_eq!(
+        admin
+            .command(&["CONFIG", "SET", "requirepass", "secret"])
+            .await,
+        b"+OK\r\n"
+    );
     let options = ServerOptions {
         requirepass: Some("secret".into()),
         ..ServerOptions::default()
