@@ -51,9 +51,17 @@ pub struct ExploreArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     max_latency_ms: Option<u64>,
     /// Run shard K of N of the budget (0 <= K < N): N machines with the same seed and
-    /// budget explore it together; --merge combines their --json reports.
-    #[arg(long, value_parser = parse_shard)]
+    /// budget explore it together; --merge combines their --json reports. Also read
+    /// from NXLOCK_SHARD; given as N alone, K is a Kubernetes Indexed Job's
+    /// JOB_COMPLETION_INDEX.
+    #[arg(long, env = "NXLOCK_SHARD", value_parser = parse_shard)]
     shard: Option<(u64, u64)>,
+    /// Run every schedule of at most D steps (1 to 4) instead of random ones, and say
+    /// what that covered: each client's operations as anchors, the faults in play, three
+    /// length classes (see docs/EXPLORE.md, "Exhaustive search"). Without --runs or
+    /// --time the whole space is searched.
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u64).range(1..=4))]
+    exhaustive: Option<u64>,
     /// Merge these shard reports (written by --shard K/N --json) and print the result.
     #[arg(long, num_args = 1.., conflicts_with_all = ["replay", "shard", "runs", "time", "exec"])]
     merge: Option<Vec<PathBuf>>,
@@ -177,9 +185,28 @@ fn at_least_one_run(text: &str) -> Result<u64, String> {
 }
 
 fn parse_shard(text: &str) -> Result<(u64, u64), String> {
-    let parsed = text
-        .split_once('/')
-        .and_then(|(k, n)| Some((k.parse().ok()?, n.parse().ok()?)));
+    shard_of(text, std::env::var("JOB_COMPLETION_INDEX").ok().as_deref())
+}
+
+/// `K/N`, or `N` alone with K from `index` (JOB_COMPLETION_INDEX).
+fn shard_of(text: &str, index: Option<&str>) -> Result<(u64, u64), String> {
+    let parsed = match text.split_once('/') {
+        Some((k, n)) => k.parse().ok().zip(n.parse().ok()),
+        None => {
+            let n: u64 = text
+                .parse()
+                .map_err(|_| format!("{text:?} is not a shard K/N with 0 <= K < N"))?;
+            let Some(k) = index else {
+                return Err(format!(
+                    "--shard {n} takes K from JOB_COMPLETION_INDEX, which is not set; give K/N"
+                ));
+            };
+            let k = k
+                .parse()
+                .map_err(|_| format!("JOB_COMPLETION_INDEX={k:?} is not a shard index"))?;
+            Some((k, n))
+        }
+    };
     match parsed {
         Some((k, n)) if k < n => Ok((k, n)),
         _ => Err(format!("{text:?} is not a shard K/N with 0 <= K < N")),
@@ -300,6 +327,9 @@ fn configured(mut explorer: Explorer, args: &ExploreArgs) -> Result<Explorer, Ex
     }
     if let Some((k, n)) = args.shard {
         explorer = explorer.shard(k, n);
+    }
+    if let Some(depth) = args.exhaustive.and_then(|d| usize::try_from(d).ok()) {
+        explorer = explorer.exhaustive(depth);
     }
     Ok(explorer)
 }
@@ -437,6 +467,9 @@ fn merge(paths: &[PathBuf], json: bool) -> ExitCode {
             say!("{text}");
         }
         let rate = merged.runs as f64 / merged.seconds.max(1e-9);
+        if let Some(line) = merged.guarantee() {
+            say!("{line}");
+        }
         match merged.found_by_run {
             Some(run) => say!(
                 "first violation at run {run} of seed {}; {} runs over {} shards ({rate:.0} runs/s per shard-second)",
@@ -536,5 +569,24 @@ fn replay(args: &ExploreArgs, path: &std::path::Path) -> ExitCode {
         ExitCode::from(EXIT_NOTHING_CHECKED)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shard_of;
+
+    #[test]
+    fn a_shard_is_k_of_n_or_n_with_the_job_completion_index() {
+        assert_eq!(shard_of("1/4", None), Ok((1, 4)));
+        assert_eq!(shard_of("4", Some("3")), Ok((3, 4)));
+        assert!(
+            shard_of("4", None)
+                .unwrap_err()
+                .contains("JOB_COMPLETION_INDEX")
+        );
+        assert!(shard_of("4", Some("4")).is_err());
+        assert!(shard_of("4", Some("x")).is_err());
+        assert!(shard_of("2/2", None).is_err());
     }
 }

@@ -94,6 +94,7 @@ pub struct Explorer {
     progress: Option<Progress>,
     shard: Option<(u64, u64)>,
     confirmation: Confirmation,
+    exhaustive: Option<usize>,
 }
 
 impl std::fmt::Debug for Explorer {
@@ -126,6 +127,8 @@ pub(crate) struct Plan {
     pub(crate) progress: Option<Progress>,
     pub(crate) shard: Option<(u64, u64)>,
     pub(crate) confirmation: Confirmation,
+    /// Every schedule of at most this many steps, instead of random ones.
+    pub(crate) exhaustive: Option<usize>,
 }
 
 impl Plan {
@@ -178,6 +181,7 @@ impl Explorer {
             progress: None,
             shard: None,
             confirmation: Confirmation::DEFAULT,
+            exhaustive: None,
         }
     }
 
@@ -265,6 +269,17 @@ impl Explorer {
     /// combines their reports into the one a single machine would have made.
     pub fn shard(mut self, k: u64, n: u64) -> Self {
         self.shard = Some((k, n));
+        self
+    }
+
+    /// Runs every schedule of at most `depth` steps (1 to 4) instead of random ones:
+    /// each client's operations and the run's start as anchors, the fault kinds in
+    /// play, and three length classes (see docs/EXPLORE.md, "Exhaustive search"). The
+    /// report's [`Coverage`](crate::Coverage) counts the space and what was pruned; the
+    /// search is clean only when every schedule ran or was pruned. Without
+    /// [`Explorer::runs`] or [`Explorer::time`] the whole space is searched.
+    pub fn exhaustive(mut self, depth: usize) -> Self {
+        self.exhaustive = Some(depth);
         self
     }
 
@@ -417,6 +432,14 @@ impl Explorer {
                 "a search needs at least 1 thread".to_owned(),
             ));
         }
+        if let Some(depth) = self.exhaustive
+            && !(1..=crate::strategy::MAX_DEPTH).contains(&depth)
+        {
+            return Err(ExploreError::Invalid(format!(
+                "--exhaustive takes a depth from 1 to {} (steps per schedule), not {depth}",
+                crate::strategy::MAX_DEPTH
+            )));
+        }
         let c = self.confirmation;
         if c.needed == 0 || c.needed > c.replays {
             return Err(ExploreError::Invalid(format!(
@@ -431,10 +454,10 @@ impl Explorer {
             name: self.name.clone(),
             options,
             seed: self.seed,
-            limit: match (self.runs, self.time) {
-                (Some(runs), _) => runs,
-                (None, Some(_)) => u64::MAX,
-                (None, None) => DEFAULT_RUNS,
+            limit: match (self.runs, self.time, self.exhaustive) {
+                (Some(runs), _, _) => runs,
+                (None, Some(_), _) | (None, None, Some(_)) => u64::MAX,
+                (None, None, None) => DEFAULT_RUNS,
             },
             time: self.time,
             threads: self.threads.unwrap_or_else(|| self.runner.parallelism()),
@@ -450,6 +473,7 @@ impl Explorer {
             progress: self.progress.clone(),
             shard: self.shard,
             confirmation: self.confirmation,
+            exhaustive: self.exhaustive,
         })
     }
 

@@ -343,6 +343,11 @@ impl ExternalRun {
         self.monitor.op_logs()
     }
 
+    /// Per client, which operations so far were commands rather than markers (indices).
+    pub fn commands(&self) -> Vec<Vec<u32>> {
+        self.monitor.commands()
+    }
+
     /// How many operations (commands and markers) each client made so far.
     pub fn ops(&self) -> Vec<u32> {
         self.monitor.ops()

@@ -23,6 +23,10 @@ pub(crate) struct Baseline {
     pub(crate) ops: Vec<u32>,
     /// Per client, the names of its operations that may anchor a step, in order.
     pub(crate) names: Vec<Vec<String>>,
+    /// Per client, the indices of those same operations among all it made.
+    pub(crate) anchors: Vec<Vec<u32>>,
+    /// Per client, which operations were commands (empty: not known).
+    pub(crate) commands: Vec<Vec<u32>>,
     pub(crate) duration_ms: u64,
 }
 
@@ -39,9 +43,22 @@ impl Baseline {
                     .collect()
             })
             .collect();
+        let anchors = outcome
+            .op_logs
+            .iter()
+            .map(|log| {
+                log.iter()
+                    .enumerate()
+                    .filter(|(_, (name, _))| options.anchor_setup || !is_setup_command(name))
+                    .filter_map(|(index, _)| u32::try_from(index).ok())
+                    .collect()
+            })
+            .collect();
         Baseline {
             ops: outcome.ops.clone(),
             names,
+            anchors,
+            commands: outcome.commands.clone(),
             duration_ms: u64::try_from(outcome.main_us / 1000).unwrap_or(0),
         }
     }

@@ -6,6 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::counterexample::Counterexample;
+use crate::coverage::Coverage;
 use crate::explorer::Plan;
 use crate::step::Step;
 use crate::violation::ViolationKind;
@@ -74,6 +75,10 @@ pub struct Report {
     pub nothing_checked: Option<Vec<usize>>,
     /// What a client wrote to stderr when it failed, first seen.
     pub client_failure: Option<String>,
+    /// What the search covered: the guarantee its text states.
+    pub coverage: Coverage,
+    /// Runs made only to show another shard's pruning what they do (not judged here).
+    pub probes: u64,
 }
 
 impl Report {
@@ -95,12 +100,37 @@ impl Report {
             unchecked_runs: 0,
             nothing_checked: None,
             client_failure: None,
+            coverage: Coverage::Sampled {
+                runs: 0,
+                max_steps: plan.options.max_steps,
+            },
+            probes: 0,
         }
     }
 
     /// Runs per second of the search.
     pub fn runs_per_second(&self) -> f64 {
         self.runs as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// The guarantee line: what was covered exhaustively, what was sampled.
+    pub fn guarantee(&self) -> String {
+        if self
+            .counterexample
+            .as_ref()
+            .is_some_and(|c| c.run.is_none())
+        {
+            return "guarantee: the fault-free run breaks the lock; no schedule was needed"
+                .to_owned();
+        }
+        let mut line = self.coverage.guarantee(self.counterexample.is_some());
+        if self.probes > 0 {
+            line.push_str(&format!(
+                " ({} runs made again for this shard's pruning)",
+                crate::coverage::grouped(self.probes)
+            ));
+        }
+        line
     }
 
     /// Voided runs, of every cause.
@@ -192,6 +222,8 @@ impl Report {
         json["unchecked_runs"] = self.unchecked_runs.into();
         json["nothing_checked"] = self.nothing_checked.clone().into();
         json["client_failure"] = self.client_failure.clone().into();
+        json["coverage"] = serde_json::to_value(&self.coverage).unwrap_or_default();
+        json["guarantee"] = self.guarantee().into();
         json
     }
 }
@@ -284,6 +316,9 @@ impl fmt::Display for Report {
         }
         if let Some(failure) = &self.client_failure {
             write!(f, "\na client exited with a failure: {failure}")?;
+        }
+        if self.nothing_checked.is_none() {
+            write!(f, "\n{}", self.guarantee())?;
         }
         if let Some(finding) = &self.inherent_finding {
             write!(f, "\n\nThe first inherent finding:\n{finding}")?;

@@ -137,6 +137,7 @@ async fn run_local(
         main_us,
         unplaced: monitor.unplaced(),
         op_logs: monitor.op_logs(),
+        commands: monitor.commands(),
         checked: monitor.checked(),
         failures: Vec::new(),
         void: None,

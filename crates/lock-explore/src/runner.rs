@@ -89,6 +89,9 @@ pub struct Outcome {
     pub ops: Vec<u32>,
     /// Each client's operations by name, with the µs they finished at (recorded runs).
     pub op_logs: Vec<Vec<(String, i64)>>,
+    /// Per client, which of those operations were commands rather than markers (their
+    /// indices; recorded runs). Empty: unknown, and every operation may be one.
+    pub commands: Vec<Vec<u32>>,
     /// µs the planned cycles took.
     pub main_us: i64,
     /// Steps that found no place: the operation they wait for never came.

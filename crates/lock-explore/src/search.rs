@@ -10,10 +10,11 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::conclude::{conclude, divergence, diverges};
 use crate::explorer::{ExploreError, Plan};
-use crate::generate::{Anchoring, Baseline, schedule};
+use crate::generate::{Anchoring, Baseline};
 use crate::report::{Report, Unconfirmed};
 use crate::runner::{Outcome, Recording, RunnerError};
 use crate::schedule::Schedule;
+use crate::strategy::{ExhaustiveSchedules, RandomSchedules, Strategy, Tally};
 use crate::verdict::{classify, reproduce};
 use crate::violation::{Violation, ViolationKind};
 
@@ -42,6 +43,10 @@ struct Searched {
     unchecked_runs: u64,
     client_failure: Option<String>,
     error: Option<RunnerError>,
+    /// Schedules the strategy pruned.
+    pruned: u64,
+    /// Runs made for another shard's pruning, not judged.
+    probes: u64,
 }
 
 /// The whole exploration.
@@ -117,7 +122,8 @@ pub(crate) fn explore(plan: &Plan) -> Result<Report, ExploreError> {
         return Ok(report);
     }
     let baseline = Baseline::of(&first, options);
-    search(plan, &baseline, started, &mut searched);
+    let strategy = strategy(plan, &baseline)?;
+    search(plan, strategy.as_ref(), started, &mut searched);
     if let Some(error) = searched.error.take() {
         return Err(error.into());
     }
@@ -141,6 +147,12 @@ pub(crate) fn explore(plan: &Plan) -> Result<Report, ExploreError> {
     report.voided = searched.voided;
     report.first_void = searched.first_void;
     report.unchecked_runs = searched.unchecked_runs;
+    report.coverage = strategy.coverage(Tally {
+        ran: searched.runs.saturating_sub(report.voided_runs()),
+        pruned: searched.pruned,
+        voided: report.voided_runs(),
+    });
+    report.probes = searched.probes;
     if report.client_failure.is_none() {
         report.client_failure = searched.client_failure;
     }
@@ -212,66 +224,94 @@ fn unconfirmed(
     }
 }
 
-/// The search proper: runs in index order across threads; the lowest index that breaks
-/// a property of the lock's own (confirmed) wins.
-fn search(plan: &Plan, baseline: &Baseline, started: Instant, searched: &mut Searched) {
-    let next = AtomicU64::new(0);
-    let shared: Mutex<&mut Searched> = Mutex::new(searched);
-    let done = AtomicU64::new(0);
-    let lowest = AtomicU64::new(u64::MAX);
-    let failed = AtomicBool::new(false);
-    // Where runs take real time, a finding is confirmed with the machine as quiet as it
-    // is when the counterexample is replayed, or a user replays it: other runs wait.
-    let quiet = RwLock::new(());
+/// The strategy `plan` asks for, around `baseline`.
+fn strategy(plan: &Plan, baseline: &Baseline) -> Result<Box<dyn Strategy>, ExploreError> {
     let anchoring = if plan.deterministic() {
         Anchoring::ByIndex
     } else {
         Anchoring::ByName
     };
-    let (first, stride) = plan.shard.unwrap_or((0, 1));
-    let worker = || {
-        loop {
-            let taken = next.fetch_add(1, Ordering::Relaxed);
-            let index = taken.saturating_mul(stride).saturating_add(first);
-            if index >= plan.limit
-                || failed.load(Ordering::Acquire)
-                || (!plan.keep_going && index > lowest.load(Ordering::Acquire))
-            {
-                return;
-            }
-            if plan.time.is_some_and(|t| started.elapsed() >= t) {
-                return;
-            }
-            let schedule = schedule(
-                run_seed(plan.seed, index),
+    Ok(match plan.exhaustive {
+        Some(depth) => Box::new(
+            ExhaustiveSchedules::new(
                 &plan.options,
                 baseline,
                 anchoring,
-            );
-            match one_run(plan, index, &schedule, &shared, &lowest, &quiet) {
-                Ok(()) => {}
-                Err(error) => {
-                    failed.store(true, Ordering::Release);
-                    shared.lock().error.get_or_insert(error);
+                depth,
+                run_seed(plan.seed, u64::MAX),
+                plan.deterministic(),
+            )
+            .map_err(ExploreError::Invalid)?,
+        ),
+        None => Box::new(RandomSchedules {
+            seed: plan.seed,
+            options: plan.options.clone(),
+            baseline: baseline.clone(),
+            anchoring,
+            limit: plan.limit,
+        }),
+    })
+}
+
+/// The first index at or after `from` that shard `(k, n)` owns.
+fn first_owned(from: u64, (k, n): (u64, u64)) -> u64 {
+    from.saturating_add((k + n - from % n) % n)
+}
+
+/// The search proper: the strategy's phases one after the other, each in index order
+/// across threads; the lowest index that breaks a property of the lock's own
+/// (confirmed) wins.
+fn search(plan: &Plan, strategy: &dyn Strategy, started: Instant, searched: &mut Searched) {
+    let shared: Mutex<&mut Searched> = Mutex::new(searched);
+    let done = AtomicU64::new(0);
+    let pruned = AtomicU64::new(0);
+    let lowest = AtomicU64::new(u64::MAX);
+    let failed = AtomicBool::new(false);
+    // Where runs take real time, a finding is confirmed with the machine as quiet as it
+    // is when the counterexample is replayed, or a user replays it: other runs wait.
+    let quiet = RwLock::new(());
+    let shard = plan.shard.unwrap_or((0, 1));
+    let stopped = |index: u64| {
+        index >= plan.limit
+            || failed.load(Ordering::Acquire)
+            || (!plan.keep_going && index > lowest.load(Ordering::Acquire))
+            || plan.time.is_some_and(|t| started.elapsed() >= t)
+    };
+    for (phase, range) in strategy.phases().into_iter().enumerate() {
+        let next = AtomicU64::new(0);
+        let start = first_owned(range.start, shard);
+        let worker = || {
+            loop {
+                let taken = next.fetch_add(1, Ordering::Relaxed);
+                let index = taken.saturating_mul(shard.1).saturating_add(start);
+                if index >= range.end || stopped(index) {
                     return;
                 }
+                let Some(schedule) = strategy.schedule(index) else {
+                    pruned.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                match one_run(plan, index, &schedule, &shared, &lowest, &quiet) {
+                    Ok(Some(outcome)) => strategy.observe(index, &outcome),
+                    Ok(None) => {}
+                    Err(error) => {
+                        failed.store(true, Ordering::Release);
+                        shared.lock().error.get_or_insert(error);
+                        return;
+                    }
+                }
+                let total = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(progress) = &plan.progress
+                    && total.is_multiple_of(if plan.deterministic() { 64 } else { 1 })
+                {
+                    progress(total);
+                }
             }
-            let total = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if let Some(progress) = &plan.progress
-                && total.is_multiple_of(if plan.deterministic() { 64 } else { 1 })
-            {
-                progress(total);
-            }
+        };
+        run_workers(plan.threads, worker);
+        if strategy.probes(phase) && shard.1 > 1 {
+            probe(plan, strategy, range, shard, &failed, &shared);
         }
-    };
-    if plan.threads <= 1 {
-        worker();
-    } else {
-        std::thread::scope(|scope| {
-            for _ in 0..plan.threads {
-                scope.spawn(worker);
-            }
-        });
     }
     let runs = done.load(Ordering::Relaxed);
     if let Some(progress) = &plan.progress {
@@ -279,6 +319,7 @@ fn search(plan: &Plan, baseline: &Baseline, started: Instant, searched: &mut Sea
     }
     let searched = shared.into_inner();
     searched.runs = runs;
+    searched.pruned = pruned.load(Ordering::Relaxed);
     // An inherent finding after the first violation in run order depends on how far
     // the other threads got: it is dropped, so that the report is the same on any
     // machine.
@@ -293,6 +334,57 @@ fn search(plan: &Plan, baseline: &Baseline, started: Instant, searched: &mut Sea
     }
 }
 
+/// `worker` on `threads` threads (on this one when that is 1).
+fn run_workers(threads: usize, worker: impl Fn() + Sync) {
+    if threads <= 1 {
+        worker();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(&worker);
+            }
+        });
+    }
+}
+
+/// The runs of `range` other shards own, made for what they show the next phase's
+/// pruning and neither judged nor counted (their owners judge them).
+fn probe(
+    plan: &Plan,
+    strategy: &dyn Strategy,
+    range: std::ops::Range<u64>,
+    shard: (u64, u64),
+    failed: &AtomicBool,
+    shared: &Mutex<&mut Searched>,
+) {
+    let next = AtomicU64::new(range.start);
+    run_workers(plan.threads, || {
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            if index >= range.end || failed.load(Ordering::Acquire) {
+                return;
+            }
+            if index % shard.1 == shard.0 {
+                continue;
+            }
+            let Some(schedule) = strategy.schedule(index) else {
+                continue;
+            };
+            match plan.run(&schedule, Recording::Dropped) {
+                Ok(outcome) => {
+                    strategy.observe(index, &outcome);
+                    shared.lock().probes += 1;
+                }
+                Err(error) => {
+                    failed.store(true, Ordering::Release);
+                    shared.lock().error.get_or_insert(error);
+                    return;
+                }
+            }
+        }
+    });
+}
+
 /// Run `index` of the search: made, judged and counted.
 fn one_run(
     plan: &Plan,
@@ -301,7 +393,7 @@ fn one_run(
     shared: &Mutex<&mut Searched>,
     lowest: &AtomicU64,
     quiet: &RwLock<()>,
-) -> Result<(), RunnerError> {
+) -> Result<Option<Outcome>, RunnerError> {
     let running = (!plan.deterministic()).then(|| quiet.read());
     let checked = index < plan.determinism_runs;
     let record = if checked {
@@ -314,7 +406,7 @@ fn one_run(
         let mut s = shared.lock();
         *s.voided.entry(void.cause().to_owned()).or_default() += 1;
         s.first_void.get_or_insert_with(|| void.to_string());
-        return Ok(());
+        return Ok(None);
     }
     if outcome.violation.is_none() && checked {
         let again = plan.run(schedule, Recording::Kept)?;
@@ -330,14 +422,18 @@ fn one_run(
         }
     }
     classify(plan, schedule, &mut outcome.violation)?;
+    let ops = Outcome {
+        ops: outcome.ops.clone(),
+        ..Outcome::default()
+    };
     let Some(violation) = outcome.violation.clone() else {
-        return Ok(());
+        return Ok(Some(outcome));
     };
     let inherent = violation.is_inherent();
     if !inherent && violation.kind != ViolationKind::Nondeterminism && !plan.deterministic() {
         // Only a run before the lowest confirmed one can change the verdict.
         if !plan.keep_going && index > lowest.load(Ordering::Acquire) {
-            return Ok(());
+            return Ok(Some(ops));
         }
         drop(running);
         let _alone = quiet.write();
@@ -352,7 +448,7 @@ fn one_run(
                 lowest.fetch_min(index, Ordering::AcqRel);
             }
         }
-        return Ok(());
+        return Ok(Some(ops));
     }
     let mut guard = shared.lock();
     let s = &mut **guard;
@@ -373,7 +469,7 @@ fn one_run(
             lowest.fetch_min(index, Ordering::AcqRel);
         }
     }
-    Ok(())
+    Ok(Some(ops))
 }
 
 /// Run `index`'s seed: SplitMix64 of the exploration's seed and the index, so that

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::counterexample::Counterexample;
+use crate::coverage::{Coverage, Exhaustive};
 use crate::replay::ReplayFile;
 use crate::report::Report;
 use crate::violation::ViolationKind;
@@ -36,6 +37,10 @@ pub struct ShardReport {
     pub replay: Option<ReplayFile>,
     /// Its counterexample as text.
     pub text: Option<String>,
+    /// For an exhaustive search: the space and what this shard ran and pruned of it
+    /// (merged: of every shard).
+    #[serde(default)]
+    pub exhaustive: Option<Exhaustive>,
 }
 
 /// Shard reports that cannot be merged.
@@ -68,7 +73,18 @@ impl ShardReport {
             found_by_run: found.map(|f| f.run.unwrap_or(0)),
             replay: found.map(Counterexample::replay_file),
             text: found.map(ToString::to_string),
+            exhaustive: match &report.coverage {
+                Coverage::Exhaustive(e) => Some(e.clone()),
+                Coverage::Sampled { .. } => None,
+            },
         }
+    }
+
+    /// The guarantee line of a merged report: for an exhaustive search, whether the
+    /// shards together ran or pruned every schedule of the space.
+    pub fn guarantee(&self) -> Option<String> {
+        let e = self.exhaustive.as_ref()?;
+        Some(Coverage::Exhaustive(e.clone()).guarantee(self.found_by_run.is_some()))
     }
 
     /// Merges the reports of every shard of one budget: runs and counts add up, and the
@@ -85,6 +101,12 @@ impl ShardReport {
             found_by_run: None,
             replay: None,
             text: None,
+            exhaustive: first.exhaustive.clone().map(|e| Exhaustive {
+                ran: 0,
+                pruned: 0,
+                voided: 0,
+                ..e
+            }),
             ..first.clone()
         };
         for report in reports {
@@ -93,6 +115,23 @@ impl ShardReport {
                     "seed {} of {} shards, and seed {} of {} shards",
                     first.seed, first.shards, report.seed, report.shards
                 )));
+            }
+            match (&mut merged.exhaustive, &report.exhaustive) {
+                (None, None) => {}
+                (Some(into), Some(e))
+                    if into.space == e.space
+                        && into.depth == e.depth
+                        && into.schedules == e.schedules =>
+                {
+                    into.ran += e.ran;
+                    into.pruned += e.pruned;
+                    into.voided += e.voided;
+                }
+                _ => {
+                    return Err(MergeError::Mismatch(
+                        "the shards searched different spaces (another depth, workload or fault set, or a fault-free run that differed)".to_owned(),
+                    ));
+                }
             }
             for k in &report.covered {
                 if merged.covered.contains(k) || *k >= first.shards {

@@ -95,6 +95,7 @@ pub(crate) async fn run(
     }
     let ops = external.ops();
     let op_logs = external.op_logs();
+    let commands = external.commands();
     let checked = external.checked();
     let unplaced = external.unplaced();
     let (violation, trace) = external.finish();
@@ -112,6 +113,7 @@ pub(crate) async fn run(
         trace,
         ops,
         op_logs,
+        commands,
         main_us: i64::try_from(started.elapsed().as_micros()).unwrap_or(i64::MAX),
         unplaced,
         failures,

@@ -433,7 +433,7 @@ impl Monitor {
             self.watch_keys(&mut state);
         }
         self.check_ownership(&mut state, client, Some(kind), wrote);
-        self.count_op(&mut state, client, kind);
+        self.count_op(&mut state, client, kind, true);
     }
 
     /// `client` finished a marker named `kind` the monitor already recorded: check its
@@ -441,11 +441,13 @@ impl Monitor {
     pub(crate) fn finish_marker(&self, client: usize, kind: &str) {
         let mut state = self.state.lock();
         self.check_ownership(&mut state, client, None, false);
-        self.count_op(&mut state, client, kind);
+        self.count_op(&mut state, client, kind, false);
     }
 
-    fn count_op(&self, state: &mut State, client: usize, kind: &str) {
-        let op = state.recorder.count(client, kind, || self.now_us());
+    fn count_op(&self, state: &mut State, client: usize, kind: &str, command: bool) {
+        let op = state
+            .recorder
+            .count(client, kind, command, || self.now_us());
         let due = state.plan.fired(client, op, kind, || self.now_us());
         for step in due {
             self.apply_locked(state, &step);
@@ -571,6 +573,11 @@ impl Monitor {
     /// Every client's operations: name and finish time (when recording).
     pub(crate) fn op_logs(&self) -> Vec<Vec<(String, i64)>> {
         self.state.lock().recorder.take_op_logs()
+    }
+
+    /// Per client, which operations were commands (when recording).
+    pub(crate) fn commands(&self) -> Vec<Vec<u32>> {
+        self.state.lock().recorder.take_commands()
     }
 
     /// A cycle starts: the client's clock offset so far is its reference.

@@ -12,6 +12,8 @@ pub(crate) struct Recorder {
     ops: Vec<u32>,
     /// Every operation's name and finish time, per client, when recording.
     op_logs: Vec<Vec<(String, i64)>>,
+    /// Which of each client's operations were commands (not markers), when recording.
+    commands: Vec<Vec<u32>>,
 }
 
 impl Recorder {
@@ -21,6 +23,7 @@ impl Recorder {
             trace: Vec::with_capacity(if recording { 1024 } else { 0 }),
             ops: vec![0; clients],
             op_logs: vec![Vec::new(); clients],
+            commands: vec![Vec::new(); clients],
         }
     }
 
@@ -37,13 +40,27 @@ impl Recorder {
 
     /// `client` finished an operation named `kind` at `at_us` (read only when
     /// recording): its number, counted from 0.
-    pub(crate) fn count(&mut self, client: usize, kind: &str, at_us: impl FnOnce() -> i64) -> u32 {
+    pub(crate) fn count(
+        &mut self,
+        client: usize,
+        kind: &str,
+        command: bool,
+        at_us: impl FnOnce() -> i64,
+    ) -> u32 {
         let op = self.ops[client];
         self.ops[client] += 1;
         if self.recording {
             self.op_logs[client].push((kind.to_owned(), at_us()));
+            if command {
+                self.commands[client].push(op);
+            }
         }
         op
+    }
+
+    /// Per client, which operations were commands (recorded runs).
+    pub(crate) fn take_commands(&mut self) -> Vec<Vec<u32>> {
+        std::mem::take(&mut self.commands)
     }
 
     pub(crate) fn ops(&self) -> Vec<u32> {

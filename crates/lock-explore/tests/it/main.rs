@@ -6,6 +6,7 @@ mod checkers;
 mod confirmation;
 mod declarations;
 mod determinism;
+mod exhaustive;
 mod faults_per_client;
 mod known_unsafe;
 mod precision;
