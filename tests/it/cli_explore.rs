@@ -277,3 +277,83 @@ fn exec_refuses_what_serve_cannot_serve_with_exit_2() {
         text(&stepless)
     );
 }
+
+#[test]
+fn an_exhaustive_search_states_its_guarantee_and_its_shards_merge_to_it() {
+    let small = [
+        "--exhaustive",
+        "1",
+        "--clients",
+        "2",
+        "--cycles",
+        "1",
+        "--quiet",
+    ];
+    let whole = nxlock(&[&["explore"][..], &small].concat());
+    assert_eq!(whole.status.code(), Some(0), "{}", text(&whole));
+    let line = text(&whole)
+        .lines()
+        .find(|l| l.starts_with("guarantee:"))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no guarantee line: {}", text(&whole)));
+    assert!(
+        line.starts_with("guarantee: every schedule of at most 1 step over "),
+        "{line}"
+    );
+    assert!(line.ends_with(": clean"), "{line}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for k in 0..3 {
+        let shard = format!("{k}/3");
+        let out = nxlock(&[&["explore", "--json", "--shard", &shard][..], &small].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let path = dir.path().join(format!("shard-{k}.json"));
+        std::fs::write(&path, &out.stdout).unwrap();
+        paths.push(path.to_string_lossy().into_owned());
+    }
+    let mut args = vec!["explore", "--merge"];
+    args.extend(paths.iter().map(String::as_str));
+    let merged = nxlock(&args);
+    assert_eq!(merged.status.code(), Some(0), "{}", text(&merged));
+    // The union of the shards is the single machine's space, run or pruned.
+    assert!(
+        text(&merged).contains(&line),
+        "{}\nwanted: {line}",
+        text(&merged)
+    );
+    // Two shards of three prove nothing.
+    let partial = nxlock(&["explore", "--merge", &paths[0], &paths[1]]);
+    assert_eq!(partial.status.code(), Some(2), "{}", text(&partial));
+}
+
+#[test]
+fn a_shard_count_alone_takes_its_index_from_job_completion_index() {
+    let out = Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args([
+            "explore",
+            "--exhaustive",
+            "1",
+            "--clients",
+            "2",
+            "--cycles",
+            "1",
+        ])
+        .args(["--quiet", "--shard", "4"])
+        .env("JOB_COMPLETION_INDEX", "2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("shard 2/4"), "{}", text(&out));
+    let out = Command::new(env!("CARGO_BIN_EXE_nxlock"))
+        .args(["explore", "--shard", "4", "--quiet"])
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("NXLOCK_SHARD")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("JOB_COMPLETION_INDEX"),
+        "{}",
+        text(&out)
+    );
+}

@@ -123,7 +123,28 @@ impl Report {
             return "guarantee: the fault-free run breaks the lock; no schedule was needed"
                 .to_owned();
         }
-        let mut line = self.coverage.guarantee(self.counterexample.is_some());
+        let mut line = match (&self.coverage, self.shard) {
+            (Coverage::Exhaustive(e), Some((k, n))) if n > 1 => {
+                let owned = e.schedules.saturating_sub(k).div_ceil(n);
+                let done = e.ran + e.pruned;
+                format!(
+                    "guarantee: shard {k}/{n} of every schedule of at most {} steps over {} steps ({} schedules): {} of its {} run or pruned{}; --merge the shards' --json reports for the whole space's verdict",
+                    e.depth,
+                    crate::coverage::grouped(e.steps),
+                    crate::coverage::grouped(e.schedules),
+                    crate::coverage::grouped(done),
+                    crate::coverage::grouped(owned),
+                    if self.counterexample.is_some() {
+                        ", stopped at a violation"
+                    } else if done == owned && e.voided == 0 {
+                        ", clean"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            (coverage, _) => coverage.guarantee(self.counterexample.is_some()),
+        };
         if self.probes > 0 {
             line.push_str(&format!(
                 " ({} runs made again for this shard's pruning)",
