@@ -422,12 +422,13 @@ fn one_run(
         }
     }
     classify(plan, schedule, &mut outcome.violation)?;
+    let Some(violation) = outcome.violation.clone() else {
+        return Ok(Some(outcome));
+    };
+    // The outcome itself goes to the finding; the strategy sees its counts.
     let ops = Outcome {
         ops: outcome.ops.clone(),
         ..Outcome::default()
-    };
-    let Some(violation) = outcome.violation.clone() else {
-        return Ok(Some(outcome));
     };
     let inherent = violation.is_inherent();
     if !inherent && violation.kind != ViolationKind::Nondeterminism && !plan.deterministic() {
