@@ -278,17 +278,20 @@ fn exec_refuses_what_serve_cannot_serve_with_exit_2() {
     );
 }
 
+/// A whole exhaustive space small enough for a test: one step, 2 clients × 1 cycle.
+const SMALL_EXHAUSTIVE: [&str; 7] = [
+    "--exhaustive",
+    "1",
+    "--clients",
+    "2",
+    "--cycles",
+    "1",
+    "--quiet",
+];
+
 #[test]
 fn an_exhaustive_search_states_its_guarantee_and_its_shards_merge_to_it() {
-    let small = [
-        "--exhaustive",
-        "1",
-        "--clients",
-        "2",
-        "--cycles",
-        "1",
-        "--quiet",
-    ];
+    let small = SMALL_EXHAUSTIVE;
     let whole = nxlock(&[&["explore"][..], &small].concat());
     assert_eq!(whole.status.code(), Some(0), "{}", text(&whole));
     let line = text(&whole)
@@ -329,16 +332,9 @@ fn an_exhaustive_search_states_its_guarantee_and_its_shards_merge_to_it() {
 #[test]
 fn a_shard_count_alone_takes_its_index_from_job_completion_index() {
     let out = Command::new(env!("CARGO_BIN_EXE_nxlock"))
-        .args([
-            "explore",
-            "--exhaustive",
-            "1",
-            "--clients",
-            "2",
-            "--cycles",
-            "1",
-        ])
-        .args(["--quiet", "--shard", "4"])
+        .arg("explore")
+        .args(SMALL_EXHAUSTIVE)
+        .args(["--shard", "4"])
         .env("JOB_COMPLETION_INDEX", "2")
         .output()
         .unwrap();
