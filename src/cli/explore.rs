@@ -62,6 +62,12 @@ pub struct ExploreArgs {
     /// --time the whole space is searched.
     #[arg(long, value_name = "D", value_parser = clap::value_parser!(u64).range(1..=4))]
     exhaustive: Option<u64>,
+    /// Steer the random search by coverage feedback: schedules that reach a new abstract
+    /// lock state are kept and mutated, and the report says how many states were
+    /// reached and whether they stopped growing (see docs/EXPLORE.md, "Coverage
+    /// feedback").
+    #[arg(long, conflicts_with = "exhaustive")]
+    guided: bool,
     /// Merge these shard reports (written by --shard K/N --json) and print the result.
     #[arg(long, num_args = 1.., conflicts_with_all = ["replay", "shard", "runs", "time", "exec"])]
     merge: Option<Vec<PathBuf>>,
@@ -330,6 +336,9 @@ fn configured(mut explorer: Explorer, args: &ExploreArgs) -> Result<Explorer, Ex
     }
     if let Some(depth) = args.exhaustive.and_then(|d| usize::try_from(d).ok()) {
         explorer = explorer.exhaustive(depth);
+    }
+    if args.guided {
+        explorer = explorer.guided(true);
     }
     Ok(explorer)
 }

@@ -353,3 +353,32 @@ fn a_shard_count_alone_takes_its_index_from_job_completion_index() {
         text(&out)
     );
 }
+
+#[test]
+fn a_guided_search_reports_its_states_and_refuses_exhaustive() {
+    let args = [
+        "explore",
+        "--guided",
+        "--runs",
+        "300",
+        "--clients",
+        "2",
+        "--cycles",
+        "2",
+        "--quiet",
+        "--json",
+    ];
+    let out = nxlock(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["coverage"]["mode"], "guided", "{json}");
+    assert!(json["coverage"]["states"].as_u64().unwrap() > 5, "{json}");
+    let line = json["guarantee"].as_str().unwrap();
+    assert!(
+        line.contains("300 guided schedules") && line.contains("abstract lock states reached"),
+        "{line}"
+    );
+    let both = nxlock(&["explore", "--guided", "--exhaustive", "1", "--quiet"]);
+    assert_eq!(both.status.code(), Some(2), "{}", text(&both));
+    assert!(text(&both).contains("--exhaustive"), "{}", text(&both));
+}

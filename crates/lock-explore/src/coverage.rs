@@ -19,6 +19,52 @@ pub enum Coverage {
     },
     /// Every schedule of at most `depth` steps over a finite set of steps.
     Exhaustive(Exhaustive),
+    /// Schedules steered by coverage feedback: mutations of schedules that reached new
+    /// abstract lock states, and fresh random draws.
+    Guided(Guided),
+}
+
+/// What a guided search covered (see docs/EXPLORE.md, "Coverage feedback").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Guided {
+    /// Schedules run (voided ones not counted).
+    pub runs: u64,
+    /// At most this many steps per schedule.
+    pub max_steps: usize,
+    /// Of the runs the strategy observed, the fresh random draws: independent draws
+    /// from one distribution, as a random search's runs are.
+    pub fresh: u64,
+    /// Distinct abstract lock states reached, the fault-free run's included.
+    pub states: u64,
+    /// Schedules kept for reaching a new state.
+    pub corpus: u64,
+    /// Runs observed since the last one that reached a new state.
+    pub since_new: u64,
+    /// Runs the strategy observed (a finding's own run included).
+    pub observed: u64,
+}
+
+impl Guided {
+    /// The coverage line: the states reached, and whether they stopped growing.
+    pub fn saturation(&self) -> String {
+        let states = format!("{} abstract lock states reached", grouped(self.states));
+        if self.observed == 0 {
+            return states;
+        }
+        let share = 100.0 * self.since_new as f64 / self.observed as f64;
+        if self.since_new == self.observed {
+            format!("{states}; no run reached a new one")
+        } else if share >= 20.0 {
+            format!(
+                "{states}; none new in the last {share:.0}% of runs: more runs of this depth are unlikely to reach more"
+            )
+        } else {
+            format!(
+                "{states}; the last new one {} runs before the end: coverage is still growing",
+                grouped(self.since_new)
+            )
+        }
+    }
 }
 
 /// The count of an exhaustive search (see docs/EXPLORE.md, "Exhaustive search").
@@ -97,6 +143,24 @@ impl Coverage {
                     )
                 }
             }
+            Coverage::Guided(g) => {
+                let sample = format!(
+                    "guarantee: sampled, not exhaustive: {} guided schedules of at most {} steps ({} fresh random draws)",
+                    grouped(g.runs),
+                    g.max_steps,
+                    grouped(g.fresh)
+                );
+                if found || g.fresh == 0 {
+                    return format!("{sample}; {}", g.saturation());
+                }
+                // Only the fresh draws are a uniform sample: the rule of three counts them.
+                let share = 300.0 / g.fresh as f64;
+                format!(
+                    "{sample}, clean; a bug that {} of such fresh draws trigger would have shown with 95% likelihood; {}",
+                    percent(share),
+                    g.saturation()
+                )
+            }
             Coverage::Sampled { runs, max_steps } => {
                 if found || *runs == 0 {
                     return format!(
@@ -156,6 +220,37 @@ mod tests {
         .guarantee(false);
         assert!(line.contains("30,000 random schedules"), "{line}");
         assert!(line.contains("0.01%"), "{line}");
+    }
+
+    #[test]
+    fn a_guided_search_bounds_by_its_fresh_draws_and_says_whether_coverage_grows() {
+        let mut g = Guided {
+            runs: 10_000,
+            max_steps: 4,
+            fresh: 3_000,
+            states: 143,
+            corpus: 40,
+            since_new: 2_500,
+            observed: 10_000,
+        };
+        let line = Coverage::Guided(g.clone()).guarantee(false);
+        assert!(line.contains("10,000 guided schedules"), "{line}");
+        assert!(line.contains("(3,000 fresh random draws), clean"), "{line}");
+        assert!(
+            line.contains("a bug that 0.10% of such fresh draws"),
+            "{line}"
+        );
+        assert!(
+            line.contains("143 abstract lock states reached; none new in the last 25% of runs"),
+            "{line}"
+        );
+        g.since_new = 100;
+        let line = Coverage::Guided(g.clone()).guarantee(true);
+        assert!(!line.contains("clean") && !line.contains("95%"), "{line}");
+        assert!(
+            line.contains("the last new one 100 runs before the end"),
+            "{line}"
+        );
     }
 
     #[test]

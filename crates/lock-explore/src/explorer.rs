@@ -95,6 +95,7 @@ pub struct Explorer {
     shard: Option<(u64, u64)>,
     confirmation: Confirmation,
     exhaustive: Option<usize>,
+    guided: bool,
 }
 
 impl std::fmt::Debug for Explorer {
@@ -129,6 +130,8 @@ pub(crate) struct Plan {
     pub(crate) confirmation: Confirmation,
     /// Every schedule of at most this many steps, instead of random ones.
     pub(crate) exhaustive: Option<usize>,
+    /// Random schedules steered by coverage feedback.
+    pub(crate) guided: bool,
 }
 
 impl Plan {
@@ -182,6 +185,7 @@ impl Explorer {
             shard: None,
             confirmation: Confirmation::DEFAULT,
             exhaustive: None,
+            guided: false,
         }
     }
 
@@ -280,6 +284,16 @@ impl Explorer {
     /// [`Explorer::runs`] or [`Explorer::time`] the whole space is searched.
     pub fn exhaustive(mut self, depth: usize) -> Self {
         self.exhaustive = Some(depth);
+        self
+    }
+
+    /// Steers the random search by coverage feedback: a run that reaches an abstract
+    /// lock state no earlier run reached keeps its schedule, and most later schedules
+    /// are mutations of kept ones (see docs/EXPLORE.md, "Coverage feedback"). The report's
+    /// [`Coverage::Guided`](crate::Coverage::Guided) counts the states and says whether
+    /// they stopped growing. A seed gives the same search on any number of threads.
+    pub fn guided(mut self, guided: bool) -> Self {
+        self.guided = guided;
         self
     }
 
@@ -447,7 +461,13 @@ impl Explorer {
                 c.needed, c.replays
             )));
         }
-        let options = self.validated_options()?;
+        if self.guided && self.exhaustive.is_some() {
+            return Err(ExploreError::Invalid(
+                "--guided steers a sample; --exhaustive runs every schedule: choose one".to_owned(),
+            ));
+        }
+        let mut options = self.validated_options()?;
+        options.track_lock_states = self.guided;
         let deterministic = self.runner.deterministic();
         Ok(Plan {
             runner: self.runner.clone(),
@@ -474,6 +494,7 @@ impl Explorer {
             shard: self.shard,
             confirmation: self.confirmation,
             exhaustive: self.exhaustive,
+            guided: self.guided,
         })
     }
 

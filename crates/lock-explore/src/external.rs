@@ -381,6 +381,11 @@ impl ExternalRun {
         self.monitor.unplaced()
     }
 
+    /// The abstract lock states the run reached so far, sorted ([`Outcome::states`](crate::Outcome::states)).
+    pub fn states(&self) -> Vec<u64> {
+        self.monitor.take_states()
+    }
+
     /// Every client has ended: the end-of-run checks (counters, keys left without a
     /// TTL), then the verdict and the trace.
     pub fn finish(&self) -> (Option<Violation>, Trace) {

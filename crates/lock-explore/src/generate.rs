@@ -28,6 +28,8 @@ pub(crate) struct Baseline {
     /// Per client, which operations were commands (empty: not known).
     pub(crate) commands: Vec<Vec<u32>>,
     pub(crate) duration_ms: u64,
+    /// The abstract lock states the run reached (when tracked).
+    pub(crate) states: Vec<u64>,
 }
 
 impl Baseline {
@@ -60,6 +62,7 @@ impl Baseline {
             anchors,
             commands: outcome.commands.clone(),
             duration_ms: u64::try_from(outcome.main_us / 1000).unwrap_or(0),
+            states: outcome.states.clone(),
         }
     }
 }
@@ -101,24 +104,7 @@ pub(crate) fn schedule(
         rng.usize(1..=options.max_steps.max(1))
     };
     let steps = (0..count)
-        .map(|_| match anchoring {
-            Anchoring::ByIndex => {
-                let kind = kinds[rng.usize(..kinds.len())];
-                Step {
-                    when: when(&mut rng, options, baseline),
-                    fault: fault(&mut rng, kind, options),
-                }
-            }
-            Anchoring::ByName => {
-                let client = rng.usize(..options.clients.max(1));
-                let when = when_by_name(&mut rng, client, baseline);
-                let kind = kinds[rng.usize(..kinds.len())];
-                Step {
-                    when,
-                    fault: random_fault(&mut rng, kind, options, client),
-                }
-            }
-        })
+        .map(|_| step(&mut rng, options, baseline, anchoring, &kinds))
         .collect();
     Schedule {
         clients: options.clients,
@@ -128,7 +114,73 @@ pub(crate) fn schedule(
     }
 }
 
-fn when(rng: &mut Rng, options: &Options, baseline: &Baseline) -> When {
+/// One step drawn as the search draws them: a kind of `kinds` (not empty), aimed at an
+/// operation or a time.
+pub(crate) fn step(
+    rng: &mut Rng,
+    options: &Options,
+    baseline: &Baseline,
+    anchoring: Anchoring,
+    kinds: &[FaultKind],
+) -> Step {
+    match anchoring {
+        Anchoring::ByIndex => {
+            let kind = kinds[rng.usize(..kinds.len())];
+            Step {
+                when: when(rng, options, baseline),
+                fault: fault(rng, kind, options),
+            }
+        }
+        Anchoring::ByName => {
+            let client = rng.usize(..options.clients.max(1));
+            let when = when_by_name(rng, client, baseline);
+            let kind = kinds[rng.usize(..kinds.len())];
+            Step {
+                when,
+                fault: random_fault(rng, kind, options, client),
+            }
+        }
+    }
+}
+
+/// One step drawn as a name-anchored step is (a client, one of its operation names,
+/// one operation of that name; a client fault aimed at that client), placed by the
+/// operation's index: for deterministic runs, without the weight of a retry loop's
+/// hundred operations of one name.
+pub(crate) fn step_by_name_at_index(
+    rng: &mut Rng,
+    options: &Options,
+    baseline: &Baseline,
+    kinds: &[FaultKind],
+) -> Step {
+    let mut step = step(rng, options, baseline, Anchoring::ByName, kinds);
+    if let When::AfterNext {
+        client, kind, nth, ..
+    } = &step.when
+    {
+        let op = baseline
+            .names
+            .get(*client)
+            .zip(baseline.anchors.get(*client))
+            .and_then(|(names, anchors)| {
+                names
+                    .iter()
+                    .zip(anchors)
+                    .filter(|(name, _)| *name == kind)
+                    .nth(*nth as usize)
+                    .map(|(_, op)| *op)
+            })
+            .unwrap_or(0);
+        step.when = When::After {
+            client: *client,
+            op,
+        };
+    }
+    step
+}
+
+/// A moment drawn as the search draws them: after an operation of a client, or a time.
+pub(crate) fn when(rng: &mut Rng, options: &Options, baseline: &Baseline) -> When {
     let client = rng.usize(..options.clients.max(1));
     let ops = baseline.ops.get(client).copied().unwrap_or(0);
     if ops > 0 && rng.u8(..10) < 7 {
@@ -145,7 +197,7 @@ fn when(rng: &mut Rng, options: &Options, baseline: &Baseline) -> When {
 
 /// After the `nth` operation of a name `client` made in the baseline: a name first,
 /// then one of its operations. A client with no such operation is anchored at its first.
-fn when_by_name(rng: &mut Rng, client: usize, baseline: &Baseline) -> When {
+pub(crate) fn when_by_name(rng: &mut Rng, client: usize, baseline: &Baseline) -> When {
     let Some(names) = baseline.names.get(client).filter(|n| !n.is_empty()) else {
         return When::After { client, op: 0 };
     };

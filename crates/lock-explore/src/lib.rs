@@ -103,7 +103,7 @@ pub use algorithms::{Algorithm, Blame, COUNTER, LOCK, RESOURCE, reference};
 pub use client::ClientView;
 pub use context::{Context, Increment};
 pub use counterexample::Counterexample;
-pub use coverage::{Coverage, Exhaustive};
+pub use coverage::{Coverage, Exhaustive, Guided};
 pub use explorer::{DEFAULT_RUNS, ExploreError, Explorer, REPLAYS};
 pub use external::{CommandFate, ExternalRun, ReplyFate};
 /// The generator [`Context::rng`] hands out.

@@ -65,6 +65,12 @@ pub struct Options {
     /// first command depending on how the client connects, and replays poorly.
     #[serde(default)]
     pub anchor_setup: bool,
+    /// Whether runs collect the abstract lock states they reach
+    /// ([`Outcome::states`](crate::Outcome::states)). The guided search turns it on; it
+    /// costs about a tenth of an in-process run, so other searches leave it off. It
+    /// changes no run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub track_lock_states: bool,
 }
 
 impl Default for Options {
@@ -83,6 +89,7 @@ impl Default for Options {
             permanent_keys: Vec::new(),
             counter_keys: Vec::new(),
             anchor_setup: false,
+            track_lock_states: false,
         }
     }
 }

@@ -139,6 +139,7 @@ async fn run_local(
         op_logs: monitor.op_logs(),
         commands: monitor.commands(),
         checked: monitor.checked(),
+        states: monitor.take_states(),
         failures: Vec::new(),
         void: None,
     }

@@ -103,6 +103,9 @@ pub struct Outcome {
     /// Per client, whether it sent a checking marker (entered a section, wrote a
     /// fenced resource, counted an increment): a client that sent none was not checked.
     pub checked: Vec<bool>,
+    /// The abstract lock states the run reached, sorted: what coverage feedback steers
+    /// by (see docs/EXPLORE.md, "Coverage feedback"). Empty: not known.
+    pub states: Vec<u64>,
 }
 
 impl Outcome {

@@ -14,7 +14,7 @@ use crate::generate::{Anchoring, Baseline};
 use crate::report::{Report, Unconfirmed};
 use crate::runner::{Outcome, Recording, RunnerError};
 use crate::schedule::Schedule;
-use crate::strategy::{ExhaustiveSchedules, RandomSchedules, Strategy, Tally};
+use crate::strategy::{ExhaustiveSchedules, GuidedSchedules, RandomSchedules, Strategy, Tally};
 use crate::verdict::{classify, reproduce};
 use crate::violation::{Violation, ViolationKind};
 
@@ -243,6 +243,13 @@ fn strategy(plan: &Plan, baseline: &Baseline) -> Result<Box<dyn Strategy>, Explo
             )
             .map_err(ExploreError::Invalid)?,
         ),
+        None if plan.guided => Box::new(GuidedSchedules::new(
+            plan.seed,
+            &plan.options,
+            baseline,
+            anchoring,
+            plan.limit,
+        )),
         None => Box::new(RandomSchedules {
             seed: plan.seed,
             options: plan.options.clone(),
@@ -277,7 +284,11 @@ fn search(plan: &Plan, strategy: &dyn Strategy, started: Instant, searched: &mut
             || (!plan.keep_going && index > lowest.load(Ordering::Acquire))
             || plan.time.is_some_and(|t| started.elapsed() >= t)
     };
-    for (phase, range) in strategy.phases().into_iter().enumerate() {
+    let mut phase = 0;
+    while let Some(range) = strategy.phase(phase) {
+        if range.start >= plan.limit || stopped(range.start) {
+            break;
+        }
         let next = AtomicU64::new(0);
         let start = first_owned(range.start, shard);
         let worker = || {
@@ -312,6 +323,8 @@ fn search(plan: &Plan, strategy: &dyn Strategy, started: Instant, searched: &mut
         if strategy.probes(phase) && shard.1 > 1 {
             probe(plan, strategy, range, shard, &failed, &shared);
         }
+        strategy.phase_ended(phase);
+        phase += 1;
     }
     let runs = done.load(Ordering::Relaxed);
     if let Some(progress) = &plan.progress {
@@ -425,9 +438,10 @@ fn one_run(
     let Some(violation) = outcome.violation.clone() else {
         return Ok(Some(outcome));
     };
-    // The outcome itself goes to the finding; the strategy sees its counts.
+    // The outcome itself goes to the finding; the strategy sees its counts and states.
     let ops = Outcome {
         ops: outcome.ops.clone(),
+        states: outcome.states.clone(),
         ..Outcome::default()
     };
     let inherent = violation.is_inherent();

@@ -75,7 +75,7 @@ impl ShardReport {
             text: found.map(ToString::to_string),
             exhaustive: match &report.coverage {
                 Coverage::Exhaustive(e) => Some(e.clone()),
-                Coverage::Sampled { .. } => None,
+                Coverage::Sampled { .. } | Coverage::Guided(_) => None,
             },
         }
     }

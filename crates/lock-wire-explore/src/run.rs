@@ -98,6 +98,7 @@ pub(crate) async fn run(
     let commands = external.commands();
     let checked = external.checked();
     let unplaced = external.unplaced();
+    let states = external.states();
     let (violation, trace) = external.finish();
     // A stall acts like a pause of a client or the server, which a correct lock must
     // survive anyway, but for one thing: a validity stated as PX counts from when the
@@ -119,6 +120,7 @@ pub(crate) async fn run(
         failures,
         void,
         checked,
+        states,
     })
 }
 

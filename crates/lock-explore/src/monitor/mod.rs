@@ -10,6 +10,7 @@
 mod counters;
 mod fault_plan;
 mod fences;
+mod lock_states;
 mod ownership;
 mod recorder;
 mod sections;
@@ -31,6 +32,7 @@ use crate::violation::{Violation, ViolationKind};
 use counters::Counters;
 use fault_plan::FaultPlan;
 use fences::Fences;
+use lock_states::{KeyState, LockState, Phase, Reached, operation};
 use ownership::Holding;
 use recorder::Recorder;
 use sections::{Claim, Inside};
@@ -94,6 +96,10 @@ pub(crate) struct Client {
     checked: bool,
     /// How many generators [`Context::rng`](crate::Context::rng) handed out this cycle.
     rng_draws: u64,
+    /// Whether it left a section this cycle (for its abstract phase).
+    exited: bool,
+    /// Its last operation's name, hashed (for the abstract states).
+    last_op: u16,
 }
 
 impl Client {
@@ -141,6 +147,10 @@ struct State {
     /// Moves on every fault and every recovery: a holding verified at the current epoch,
     /// before its key's expiry and with no write to its key since, still holds.
     epoch: u64,
+    /// The first key a client declared it holds: the lock key of the abstract states.
+    lock_key: Option<Vec<u8>>,
+    /// The abstract lock states reached so far.
+    reached: Reached,
 }
 
 /// Shared by a run's client views, contexts and driver.
@@ -154,6 +164,8 @@ pub(crate) struct Monitor {
     pub(crate) deployment: Deployment,
     /// Whether events are kept.
     pub(crate) recording: bool,
+    /// Whether the abstract lock states are collected.
+    track_states: bool,
     /// The client whose cycle is being polled right now (`usize::MAX`: none): only its
     /// own operations take a cancellation.
     polling: AtomicUsize,
@@ -186,6 +198,8 @@ impl Monitor {
                 progressed: false,
                 checked: false,
                 rng_draws: 0,
+                exited: false,
+                last_op: 0,
             })
             .collect::<Vec<_>>();
         let count = clients.len();
@@ -205,12 +219,15 @@ impl Monitor {
                 finding: None,
                 last_key: None,
                 epoch: 0,
+                lock_key: None,
+                reached: Reached::default(),
             }),
             clock,
             start_us,
             seed,
             deployment,
             recording,
+            track_states: options.track_lock_states,
             polling: AtomicUsize::new(usize::MAX),
             stop: Notify::new(),
             recovery_armed: Notify::new(),
@@ -270,12 +287,19 @@ impl Monitor {
     /// Applies `step` now (its time has come).
     pub(crate) fn apply(&self, step: &Step) {
         let mut state = self.state.lock();
-        self.apply_locked(&mut state, step);
+        self.apply_locked(&mut state, step, None);
     }
 
-    fn apply_locked(&self, state: &mut State, step: &Step) {
+    /// Applies `step`, armed by an operation of `anchor` (`None`: by its time).
+    fn apply_locked(&self, state: &mut State, step: &Step, anchor: Option<usize>) {
         if state.plan.healed {
             return;
+        }
+        if self.track_states {
+            let struck = self
+                .lock_state_of(state, step.fault.client().or(anchor))
+                .struck_by(step.fault.kind());
+            state.reached.push(struck);
         }
         state.epoch += 1;
         let at_us = self.now_us();
@@ -445,13 +469,78 @@ impl Monitor {
     }
 
     fn count_op(&self, state: &mut State, client: usize, kind: &str, command: bool) {
+        if self.track_states {
+            state.clients[client].last_op = operation(kind);
+            let reached = self.lock_state(state, Some(client));
+            state.reached.push(reached);
+        }
         let op = state
             .recorder
             .count(client, kind, command, || self.now_us());
         let due = state.plan.fired(client, op, kind, || self.now_us());
         for step in due {
-            self.apply_locked(state, &step);
+            self.apply_locked(state, &step, Some(client));
         }
+    }
+
+    /// The abstract lock state as `actor` sees it (see `lock_states`), packed.
+    fn lock_state(&self, state: &State, actor: Option<usize>) -> u64 {
+        self.lock_state_of(state, actor).packed()
+    }
+
+    /// The abstract lock state as `actor` sees it after its last operation (`None`: as
+    /// no client sees it, every client among the others).
+    fn lock_state_of(&self, state: &State, actor: Option<usize>) -> LockState<Vec<Phase>> {
+        let now_us = self.now_us();
+        let phase = |c: &Client| match (c.inside.is_empty(), c.deadline()) {
+            (false, Some(deadline)) if now_us > deadline => Phase::Late,
+            (false, _) => Phase::Inside,
+            (true, _) if c.exited => Phase::Released,
+            (true, _) => Phase::Acquiring,
+        };
+        let mut others = Vec::with_capacity(state.clients.len());
+        for (i, c) in state.clients.iter().enumerate() {
+            if Some(i) != actor {
+                others.push(phase(c));
+            }
+        }
+        let (key, key_without_ttl) = match &state.lock_key {
+            None => (KeyState::Unknown, false),
+            Some(key) => self.key_state(state, actor, key),
+        };
+        let acting = actor.and_then(|a| state.clients.get(a));
+        LockState {
+            operation: acting.map_or(0, |c| c.last_op),
+            actor: acting.map_or(Phase::Acquiring, phase),
+            others,
+            key,
+            key_without_ttl,
+        }
+    }
+
+    /// Whose token `key` holds where clients read it, and whether it has no TTL.
+    fn key_state(&self, state: &State, actor: Option<usize>, key: &[u8]) -> (KeyState, bool) {
+        for (i, c) in state.clients.iter().enumerate() {
+            for h in c.holding.iter().filter(|h| h.key == key) {
+                if let Some(live) = self.deployment.holding_us(key, &h.token) {
+                    let whose = if Some(i) == actor {
+                        KeyState::Own
+                    } else {
+                        KeyState::Another
+                    };
+                    return (whose, live == i64::MAX);
+                }
+            }
+        }
+        match self.deployment.read(key) {
+            Some(_) => (KeyState::Unclaimed, false),
+            None => (KeyState::Absent, false),
+        }
+    }
+
+    /// The abstract lock states the run reached, sorted (taken once).
+    pub(crate) fn take_states(&self) -> Vec<u64> {
+        self.state.lock().reached.take()
     }
 
     /// Every watched key's holder on every node, as a trace event where it changed.
@@ -587,6 +676,7 @@ impl Monitor {
         c.max_offset_us = c.offset_us;
         c.holding.clear();
         c.rng_draws = 0;
+        c.exited = false;
     }
 
     /// How many operations each client ran.
@@ -791,6 +881,9 @@ impl Monitor {
         let lease_until = needs_lease
             .then(|| ownership::lease(&self.deployment, key, token, at_us))
             .flatten();
+        if state.lock_key.is_none() {
+            state.lock_key = Some(key.to_vec());
+        }
         let holding = &mut state.clients[client].holding;
         holding.retain(|h| h.key != key);
         holding.push(Holding {
@@ -816,6 +909,7 @@ impl Monitor {
         if let Some(i) = c.inside.iter().rposition(|s| s.resource == resource) {
             c.inside.remove(i);
         }
+        c.exited = true;
         if c.inside.is_empty() {
             c.holding.clear();
         }

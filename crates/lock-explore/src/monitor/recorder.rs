@@ -49,10 +49,14 @@ impl Recorder {
     ) -> u32 {
         let op = self.ops[client];
         self.ops[client] += 1;
-        if self.recording {
-            self.op_logs[client].push((kind.to_owned(), at_us()));
-            if command {
-                self.commands[client].push(op);
+        // Once the outcome took the logs, an operation ended by dropping the run's
+        // tasks (a command cancelled in flight) is counted and no longer logged.
+        if self.recording
+            && let Some(log) = self.op_logs.get_mut(client)
+        {
+            log.push((kind.to_owned(), at_us()));
+            if command && let Some(commands) = self.commands.get_mut(client) {
+                commands.push(op);
             }
         }
         op

@@ -145,8 +145,8 @@ impl ExhaustiveSchedules {
 }
 
 impl Strategy for ExhaustiveSchedules {
-    fn phases(&self) -> Vec<Range<u64>> {
-        self.starts.windows(2).map(|w| w[0]..w[1]).collect()
+    fn phase(&self, n: usize) -> Option<Range<u64>> {
+        Some(*self.starts.get(n)?..*self.starts.get(n + 1)?)
     }
 
     fn schedule(&self, index: u64) -> Option<Schedule> {

@@ -1,15 +1,18 @@
 //! [`Strategy`]: the seam between the search and the schedules it runs. The search
 //! owns threads, shards, judging, confirming and stopping; a strategy only says which
 //! schedule run `index` makes, in which phases the indices come, and what it learns
-//! from the runs. Random sampling and bounded exhaustive enumeration sit behind it, so
-//! both runners (in process and over the wire) get both.
+//! from the runs. Random sampling, coverage-guided sampling and bounded exhaustive
+//! enumeration sit behind it, so both runners (in process and over the wire) get all
+//! three.
 
 mod exhaustive;
+mod guided;
 mod random;
 
 use std::ops::Range;
 
 pub(crate) use exhaustive::{ExhaustiveSchedules, MAX_DEPTH};
+pub(crate) use guided::GuidedSchedules;
 pub(crate) use random::RandomSchedules;
 
 use crate::coverage::Coverage;
@@ -29,15 +32,19 @@ pub(crate) struct Tally {
 
 /// Which schedules a search runs.
 pub(crate) trait Strategy: Send + Sync {
-    /// The index ranges searched one after the other: a phase starts once every run of
-    /// the one before has ended, so that it may prune by what they showed.
-    fn phases(&self) -> Vec<Range<u64>>;
+    /// The index range of phase `n` (`None`: no such phase; the search ends). Phases are
+    /// searched one after the other: a phase starts once every run of the one before
+    /// has ended, so that it may prune or steer by what they showed.
+    fn phase(&self, n: usize) -> Option<Range<u64>>;
+
+    /// Every run of phase `n` that was made has ended (and was observed).
+    fn phase_ended(&self, _n: usize) {}
 
     /// Run `index`'s schedule, or `None` when it is pruned: its run would be, step for
     /// step, the run of a schedule the search makes anyway.
     fn schedule(&self, index: u64) -> Option<Schedule>;
 
-    /// What run `index` did, for the pruning of later phases.
+    /// What run `index` did, for the pruning or steering of later phases.
     fn observe(&self, _index: u64, _outcome: &Outcome) {}
 
     /// Whether the outcomes of `phase` are needed by a later one even where another

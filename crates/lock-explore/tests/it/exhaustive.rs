@@ -16,7 +16,7 @@ fn table_wanted() -> bool {
 fn counted(report: &Report) -> Option<Exhaustive> {
     match &report.coverage {
         Coverage::Exhaustive(e) => Some(e.clone()),
-        Coverage::Sampled { .. } => {
+        Coverage::Sampled { .. } | Coverage::Guided(_) => {
             let found = report.counterexample.as_ref().expect("a sampled report");
             assert_eq!(found.run, None, "{found}");
             None

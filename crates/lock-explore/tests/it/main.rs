@@ -8,6 +8,7 @@ mod declarations;
 mod determinism;
 mod exhaustive;
 mod faults_per_client;
+mod guided;
 mod known_unsafe;
 mod precision;
 mod replay;
