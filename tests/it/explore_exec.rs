@@ -203,6 +203,37 @@ fn the_correct_python_token_lock_stays_clean_and_its_markers_reach_the_checkers(
     assert!(report.client_failure.is_none(), "{report}");
 }
 
+/// A guided search over the wire: the processes' commands and markers reach the same
+/// abstract lock states as in process, so the report counts them.
+#[cfg_attr(
+    missing = "redis_py",
+    ignore = "redis-py is not installed: pip install redis"
+)]
+#[test]
+fn a_guided_search_of_a_python_lock_counts_the_states_its_processes_reached() {
+    if !python_with_redis() {
+        return;
+    }
+    let report = explorer(script("examples/python/token_lock.py"))
+        .clients(2)
+        .cycles(2)
+        .runs(3)
+        .seed(1)
+        .guided(true)
+        .explore()
+        .unwrap();
+    assert!(report.counterexample.is_none(), "{report}");
+    let nxlock::explore::Coverage::Guided(guided) = &report.coverage else {
+        panic!("not guided: {:?}", report.coverage);
+    };
+    // Acquiring, inside with its own token, released: at least those, per operation.
+    assert!(guided.states >= 3, "{guided:?}");
+    assert!(
+        report.guarantee().contains("abstract lock states reached"),
+        "{report}"
+    );
+}
+
 /// The fenced lock's markers: each section entered with its fence, its writes judged
 /// (a strict resource takes one write per fence: the second of a section is refused,
 /// which is no violation), and the fence counter, declared permanent, is no key left
