@@ -4,7 +4,7 @@
 runs), the correct ones' clean searches (1,000 runs on each seed), and real libraries.
 
     python3 scripts/wire-table.py [--nxlock target/release/nxlock] [--only NAME ...]
-        [--seeds 1,2,3] [--clean-runs 1000] [--budget 2000] [--threads N]
+        [--seeds 1,2,3] [--clean-runs 1000] [--budget 2000] [--threads N] [--guided]
 
 It needs redis-py, python-redis-lock and the helper (`pip install ./clients/python
 redis python-redis-lock`), and Node with `npm ci` in tests/clients (ioredis, redlock 5
@@ -45,7 +45,7 @@ LOCKS = [
 ]
 
 
-def explore(nxlock, command, extra, seed, runs, threads=None):
+def explore(nxlock, command, extra, seed, runs, threads=None, guided=False):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(ROOT, "clients", "python", "src")
     env["NODE_PATH"] = os.path.join(ROOT, "tests", "clients", "node_modules")
@@ -53,6 +53,8 @@ def explore(nxlock, command, extra, seed, runs, threads=None):
     args += ["--seed", str(seed), "--runs", str(runs)] + extra
     if threads:
         args += ["--threads", str(threads)]
+    if guided:
+        args += ["--guided"]
     started = time.monotonic()
     out = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
     took = time.monotonic() - started
@@ -101,6 +103,7 @@ def main():
     parser.add_argument("--clean-runs", type=int, default=1000)
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--threads", type=int, help="runs in flight per search (explore's --threads)")
+    parser.add_argument("--guided", action="store_true", help="coverage feedback (explore's --guided)")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     print("| lock | its bug | seed | first report | found by run | steps | reproduced | voided | runs/s |")
@@ -111,7 +114,7 @@ def main():
             continue
         for seed in seeds:
             runs = args.clean_runs if own == "clean" else args.budget
-            report, _ = explore(args.nxlock, command, extra, seed, runs, args.threads)
+            report, _ = explore(args.nxlock, command, extra, seed, runs, args.threads, args.guided)
             first, run, steps, reproduced = cell(report, own)
             voided = sum(report.get("voided", {}).values()) if "error" not in report else "-"
             rate = "%.1f" % report.get("runs_per_second", 0) if "error" not in report else "-"
