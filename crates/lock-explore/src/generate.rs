@@ -180,7 +180,7 @@ pub(crate) fn step_by_name_at_index(
 }
 
 /// A moment drawn as the search draws them: after an operation of a client, or a time.
-pub(crate) fn when(rng: &mut Rng, options: &Options, baseline: &Baseline) -> When {
+fn when(rng: &mut Rng, options: &Options, baseline: &Baseline) -> When {
     let client = rng.usize(..options.clients.max(1));
     let ops = baseline.ops.get(client).copied().unwrap_or(0);
     if ops > 0 && rng.u8(..10) < 7 {
@@ -197,7 +197,7 @@ pub(crate) fn when(rng: &mut Rng, options: &Options, baseline: &Baseline) -> Whe
 
 /// After the `nth` operation of a name `client` made in the baseline: a name first,
 /// then one of its operations. A client with no such operation is anchored at its first.
-pub(crate) fn when_by_name(rng: &mut Rng, client: usize, baseline: &Baseline) -> When {
+fn when_by_name(rng: &mut Rng, client: usize, baseline: &Baseline) -> When {
     let Some(names) = baseline.names.get(client).filter(|n| !n.is_empty()) else {
         return When::After { client, op: 0 };
     };

@@ -286,7 +286,7 @@ fn search(plan: &Plan, strategy: &dyn Strategy, started: Instant, searched: &mut
     };
     let mut phase = 0;
     while let Some(range) = strategy.phase(phase) {
-        if range.start >= plan.limit || stopped(range.start) {
+        if stopped(range.start) {
             break;
         }
         let next = AtomicU64::new(0);

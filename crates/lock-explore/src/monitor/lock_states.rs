@@ -48,36 +48,24 @@ pub(crate) enum KeyState {
 }
 
 /// One abstract state, before packing.
-pub(crate) struct LockState<O: AsRef<[Phase]>> {
+pub(crate) struct LockState {
     /// The name of the operation just made, hashed ([`operation`]).
     pub(crate) operation: u16,
     pub(crate) actor: Phase,
-    /// The other clients' phases.
-    pub(crate) others: O,
+    /// How many of the other clients are in each phase, indexed by [`Phase`].
+    pub(crate) others: [usize; 4],
     pub(crate) key: KeyState,
     pub(crate) key_without_ttl: bool,
 }
 
-impl<O: AsRef<[Phase]>> LockState<O> {
+impl LockState {
     /// The state as one number: equal states, equal numbers.
     pub(crate) fn packed(&self) -> u64 {
         // How many others are in each phase, each capped at 3 (two bits).
-        let mut counts = 0u64;
-        for phase in [
-            Phase::Acquiring,
-            Phase::Inside,
-            Phase::Late,
-            Phase::Released,
-        ] {
-            let n = self
-                .others
-                .as_ref()
-                .iter()
-                .filter(|p| **p == phase)
-                .count()
-                .min(3) as u64;
-            counts = (counts << 2) | n;
-        }
+        let counts = self
+            .others
+            .iter()
+            .fold(0u64, |packed, n| (packed << 2) | (*n).min(3) as u64);
         (u64::from(self.operation) << 16)
             | (counts << 8)
             | ((self.actor as u64) << 4)
@@ -129,11 +117,15 @@ impl Reached {
 mod tests {
     use super::*;
 
-    fn state<'a>(name: &str, actor: Phase, others: &'a [Phase]) -> LockState<&'a [Phase]> {
+    fn state(name: &str, actor: Phase, others: &[Phase]) -> LockState {
+        let mut counts = [0; 4];
+        for phase in others {
+            counts[*phase as usize] += 1;
+        }
         LockState {
             operation: operation(name),
             actor,
-            others,
+            others: counts,
             key: KeyState::Own,
             key_without_ttl: false,
         }

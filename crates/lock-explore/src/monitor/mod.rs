@@ -297,7 +297,7 @@ impl Monitor {
         }
         if self.track_states {
             let struck = self
-                .lock_state_of(state, step.fault.client().or(anchor))
+                .lock_state(state, step.fault.client().or(anchor))
                 .struck_by(step.fault.kind());
             state.reached.push(struck);
         }
@@ -471,7 +471,7 @@ impl Monitor {
     fn count_op(&self, state: &mut State, client: usize, kind: &str, command: bool) {
         if self.track_states {
             state.clients[client].last_op = operation(kind);
-            let reached = self.lock_state(state, Some(client));
+            let reached = self.lock_state(state, Some(client)).packed();
             state.reached.push(reached);
         }
         let op = state
@@ -483,14 +483,9 @@ impl Monitor {
         }
     }
 
-    /// The abstract lock state as `actor` sees it (see `lock_states`), packed.
-    fn lock_state(&self, state: &State, actor: Option<usize>) -> u64 {
-        self.lock_state_of(state, actor).packed()
-    }
-
     /// The abstract lock state as `actor` sees it after its last operation (`None`: as
-    /// no client sees it, every client among the others).
-    fn lock_state_of(&self, state: &State, actor: Option<usize>) -> LockState<Vec<Phase>> {
+    /// no client sees it, every client among the others); see `lock_states`.
+    fn lock_state(&self, state: &State, actor: Option<usize>) -> LockState {
         let now_us = self.now_us();
         let phase = |c: &Client| match (c.inside.is_empty(), c.deadline()) {
             (false, Some(deadline)) if now_us > deadline => Phase::Late,
@@ -498,10 +493,10 @@ impl Monitor {
             (true, _) if c.exited => Phase::Released,
             (true, _) => Phase::Acquiring,
         };
-        let mut others = Vec::with_capacity(state.clients.len());
+        let mut others = [0; 4];
         for (i, c) in state.clients.iter().enumerate() {
             if Some(i) != actor {
-                others.push(phase(c));
+                others[phase(c) as usize] += 1;
             }
         }
         let (key, key_without_ttl) = match &state.lock_key {

@@ -133,17 +133,13 @@ impl GuidedSchedules {
     fn make(&self, corpus: &Corpus, index: u64) -> (Schedule, bool) {
         let mut rng = Rng::with_seed(run_seed(self.seed ^ GUIDED_SALT, index));
         let fresh = corpus.entries.is_empty() || self.kinds.is_empty() || rng.u8(..8) < FRESH_IN_8;
-        let fresh_schedule = || self.fresh(index);
         if fresh {
-            return (fresh_schedule(), true);
+            return (self.fresh(index), true);
         }
         // One mutation: two or three moved the child too far from what its parent
-        // reached to find bugs sooner.
+        // reached to find bugs sooner. It never drops a schedule's last step.
         let mut child = corpus.parent(&mut rng).schedule.clone();
         self.mutate(&mut rng, &mut child, &corpus.entries);
-        if child.steps.is_empty() {
-            return (fresh_schedule(), true);
-        }
         (child, false)
     }
 
