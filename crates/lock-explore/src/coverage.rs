@@ -34,6 +34,10 @@ pub struct Guided {
     /// Of the runs the strategy observed, the fresh random draws: independent draws
     /// from one distribution, as a random search's runs are.
     pub fresh: u64,
+    /// Of the runs the strategy observed, the sweep's: one single-step schedule for
+    /// each fault and the abstract lock state it strikes.
+    #[serde(default)]
+    pub swept: u64,
     /// Distinct abstract lock states reached, the fault-free run's included.
     pub states: u64,
     /// Schedules kept for reaching a new state.
@@ -144,8 +148,16 @@ impl Coverage {
                 }
             }
             Coverage::Guided(g) => {
+                let swept = if g.swept > 0 {
+                    format!(
+                        "{} one-step schedules of the sweep (one per fault and lock state it strikes), ",
+                        grouped(g.swept)
+                    )
+                } else {
+                    String::new()
+                };
                 let sample = format!(
-                    "guarantee: sampled, not exhaustive: {} guided schedules of at most {} steps ({} fresh random draws)",
+                    "guarantee: sampled, not exhaustive: {} guided schedules of at most {} steps ({swept}{} fresh random draws)",
                     grouped(g.runs),
                     g.max_steps,
                     grouped(g.fresh)
@@ -228,6 +240,7 @@ mod tests {
             runs: 10_000,
             max_steps: 4,
             fresh: 3_000,
+            swept: 0,
             states: 143,
             corpus: 40,
             since_new: 2_500,
@@ -249,6 +262,12 @@ mod tests {
         assert!(!line.contains("clean") && !line.contains("95%"), "{line}");
         assert!(
             line.contains("the last new one 100 runs before the end"),
+            "{line}"
+        );
+        g.swept = 312;
+        let line = Coverage::Guided(g).guarantee(false);
+        assert!(
+            line.contains("(312 one-step schedules of the sweep (one per fault and lock state it strikes), 3,000 fresh random draws), clean"),
             "{line}"
         );
     }

@@ -348,6 +348,12 @@ impl ExternalRun {
         self.monitor.commands()
     }
 
+    /// Per client, the abstract lock state after each operation so far
+    /// ([`Outcome::op_states`](crate::Outcome::op_states)).
+    pub fn op_states(&self) -> Vec<Vec<u64>> {
+        self.monitor.op_states()
+    }
+
     /// How many operations (commands and markers) each client made so far.
     pub fn ops(&self) -> Vec<u32> {
         self.monitor.ops()

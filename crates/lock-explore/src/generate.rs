@@ -30,6 +30,8 @@ pub(crate) struct Baseline {
     pub(crate) duration_ms: u64,
     /// The abstract lock states the run reached (when tracked).
     pub(crate) states: Vec<u64>,
+    /// Per client, the abstract lock state after each operation (when tracked).
+    pub(crate) op_states: Vec<Vec<u64>>,
 }
 
 impl Baseline {
@@ -63,6 +65,7 @@ impl Baseline {
             commands: outcome.commands.clone(),
             duration_ms: u64::try_from(outcome.main_us / 1000).unwrap_or(0),
             states: outcome.states.clone(),
+            op_states: outcome.op_states.clone(),
         }
     }
 }

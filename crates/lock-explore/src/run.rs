@@ -140,6 +140,7 @@ async fn run_local(
         commands: monitor.commands(),
         checked: monitor.checked(),
         states: monitor.take_states(),
+        op_states: monitor.op_states(),
         failures: Vec::new(),
         void: None,
     }

@@ -106,6 +106,9 @@ pub struct Outcome {
     /// The abstract lock states the run reached, sorted: what coverage feedback steers
     /// by (see docs/EXPLORE.md, "Coverage feedback"). Empty: not known.
     pub states: Vec<u64>,
+    /// Per client, the abstract lock state after each of its operations (recorded runs
+    /// that track states; empty otherwise): what a step anchored there strikes.
+    pub op_states: Vec<Vec<u64>>,
 }
 
 impl Outcome {

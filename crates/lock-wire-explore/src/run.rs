@@ -99,6 +99,7 @@ pub(crate) async fn run(
     let checked = external.checked();
     let unplaced = external.unplaced();
     let states = external.states();
+    let op_states = external.op_states();
     let (violation, trace) = external.finish();
     // A stall acts like a pause of a client or the server, which a correct lock must
     // survive anyway, but for one thing: a validity stated as PX counts from when the
@@ -121,6 +122,7 @@ pub(crate) async fn run(
         void,
         checked,
         states,
+        op_states,
     })
 }
 

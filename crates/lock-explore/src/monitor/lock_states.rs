@@ -79,6 +79,12 @@ impl LockState {
     }
 }
 
+/// A packed state without the other clients' phases: the operation, the acting
+/// client's phase and the key's state alone.
+pub(crate) fn without_others(packed: u64) -> u64 {
+    packed & !(0xff << 8)
+}
+
 /// An operation's name as a state holds it: a 16-bit FNV-1a hash.
 pub(crate) fn operation(name: &str) -> u16 {
     let mut hash: u32 = 0x811c_9dc5;
@@ -129,6 +135,16 @@ mod tests {
             key: KeyState::Own,
             key_without_ttl: false,
         }
+    }
+
+    #[test]
+    fn a_state_without_the_others_keeps_the_operation_and_the_phase() {
+        let inside = state("GET", Phase::Inside, &[Phase::Acquiring]).packed();
+        let late = state("GET", Phase::Late, &[Phase::Released]).packed();
+        let alone = state("GET", Phase::Inside, &[]).packed();
+        assert_eq!(without_others(inside), alone);
+        assert_ne!(without_others(inside), without_others(late));
+        assert_ne!(inside, alone);
     }
 
     #[test]

@@ -32,6 +32,7 @@ use crate::violation::{Violation, ViolationKind};
 use counters::Counters;
 use fault_plan::FaultPlan;
 use fences::Fences;
+pub(crate) use lock_states::without_others;
 use lock_states::{KeyState, LockState, Phase, Reached, operation};
 use ownership::Holding;
 use recorder::Recorder;
@@ -469,14 +470,15 @@ impl Monitor {
     }
 
     fn count_op(&self, state: &mut State, client: usize, kind: &str, command: bool) {
-        if self.track_states {
+        let reached = self.track_states.then(|| {
             state.clients[client].last_op = operation(kind);
             let reached = self.lock_state(state, Some(client)).packed();
             state.reached.push(reached);
-        }
+            reached
+        });
         let op = state
             .recorder
-            .count(client, kind, command, || self.now_us());
+            .count(client, kind, command, reached, || self.now_us());
         let due = state.plan.fired(client, op, kind, || self.now_us());
         for step in due {
             self.apply_locked(state, &step, Some(client));
@@ -662,6 +664,12 @@ impl Monitor {
     /// Per client, which operations were commands (when recording).
     pub(crate) fn commands(&self) -> Vec<Vec<u32>> {
         self.state.lock().recorder.take_commands()
+    }
+
+    /// Per client, the abstract lock state after each operation (when recording and
+    /// tracking states).
+    pub(crate) fn op_states(&self) -> Vec<Vec<u64>> {
+        self.state.lock().recorder.take_op_states()
     }
 
     /// A cycle starts: the client's clock offset so far is its reference.

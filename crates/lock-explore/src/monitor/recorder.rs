@@ -14,6 +14,9 @@ pub(crate) struct Recorder {
     op_logs: Vec<Vec<(String, i64)>>,
     /// Which of each client's operations were commands (not markers), when recording.
     commands: Vec<Vec<u32>>,
+    /// The abstract lock state after each operation, per client, when recording and
+    /// states are tracked: what a step anchored there would strike.
+    op_states: Vec<Vec<u64>>,
 }
 
 impl Recorder {
@@ -24,6 +27,7 @@ impl Recorder {
             ops: vec![0; clients],
             op_logs: vec![Vec::new(); clients],
             commands: vec![Vec::new(); clients],
+            op_states: vec![Vec::new(); clients],
         }
     }
 
@@ -39,12 +43,14 @@ impl Recorder {
     }
 
     /// `client` finished an operation named `kind` at `at_us` (read only when
-    /// recording): its number, counted from 0.
+    /// recording), leaving the abstract lock state `state` (when tracked): its number,
+    /// counted from 0.
     pub(crate) fn count(
         &mut self,
         client: usize,
         kind: &str,
         command: bool,
+        state: Option<u64>,
         at_us: impl FnOnce() -> i64,
     ) -> u32 {
         let op = self.ops[client];
@@ -58,6 +64,9 @@ impl Recorder {
             if command && let Some(commands) = self.commands.get_mut(client) {
                 commands.push(op);
             }
+            if let (Some(state), Some(states)) = (state, self.op_states.get_mut(client)) {
+                states.push(state);
+            }
         }
         op
     }
@@ -65,6 +74,12 @@ impl Recorder {
     /// Per client, which operations were commands (recorded runs).
     pub(crate) fn take_commands(&mut self) -> Vec<Vec<u32>> {
         std::mem::take(&mut self.commands)
+    }
+
+    /// Per client, the abstract lock state after each operation (recorded runs that
+    /// track states).
+    pub(crate) fn take_op_states(&mut self) -> Vec<Vec<u64>> {
+        std::mem::take(&mut self.op_states)
     }
 
     pub(crate) fn ops(&self) -> Vec<u32> {

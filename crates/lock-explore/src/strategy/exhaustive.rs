@@ -359,6 +359,8 @@ fn node_faults(kind: FaultKind, options: &Options) -> Vec<Fault> {
 struct Anchor {
     when: When,
     before_command: bool,
+    /// The fault-free run's operation it follows (`None`: the start of the run).
+    op: Option<u32>,
 }
 
 /// Client `client`'s anchors: the start of the run, then after each of its operations
@@ -369,6 +371,7 @@ fn anchors(client: usize, baseline: &Baseline, anchoring: Anchoring) -> Vec<Anch
     let mut out = vec![Anchor {
         when: When::At { ms: 0 },
         before_command: true,
+        op: None,
     }];
     let ops = baseline.anchors.get(client).map_or(&[][..], Vec::as_slice);
     let names = baseline.names.get(client).map_or(&[][..], Vec::as_slice);
@@ -390,6 +393,7 @@ fn anchors(client: usize, baseline: &Baseline, anchoring: Anchoring) -> Vec<Anch
         out.push(Anchor {
             when,
             before_command: before_command(op),
+            op: Some(op),
         });
     }
     out
@@ -412,6 +416,26 @@ fn waits_for_a_command(fault: &Fault) -> bool {
 
 /// Every step of the space, in a fixed order.
 fn steps(options: &Options, baseline: &Baseline, anchoring: Anchoring) -> Vec<Step> {
+    anchored_steps(options, baseline, anchoring)
+        .into_iter()
+        .map(|anchored| anchored.step)
+        .collect()
+}
+
+/// A step of the space, with the fault-free run's operation it is anchored after.
+pub(crate) struct AnchoredStep {
+    pub(crate) step: Step,
+    /// The client and the index of its operation in the fault-free run (`None`: the
+    /// start of the run).
+    pub(crate) after: Option<(usize, u32)>,
+}
+
+/// Every step of the space, in the order of [`ExhaustiveSchedules`], with its anchor.
+pub(crate) fn anchored_steps(
+    options: &Options,
+    baseline: &Baseline,
+    anchoring: Anchoring,
+) -> Vec<AnchoredStep> {
     let kinds = usable(options);
     let mut out = Vec::new();
     for client in 0..options.clients {
@@ -420,9 +444,12 @@ fn steps(options: &Options, baseline: &Baseline, anchoring: Anchoring) -> Vec<St
             for fault in client_faults(*kind, options, client) {
                 let collapse = waits_for_a_command(&fault);
                 for anchor in whens.iter().filter(|a| !collapse || a.before_command) {
-                    out.push(Step {
-                        when: anchor.when.clone(),
-                        fault,
+                    out.push(AnchoredStep {
+                        step: Step {
+                            when: anchor.when.clone(),
+                            fault,
+                        },
+                        after: anchor.op.map(|op| (client, op)),
                     });
                 }
             }
@@ -434,20 +461,23 @@ fn steps(options: &Options, baseline: &Baseline, anchoring: Anchoring) -> Vec<St
         .collect();
     if !node.is_empty() {
         // The start once, then after each client's operations.
-        let mut whens = vec![When::At { ms: 0 }];
+        let mut whens = vec![(When::At { ms: 0 }, None)];
         for client in 0..options.clients {
             whens.extend(
                 anchors(client, baseline, anchoring)
                     .into_iter()
                     .skip(1)
-                    .map(|a| a.when),
+                    .map(|a| (a.when, a.op.map(|op| (client, op)))),
             );
         }
         for fault in node {
-            for when in &whens {
-                out.push(Step {
-                    when: when.clone(),
-                    fault,
+            for (when, after) in &whens {
+                out.push(AnchoredStep {
+                    step: Step {
+                        when: when.clone(),
+                        fault,
+                    },
+                    after: *after,
                 });
             }
         }

@@ -8,11 +8,18 @@
 //! names, one operation of that name), so that a retry loop's hundred `SET`s weigh as
 //! much as the one `GET` of a release.
 //!
+//! **The sweep comes first.** Before the generations, one single-step schedule for each
+//! fault and the abstract lock state it would strike in the fault-free run (where a
+//! client's hundred retries strike one state, one of them stands for all), the rarest
+//! states first. A fuzzer's deterministic stage: the one-fault bugs, which give feedback
+//! nothing to climb, are met in a few dozen runs, and the corpus starts from every
+//! state one fault reaches.
+//!
 //! Generations keep a seed's search the same on any number of threads: a generation's
 //! schedules depend only on the corpus as the generations before it left it, and a
 //! generation's outcomes join the corpus in run order once all of its runs ended.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use fastrand::Rng;
@@ -22,12 +29,13 @@ use crate::coverage::{Coverage, Guided};
 use crate::generate::{
     Anchoring, Baseline, random_fault, schedule, step, step_by_name_at_index, usable,
 };
+use crate::monitor::without_others;
 use crate::options::Options;
 use crate::runner::Outcome;
 use crate::schedule::Schedule;
 use crate::search::run_seed;
-use crate::step::{FaultKind, When};
-use crate::strategy::{Strategy, Tally};
+use crate::step::{Fault, FaultKind, Step, When};
+use crate::strategy::{AnchoredStep, Strategy, Tally, anchored_steps};
 
 /// Runs per generation: small enough that feedback starts early, large enough that two
 /// threads rarely wait for each other at a generation's end.
@@ -51,6 +59,8 @@ pub(crate) struct GuidedSchedules {
     kinds: Vec<FaultKind>,
     /// Runs of the budget (`u64::MAX` with a time alone).
     limit: u64,
+    /// The sweep's steps, in the order they run: runs `0..sweep.len()`.
+    sweep: Vec<Step>,
     corpus: RwLock<Corpus>,
     /// This generation's outcomes, by run index, until it ends.
     pending: Mutex<Vec<(u64, Vec<u64>)>>,
@@ -124,6 +134,12 @@ impl GuidedSchedules {
             anchoring,
             kinds: usable(options),
             limit,
+            sweep: sweep(
+                seed,
+                anchored_steps(options, baseline, anchoring),
+                baseline,
+                options.ttl_ms,
+            ),
             corpus: RwLock::new(corpus),
             pending: Mutex::new(Vec::new()),
         }
@@ -131,6 +147,17 @@ impl GuidedSchedules {
 
     /// Run `index`'s schedule under `corpus`, and whether it is a fresh random draw.
     fn make(&self, corpus: &Corpus, index: u64) -> (Schedule, bool) {
+        if let Some(step) = usize::try_from(index).ok().and_then(|i| self.sweep.get(i)) {
+            // The fault-free run's tokens, so that the run is that run up to the step,
+            // and the step strikes the state the sweep chose it for.
+            let swept = Schedule {
+                clients: self.options.clients,
+                cycles: self.options.cycles,
+                token_seed: run_seed(self.seed, u64::MAX),
+                steps: vec![step.clone()],
+            };
+            return (swept, false);
+        }
         let mut rng = Rng::with_seed(run_seed(self.seed ^ GUIDED_SALT, index));
         let fresh = corpus.entries.is_empty() || self.kinds.is_empty() || rng.u8(..8) < FRESH_IN_8;
         if fresh {
@@ -156,7 +183,7 @@ impl GuidedSchedules {
 
     /// A new step: aimed by name first, so that a client's retry loop of a hundred
     /// `SET`s weighs as much as its one `GET`.
-    fn draw_step(&self, rng: &mut Rng) -> crate::step::Step {
+    fn draw_step(&self, rng: &mut Rng) -> Step {
         match self.anchoring {
             Anchoring::ByIndex => {
                 step_by_name_at_index(rng, &self.options, &self.baseline, &self.kinds)
@@ -238,10 +265,108 @@ fn nudge(rng: &mut Rng, when: &mut When, baseline: &Baseline, options: &Options)
     }
 }
 
+/// The sweep's steps: of the `steps` that would strike the same abstract lock state
+/// with the same fault (whichever client: states are relative to the client), one
+/// drawn by `seed`, in this order:
+/// 1. One state per operation and phase first (the others' phases left out), then the
+///    states that differ from one already swept only in the others' phases.
+/// 2. Within each, the faults a TTL lock is built around first: a delay of about one
+///    validity (a pause, latency, a late reply, a partition: a holder or an acquirer
+///    held up until a lease ends), and a client fault with no length (an error, a lost
+///    reply, a killed connection: a command whose outcome the client cannot know).
+///    Then the other faults of about one validity or with no length (a clock step, a
+///    failover), then the longer ones, then those within the slack.
+/// 3. Ties in an order drawn by `seed`.
+fn sweep(seed: u64, steps: Vec<AnchoredStep>, baseline: &Baseline, ttl_ms: u64) -> Vec<Step> {
+    if baseline.op_states.iter().all(Vec::is_empty) {
+        return Vec::new();
+    }
+    // Groups in the order they first appear, so that the sweep does not depend on a
+    // hash map's order.
+    let mut groups: Vec<(String, Option<u64>, Vec<Step>)> = Vec::new();
+    let mut by_key: HashMap<(String, Option<u64>), usize> = HashMap::new();
+    for AnchoredStep { step, after } in steps {
+        let state = after.and_then(|(client, op)| {
+            baseline
+                .op_states
+                .get(client)?
+                .get(usize::try_from(op).ok()?)
+                .copied()
+        });
+        let fault = without_client(&step.fault);
+        let group = *by_key.entry((fault.clone(), state)).or_insert_with(|| {
+            groups.push((fault, state, Vec::new()));
+            groups.len() - 1
+        });
+        groups[group].2.push(step);
+    }
+    let mut rng = Rng::with_seed(seed ^ SWEEP_SALT);
+    let mut coarse_seen = HashSet::new();
+    let mut drawn: Vec<((bool, u8, u64), Step)> = groups
+        .into_iter()
+        .map(|(fault, state, members)| {
+            let pick = members[rng.usize(..members.len())].clone();
+            let repeat = !coarse_seen.insert((fault, state.map(without_others)));
+            ((repeat, tier(&pick.fault, ttl_ms), rng.u64(..)), pick)
+        })
+        .collect();
+    drawn.sort_by_key(|(order, _)| *order);
+    drawn.into_iter().map(|(_, step)| step).collect()
+}
+
+/// Where `fault` comes in the sweep (see [`sweep`]): 0 first.
+fn tier(fault: &Fault, ttl_ms: u64) -> u8 {
+    let ttl = ttl_ms.max(1);
+    let delay = matches!(
+        fault,
+        Fault::Pause { .. }
+            | Fault::SectionPause { .. }
+            | Fault::Latency { .. }
+            | Fault::LateReply { .. }
+            | Fault::Blackhole { .. }
+    );
+    match fault.length() {
+        // About one validity: the length classes are a tenth past the TTL, capped at it.
+        Some(ms) if ms >= ttl * 3 / 4 && ms < ttl * 2 => u8::from(!delay),
+        None => u8::from(fault.client().is_none()),
+        Some(ms) if ms >= ttl * 2 => 2,
+        Some(_) => 3,
+    }
+}
+
+/// Mixed into the seed for the sweep's order.
+const SWEEP_SALT: u64 = 0x7377_6565_7000_0001;
+
+/// `fault` with its client left out, as a key: a fault of client 0 and the same fault
+/// of client 2 striking the same (relative) state are one choice.
+fn without_client(fault: &Fault) -> String {
+    let mut value = serde_json::to_value(fault).unwrap_or_default();
+    if let Some(fields) = value
+        .as_object_mut()
+        .and_then(|variant| variant.values_mut().next())
+        .and_then(|fields| fields.as_object_mut())
+    {
+        fields.remove("client");
+    }
+    value.to_string()
+}
+
 impl Strategy for GuidedSchedules {
     fn phase(&self, n: usize) -> Option<Range<u64>> {
-        let start = u64::try_from(n).ok()?.checked_mul(GENERATION)?;
-        (start < self.limit).then(|| start..start.saturating_add(GENERATION).min(self.limit))
+        let swept = self.sweep.len() as u64;
+        let start = if swept == 0 {
+            u64::try_from(n).ok()?.checked_mul(GENERATION)?
+        } else if n == 0 {
+            0
+        } else {
+            swept.checked_add(u64::try_from(n - 1).ok()?.checked_mul(GENERATION)?)?
+        };
+        let end = if swept > 0 && n == 0 {
+            swept
+        } else {
+            start.saturating_add(GENERATION)
+        };
+        (start < self.limit).then(|| start..end.min(self.limit))
     }
 
     fn schedule(&self, index: u64) -> Option<Schedule> {
@@ -289,6 +414,7 @@ impl Strategy for GuidedSchedules {
             runs: tally.ran,
             max_steps: self.options.max_steps,
             fresh: corpus.fresh,
+            swept: (self.sweep.len() as u64).min(corpus.observed),
             states: u64::try_from(corpus.seen.len()).unwrap_or(u64::MAX),
             corpus: u64::try_from(corpus.entries.len()).unwrap_or(u64::MAX),
             since_new: corpus.observed - corpus.last_new,

@@ -11,7 +11,7 @@ mod random;
 
 use std::ops::Range;
 
-pub(crate) use exhaustive::{ExhaustiveSchedules, MAX_DEPTH};
+pub(crate) use exhaustive::{AnchoredStep, ExhaustiveSchedules, MAX_DEPTH, anchored_steps};
 pub(crate) use guided::GuidedSchedules;
 pub(crate) use random::RandomSchedules;
 
