@@ -278,7 +278,7 @@ impl Explorer {
 
     /// Runs every schedule of at most `depth` steps (1 to 4) instead of random ones:
     /// each client's operations and the run's start as anchors, the fault kinds in
-    /// play, and three length classes (see docs/EXPLORE.md, "Exhaustive search"). The
+    /// play, and four length classes (see docs/EXPLORE.md, "Exhaustive search"). The
     /// report's [`Coverage`](crate::Coverage) counts the space and what was pruned; the
     /// search is clean only when every schedule ran or was pruned. Without
     /// [`Explorer::runs`] or [`Explorer::time`] the whole space is searched.

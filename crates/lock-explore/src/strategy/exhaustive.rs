@@ -6,7 +6,8 @@
 //! fault hits its client's next operation, so it is anchored at that client's own
 //! operations; a node fault is anchored at every client's. Each fault kind in play comes
 //! in a few length classes: within the slack (a quarter TTL), about one validity (a
-//! tenth past the TTL) and beyond it (three TTLs), each capped as the options cap them.
+//! twentieth under the TTL and a tenth past it) and beyond it (three TTLs), each capped
+//! as the options cap them.
 //!
 //! **The space.** A schedule is a set of distinct steps: steps carry their own times,
 //! so their order is no choice (the first reduction, from sequences to sets). Level `d`
@@ -246,10 +247,13 @@ fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Lengths within the slack, about one validity, and beyond the TTL, capped at `cap`.
+/// Lengths within the slack, about one validity (just short of a TTL, and a tenth past
+/// it), and beyond the TTL, capped at `cap`. Just short matters apart from just past: a
+/// holder held up that long finds its lease gone when it resumes, but a validity it
+/// counts from after the pause (an extend's, a watchdog's) still running.
 fn lengths(ttl_ms: u64, cap: Option<u64>) -> Vec<u64> {
     let ttl = ttl_ms.max(4);
-    let mut out: Vec<u64> = [ttl / 4, ttl + ttl / 10, ttl * 3]
+    let mut out: Vec<u64> = [ttl / 4, ttl - ttl / 20, ttl + ttl / 10, ttl * 3]
         .into_iter()
         .map(|ms| cap.map_or(ms, |c| ms.min(c.max(1))))
         .collect();
@@ -516,7 +520,7 @@ mod tests {
 
     #[test]
     fn lengths_fall_within_the_slack_about_a_validity_and_beyond() {
-        assert_eq!(lengths(1_000, None), vec![250, 1_100, 3_000]);
-        assert_eq!(lengths(1_000, Some(1_000)), vec![250, 1_000]);
+        assert_eq!(lengths(1_000, None), vec![250, 950, 1_100, 3_000]);
+        assert_eq!(lengths(1_000, Some(1_000)), vec![250, 950, 1_000]);
     }
 }

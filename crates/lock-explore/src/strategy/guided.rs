@@ -10,10 +10,10 @@
 //!
 //! **The sweep comes first.** Before the generations, one single-step schedule for each
 //! fault and the abstract lock state it would strike in the fault-free run (where a
-//! client's hundred retries strike one state, one of them stands for all), the rarest
-//! states first. A fuzzer's deterministic stage: the one-fault bugs, which give feedback
-//! nothing to climb, are met in a few dozen runs, and the corpus starts from every
-//! state one fault reaches.
+//! client's hundred retries strike one state, one of them stands for all), the faults a
+//! TTL lock is built around first (see `sweep`). A fuzzer's deterministic stage: the
+//! one-fault bugs, which give feedback nothing to climb, are met in a few dozen runs,
+//! and the corpus starts from every state one fault reaches.
 //!
 //! Generations keep a seed's search the same on any number of threads: a generation's
 //! schedules depend only on the corpus as the generations before it left it, and a
@@ -326,7 +326,7 @@ fn tier(fault: &Fault, ttl_ms: u64) -> u8 {
             | Fault::Blackhole { .. }
     );
     match fault.length() {
-        // About one validity: the length classes are a tenth past the TTL, capped at it.
+        // About one validity: the length classes just short of a TTL and a tenth past it.
         Some(ms) if ms >= ttl * 3 / 4 && ms < ttl * 2 => u8::from(!delay),
         None => u8::from(fault.client().is_none()),
         Some(ms) if ms >= ttl * 2 => 2,
