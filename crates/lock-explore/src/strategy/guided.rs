@@ -340,12 +340,9 @@ const SWEEP_SALT: u64 = 0x7377_6565_7000_0001;
 /// `fault` with its client left out, as a key: a fault of client 0 and the same fault
 /// of client 2 striking the same (relative) state are one choice.
 fn without_client(fault: &Fault) -> String {
+    // Faults are tagged inside (`{"fault":"pause","client":0,"ms":190}`).
     let mut value = serde_json::to_value(fault).unwrap_or_default();
-    if let Some(fields) = value
-        .as_object_mut()
-        .and_then(|variant| variant.values_mut().next())
-        .and_then(|fields| fields.as_object_mut())
-    {
+    if let Some(fields) = value.as_object_mut() {
         fields.remove("client");
     }
     value.to_string()
@@ -420,5 +417,35 @@ impl Strategy for GuidedSchedules {
             since_new: corpus.observed - corpus.last_new,
             observed: corpus.observed,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{tier, without_client};
+    use crate::step::Fault;
+
+    #[test]
+    fn the_sweep_puts_delays_of_about_one_validity_and_unknown_outcomes_first() {
+        let ttl = 200;
+        assert_eq!(tier(&Fault::Pause { client: 0, ms: 190 }, ttl), 0);
+        assert_eq!(tier(&Fault::Pause { client: 0, ms: 220 }, ttl), 0);
+        assert_eq!(tier(&Fault::LostReply { client: 1 }, ttl), 0);
+        assert_eq!(tier(&Fault::ClientClock { client: 0, ms: 220 }, ttl), 1);
+        assert_eq!(tier(&Fault::Pause { client: 0, ms: 600 }, ttl), 2);
+        assert_eq!(tier(&Fault::Pause { client: 0, ms: 50 }, ttl), 3);
+    }
+
+    #[test]
+    fn one_fault_of_two_clients_is_one_choice() {
+        let (a, b) = (
+            Fault::Pause { client: 0, ms: 190 },
+            Fault::Pause { client: 2, ms: 190 },
+        );
+        assert_eq!(without_client(&a), without_client(&b));
+        assert_ne!(
+            without_client(&a),
+            without_client(&Fault::Pause { client: 0, ms: 220 })
+        );
     }
 }
