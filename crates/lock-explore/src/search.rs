@@ -56,7 +56,7 @@ pub(crate) fn explore(plan: &Plan) -> Result<Report, ExploreError> {
     let empty = Schedule {
         clients: options.clients,
         cycles: options.cycles,
-        token_seed: run_seed(plan.seed, u64::MAX),
+        token_seed: fault_free_token_seed(plan.seed),
         steps: Vec::new(),
     };
     // A fault-free run the machine disturbed is made again, a few times.
@@ -238,7 +238,7 @@ fn strategy(plan: &Plan, baseline: &Baseline) -> Result<Box<dyn Strategy>, Explo
                 baseline,
                 anchoring,
                 depth,
-                run_seed(plan.seed, u64::MAX),
+                fault_free_token_seed(plan.seed),
                 plan.deterministic(),
             )
             .map_err(ExploreError::Invalid)?,
@@ -485,6 +485,13 @@ fn one_run(
         }
     }
     Ok(Some(ops))
+}
+
+/// The fault-free run's token seed under search seed `seed`. A schedule that must run
+/// as the fault-free run did up to its steps (an exhaustive one, a guided sweep's)
+/// takes the same tokens, so that its anchors and lock states are that run's.
+pub(crate) fn fault_free_token_seed(seed: u64) -> u64 {
+    run_seed(seed, u64::MAX)
 }
 
 /// Run `index`'s seed: SplitMix64 of the exploration's seed and the index, so that

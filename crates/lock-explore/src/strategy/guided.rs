@@ -33,7 +33,7 @@ use crate::monitor::without_others;
 use crate::options::Options;
 use crate::runner::Outcome;
 use crate::schedule::Schedule;
-use crate::search::run_seed;
+use crate::search::{fault_free_token_seed, run_seed};
 use crate::step::{Fault, FaultKind, Step, When};
 use crate::strategy::{AnchoredStep, Strategy, Tally, anchored_steps};
 
@@ -153,7 +153,7 @@ impl GuidedSchedules {
             let swept = Schedule {
                 clients: self.options.clients,
                 cycles: self.options.cycles,
-                token_seed: run_seed(self.seed, u64::MAX),
+                token_seed: fault_free_token_seed(self.seed),
                 steps: vec![step.clone()],
             };
             return (swept, false);
@@ -350,20 +350,16 @@ fn without_client(fault: &Fault) -> String {
 
 impl Strategy for GuidedSchedules {
     fn phase(&self, n: usize) -> Option<Range<u64>> {
+        // The sweep, when there is one, is phase 0; generations follow it.
         let swept = self.sweep.len() as u64;
-        let start = if swept == 0 {
-            u64::try_from(n).ok()?.checked_mul(GENERATION)?
-        } else if n == 0 {
-            0
+        let range = if n == 0 && swept > 0 {
+            0..swept
         } else {
-            swept.checked_add(u64::try_from(n - 1).ok()?.checked_mul(GENERATION)?)?
+            let generation = u64::try_from(n).ok()? - u64::from(swept > 0);
+            let start = swept.checked_add(generation.checked_mul(GENERATION)?)?;
+            start..start.saturating_add(GENERATION)
         };
-        let end = if swept > 0 && n == 0 {
-            swept
-        } else {
-            start.saturating_add(GENERATION)
-        };
-        (start < self.limit).then(|| start..end.min(self.limit))
+        (range.start < self.limit).then(|| range.start..range.end.min(self.limit))
     }
 
     fn schedule(&self, index: u64) -> Option<Schedule> {
