@@ -113,6 +113,10 @@ pub struct ExploreArgs {
     /// anchor faults; by default it does not.
     #[arg(long)]
     anchor_setup: bool,
+    /// With --exhaustive 2 or more: let the deeper levels combine every anchor, the
+    /// middle passes of a retry loop too (by default only its first and last).
+    #[arg(long)]
+    every_repeat: bool,
     /// At most this many fault steps per schedule: 1 to 64.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
     max_steps: u64,
@@ -283,6 +287,7 @@ fn configured(mut explorer: Explorer, args: &ExploreArgs) -> Result<Explorer, Ex
         .seed(args.seed)
         .keep_going(args.keep_going)
         .anchor_setup(args.anchor_setup)
+        .every_repeat(args.every_repeat)
         .fencing(match args.fencing {
             FencingArg::Strict => Fencing::Strict,
             FencingArg::Lenient => Fencing::Lenient,

@@ -78,6 +78,11 @@ pub struct Exhaustive {
     pub depth: usize,
     /// The steps a schedule is made of: each anchor times each fault and length class.
     pub steps: u64,
+    /// The steps levels 2 and deeper combine: all of `steps` but those anchored in the
+    /// middle of a client's repeated operations in one lock state (a retry loop's passes
+    /// between its first and its last). Equal to `steps` when nothing repeats.
+    #[serde(default)]
+    pub deep_steps: u64,
     /// Schedules of 1 to `depth` distinct steps, as sets: the space.
     pub schedules: u64,
     /// The same schedules counted as sequences (every order of their steps): the space
@@ -120,8 +125,16 @@ impl Coverage {
     pub fn guarantee(&self, found: bool) -> String {
         match self {
             Coverage::Exhaustive(e) => {
+                let deep = if e.depth >= 2 && e.deep_steps < e.steps {
+                    format!(
+                        " ({} of them combined in schedules of 2 steps or more: the middle passes of a client's repeated operations left out)",
+                        grouped(e.deep_steps)
+                    )
+                } else {
+                    String::new()
+                };
                 let space = format!(
-                    "every schedule of at most {} step{} over {} steps: {} (from {} ordered before reduction), {} pruned as equal to a smaller one, {} run",
+                    "every schedule of at most {} step{} over {} steps{deep}: {} (from {} ordered before reduction), {} pruned as equal to a smaller one, {} run",
                     e.depth,
                     if e.depth == 1 { "" } else { "s" },
                     grouped(e.steps),
@@ -277,6 +290,7 @@ mod tests {
         let mut e = Exhaustive {
             depth: 2,
             steps: 10,
+            deep_steps: 10,
             schedules: 55,
             ordered: 100,
             pruned: 5,

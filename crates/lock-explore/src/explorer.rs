@@ -336,6 +336,13 @@ impl Explorer {
         self
     }
 
+    /// Whether `--exhaustive`'s levels 2 and deeper combine the middles of a client's
+    /// repeated operations too ([`Options::every_repeat`]); off by default.
+    pub fn every_repeat(mut self, every: bool) -> Self {
+        self.options.every_repeat = every;
+        self
+    }
+
     /// The seed: the same seed gives the same schedules (and, in process, the same runs).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;

@@ -71,6 +71,12 @@ pub struct Options {
     /// changes no run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub track_lock_states: bool,
+    /// Whether an exhaustive search's levels 2 and deeper combine every step, the
+    /// middles of a client's repeated operations too (a retry loop's passes in one lock
+    /// state between its first and its last). Off by default: level 1 takes every step
+    /// either way, and a retrying client's hundreds of anchors would square the space.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every_repeat: bool,
 }
 
 impl Default for Options {
@@ -90,6 +96,7 @@ impl Default for Options {
             counter_keys: Vec::new(),
             anchor_setup: false,
             track_lock_states: false,
+            every_repeat: false,
         }
     }
 }

@@ -228,7 +228,9 @@ impl Monitor {
             seed,
             deployment,
             recording,
-            track_states: options.track_lock_states,
+            // A recorded run (the fault-free one, a replay) tracks them too: the
+            // exhaustive space's repeats are read off the fault-free run's states.
+            track_states: options.track_lock_states || recording,
             polling: AtomicUsize::new(usize::MAX),
             stop: Notify::new(),
             recovery_armed: Notify::new(),

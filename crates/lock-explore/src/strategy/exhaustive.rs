@@ -15,6 +15,15 @@
 //! combinatorial number system, so any index names one schedule at once and shards can
 //! stride over the space exactly.
 //!
+//! **Deeper levels collapse repeats.** A client that retries makes hundreds of
+//! operations in one lock state (a failed `SET NX` every 10 ms while another holds the
+//! key), each an anchor. Level 1 takes every step; levels 2 and deeper take the steps
+//! whose anchor is not the middle of such a repeat: an operation whose abstract lock
+//! state (`monitor::lock_states`: its name, every client's phase, the key's state)
+//! recurs both `p` operations before and `p` after it, for a `p` of at most 3 (a retry
+//! loop of up to three operations). The first and last passes of every repeat stay.
+//! This is a choice of the space, not a reduction of it, and the guarantee line says so.
+//!
 //! **Pruning** (deterministic runs only). Runs are deterministic, and a step that has
 //! not fired has not changed anything. So if the run of `S` less step `s` never reaches
 //! `s`'s anchor (the client makes fewer operations than the anchor needs), then the run
@@ -41,6 +50,8 @@ pub(crate) const MAX_DEPTH: usize = 4;
 /// Every schedule of at most `depth` steps.
 pub(crate) struct ExhaustiveSchedules {
     steps: Vec<Step>,
+    /// The steps levels 2 and deeper combine, by their place in `steps`, in order.
+    deep: Vec<usize>,
     depth: usize,
     /// The first index of each level, and one past the last.
     starts: Vec<u64>,
@@ -72,11 +83,32 @@ impl ExhaustiveSchedules {
                 "--exhaustive takes a depth from 1 to {MAX_DEPTH} (steps per schedule), not {depth}"
             ));
         }
-        let steps = steps(options, baseline, anchoring);
-        let n = steps.len() as u64;
+        let anchored = anchored_steps(options, baseline, anchoring);
+        let repeats = if options.every_repeat {
+            Vec::new()
+        } else {
+            repeated_anchors(baseline)
+        };
+        let deep: Vec<usize> = anchored
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| {
+                a.after.is_none_or(|(client, op)| {
+                    !repeats
+                        .get(client)
+                        .and_then(|r| r.get(op as usize))
+                        .copied()
+                        .unwrap_or(false)
+                })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let steps: Vec<Step> = anchored.into_iter().map(|a| a.step).collect();
         let mut starts = vec![0u64];
         let mut ordered: u64 = 0;
         for d in 1..=depth {
+            // Level 1 takes every step, deeper levels the steps without repeats.
+            let n = if d == 1 { steps.len() } else { deep.len() } as u64;
             let level = binomial(n, d as u64).ok_or_else(|| too_many(depth, n))?;
             let next = starts[d - 1]
                 .checked_add(level)
@@ -85,10 +117,11 @@ impl ExhaustiveSchedules {
             let sequences = (0..d as u64).try_fold(1u64, |acc, k| acc.checked_mul(n - k.min(n)));
             ordered = ordered.saturating_add(sequences.unwrap_or(u64::MAX));
         }
-        let fingerprint = fnv(&serde_json::to_vec(&steps).unwrap_or_default());
+        let fingerprint = fnv(&serde_json::to_vec(&(&steps, &deep)).unwrap_or_default());
         Ok(ExhaustiveSchedules {
             singles: (0..steps.len()).map(|_| OnceLock::new()).collect(),
             steps,
+            deep,
             depth,
             starts,
             clients: options.clients,
@@ -105,7 +138,11 @@ impl ExhaustiveSchedules {
     fn members(&self, index: u64) -> Option<Vec<usize>> {
         let level = (1..=self.depth).find(|d| index < self.starts[*d])?;
         let rank = index - self.starts[level - 1];
-        Some(unrank(rank, level, self.steps.len() as u64))
+        if level == 1 {
+            return Some(unrank(rank, 1, self.steps.len() as u64));
+        }
+        let places = unrank(rank, level, self.deep.len() as u64);
+        Some(places.into_iter().map(|p| self.deep[p]).collect())
     }
 
     /// Whether the run of `rest` (whose operation counts are `ops`) never reaches the
@@ -184,6 +221,7 @@ impl Strategy for ExhaustiveSchedules {
         Coverage::Exhaustive(Exhaustive {
             depth: self.depth,
             steps: self.steps.len() as u64,
+            deep_steps: self.deep.len() as u64,
             schedules: *self.starts.last().unwrap_or(&0),
             ordered: self.ordered,
             pruned: tally.pruned,
@@ -418,11 +456,34 @@ fn waits_for_a_command(fault: &Fault) -> bool {
     )
 }
 
-/// Every step of the space, in a fixed order.
-fn steps(options: &Options, baseline: &Baseline, anchoring: Anchoring) -> Vec<Step> {
-    anchored_steps(options, baseline, anchoring)
-        .into_iter()
-        .map(|anchored| anchored.step)
+/// Per client and operation of the fault-free run, whether the operation is the middle
+/// of a repeat: its abstract lock state recurs `p` anchors before and `p` after it
+/// (`p` ≤ 3). Empty when the run tracked no states.
+fn repeated_anchors(baseline: &Baseline) -> Vec<Vec<bool>> {
+    baseline
+        .anchors
+        .iter()
+        .enumerate()
+        .map(|(client, ops)| {
+            let states = baseline
+                .op_states
+                .get(client)
+                .map_or(&[][..], Vec::as_slice);
+            let mut repeated = vec![false; baseline.ops.get(client).copied().unwrap_or(0) as usize];
+            let state = |i: usize| ops.get(i).and_then(|op| states.get(*op as usize));
+            for (i, op) in ops.iter().enumerate() {
+                let middle = (1..=3).any(|p| {
+                    i >= p
+                        && state(i).is_some()
+                        && state(i - p) == state(i)
+                        && state(i + p) == state(i)
+                });
+                if let Some(slot) = repeated.get_mut(*op as usize) {
+                    *slot = middle;
+                }
+            }
+            repeated
+        })
         .collect()
 }
 
@@ -516,6 +577,31 @@ mod tests {
         assert_eq!(binomial(3, 5), Some(0));
         assert_eq!(binomial(3_000, 4), Some(3_368_254_124_250));
         assert_eq!(binomial(1 << 40, 4), None);
+    }
+
+    #[test]
+    fn a_repeat_keeps_its_first_and_last_pass_and_loops_of_two_collapse_too() {
+        // Anchors after operations 1..=11 (operation 0 is set-up); states by letter.
+        let states: Vec<u64> = "xAAAABCBCBCD".bytes().map(u64::from).collect();
+        let baseline = Baseline {
+            ops: vec![12],
+            names: vec![Vec::new()],
+            anchors: vec![(1..12).collect()],
+            commands: vec![Vec::new()],
+            duration_ms: 0,
+            states: Vec::new(),
+            op_states: vec![states],
+        };
+        let repeated = repeated_anchors(&baseline);
+        let middles: Vec<usize> = (0..12).filter(|op| repeated[0][*op]).collect();
+        // AAAA keeps its first and last; BCBCBC keeps its first and last pass.
+        assert_eq!(middles, vec![2, 3, 7, 8]);
+        // A run that tracked no states collapses nothing.
+        let untracked = Baseline {
+            op_states: vec![Vec::new()],
+            ..baseline
+        };
+        assert!(repeated_anchors(&untracked)[0].iter().all(|r| !r));
     }
 
     #[test]

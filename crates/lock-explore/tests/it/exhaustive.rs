@@ -199,3 +199,36 @@ fn depths_outside_one_to_four_are_refused() {
         assert!(error.to_string().contains("from 1 to 4"), "{error}");
     }
 }
+
+#[test]
+fn the_correct_locks_are_clean_at_depth_two() {
+    // The table's 3 × 4 workload takes minutes a lock; the suite runs 2 clients × 1
+    // cycle. Either way every schedule of at most two steps is run or pruned.
+    let (clients, cycles) = if table_wanted() { (3, 4) } else { (2, 1) };
+    for lock in [UserLock::CorrectFenced, UserLock::CorrectToken] {
+        let report = lock
+            .explorer()
+            .clients(clients)
+            .cycles(cycles)
+            .exhaustive(2)
+            .threads(2)
+            .explore()
+            .unwrap();
+        let line = report.guarantee();
+        eprintln!(
+            "{lock:?} ({clients} × {cycles}), depth 2: {:.1} s; {line}",
+            report.elapsed.as_secs_f64()
+        );
+        assert!(report.counterexample.is_none(), "{lock:?}: {line}");
+        let e = counted(&report).unwrap();
+        assert!(e.complete(), "{lock:?}: {e:?}");
+        assert!(
+            e.deep_steps < e.steps,
+            "{lock:?}: no retry collapsed: {e:?}"
+        );
+        assert!(
+            line.ends_with(": clean") && line.contains("left out"),
+            "{line}"
+        );
+    }
+}
