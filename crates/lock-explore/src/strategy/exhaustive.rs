@@ -89,19 +89,14 @@ impl ExhaustiveSchedules {
         } else {
             repeated_anchors(baseline)
         };
-        let deep: Vec<usize> = anchored
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| {
-                a.after.is_none_or(|(client, op)| {
-                    !repeats
-                        .get(client)
-                        .and_then(|r| r.get(op as usize))
-                        .copied()
-                        .unwrap_or(false)
-                })
-            })
-            .map(|(i, _)| i)
+        let middle = |(client, op): (usize, u32)| {
+            repeats
+                .get(client)
+                .and_then(|r| r.get(op as usize))
+                .is_some_and(|m| *m)
+        };
+        let deep: Vec<usize> = (0..anchored.len())
+            .filter(|i| !anchored[*i].after.is_some_and(middle))
             .collect();
         let steps: Vec<Step> = anchored.into_iter().map(|a| a.step).collect();
         let mut starts = vec![0u64];
@@ -472,12 +467,9 @@ fn repeated_anchors(baseline: &Baseline) -> Vec<Vec<bool>> {
             let mut repeated = vec![false; baseline.ops.get(client).copied().unwrap_or(0) as usize];
             let state = |i: usize| ops.get(i).and_then(|op| states.get(*op as usize));
             for (i, op) in ops.iter().enumerate() {
-                let middle = (1..=3).any(|p| {
-                    i >= p
-                        && state(i).is_some()
-                        && state(i - p) == state(i)
-                        && state(i + p) == state(i)
-                });
+                let Some(here) = state(i) else { continue };
+                let middle = (1..=3)
+                    .any(|p| i >= p && state(i - p) == Some(here) && state(i + p) == Some(here));
                 if let Some(slot) = repeated.get_mut(*op as usize) {
                     *slot = middle;
                 }
